@@ -1,0 +1,105 @@
+// Containers for 1-D, 2-D and 3-D sampled data with 1..4 interleaved channels.
+// Axis order follows NumPy: dims() is (z, y, x) for 3-D, (y, x) for 2-D; x varies fastest and
+// the channels of one sample are adjacent (interleaved), as in a (..., C) NumPy array.
+#pragma once
+
+#include <cstddef>
+#include <numeric>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "splineview/error.h"
+
+namespace sv {
+
+constexpr std::size_t kMaxRank = 3;
+constexpr std::size_t kMaxChannels = 4;
+
+// Element types that files can hold; the arithmetic always happens in float or double.
+enum class DType { U8, U16, F32, F64 };
+
+const char* dtype_name(DType t);
+
+// Extension of the samples beyond [0, N-1] (see docs/DESIGN.md):
+//  Reflect  half-sample symmetric  ... f1 f0 | f0 f1 ...   (scipy 'reflect', GL mirrored repeat)
+//  Mirror   whole-sample symmetric ... f2 f1 | f0 f1 f2 ... (scipy 'mirror')
+//  Periodic                        ... fN-1 | f0 f1 ...     (scipy 'grid-wrap', GL repeat)
+enum class Boundary { Reflect, Mirror, Periodic };
+
+const char* boundary_name(Boundary b);
+// Parses "reflect" | "mirror" | "periodic"; throws sv::Error naming the bad value.
+Boundary parse_boundary(const std::string& s);
+
+template <class T>
+class Array {
+ public:
+  Array() = default;
+  // Zero-initialised array; throws sv::Error on rank outside 1..3, a zero extent or channels
+  // outside 1..4.
+  explicit Array(std::vector<std::size_t> dims, std::size_t channels = 1)
+      : dims_(std::move(dims)), channels_(channels) {
+    if (dims_.empty() || dims_.size() > kMaxRank)
+      throw Error("array rank must be 1, 2 or 3, got " + std::to_string(dims_.size()));
+    for (std::size_t d : dims_)
+      if (d == 0) throw Error("array has a zero-size axis");
+    if (channels_ == 0 || channels_ > kMaxChannels)
+      throw Error("array must have 1 to 4 channels, got " + std::to_string(channels_));
+    data_.assign(points() * channels_, T(0));
+  }
+
+  template <class U>
+  static Array from(const Array<U>& other) {
+    Array a(other.dims(), other.channels());
+    for (std::size_t i = 0; i < a.size(); ++i) a.data()[i] = static_cast<T>(other.data()[i]);
+    return a;
+  }
+
+  const std::vector<std::size_t>& dims() const { return dims_; }
+  std::size_t rank() const { return dims_.size(); }
+  std::size_t channels() const { return channels_; }
+  std::size_t dim(std::size_t axis) const { return dims_.at(axis); }
+  // Number of sample positions (product of dims).
+  std::size_t points() const {
+    return std::accumulate(dims_.begin(), dims_.end(), std::size_t{1},
+                           [](std::size_t a, std::size_t b) { return a * b; });
+  }
+  // Number of scalars (points * channels).
+  std::size_t size() const { return data_.size(); }
+  bool empty() const { return data_.empty(); }
+
+  T* data() { return data_.data(); }
+  const T* data() const { return data_.data(); }
+  std::vector<T>& vec() { return data_; }
+  const std::vector<T>& vec() const { return data_; }
+
+  T& operator[](std::size_t i) { return data_[i]; }
+  const T& operator[](std::size_t i) const { return data_[i]; }
+
+  // Element access by (y, x[, c]) for 2-D arrays and (z, y, x[, c]) for 3-D arrays.
+  T& at2(std::size_t y, std::size_t x, std::size_t c = 0) {
+    return data_[(y * dims_[1] + x) * channels_ + c];
+  }
+  const T& at2(std::size_t y, std::size_t x, std::size_t c = 0) const {
+    return data_[(y * dims_[1] + x) * channels_ + c];
+  }
+  T& at3(std::size_t z, std::size_t y, std::size_t x, std::size_t c = 0) {
+    return data_[((z * dims_[1] + y) * dims_[2] + x) * channels_ + c];
+  }
+  const T& at3(std::size_t z, std::size_t y, std::size_t x, std::size_t c = 0) const {
+    return data_[((z * dims_[1] + y) * dims_[2] + x) * channels_ + c];
+  }
+
+ private:
+  std::vector<std::size_t> dims_;
+  std::size_t channels_ = 1;
+  std::vector<T> data_;
+};
+
+using ArrayF = Array<float>;
+using ArrayD = Array<double>;
+
+// "3x512x512 (2 channels)"-style description for messages.
+std::string describe_shape(const std::vector<std::size_t>& dims, std::size_t channels);
+
+}  // namespace sv

@@ -1,0 +1,39 @@
+// Names and parsing for the small enums of array.h, and shape descriptions for messages.
+#include "splineview/array.h"
+
+namespace sv {
+
+const char* dtype_name(DType t) {
+  switch (t) {
+    case DType::U8: return "uint8";
+    case DType::U16: return "uint16";
+    case DType::F32: return "float32";
+    case DType::F64: return "float64";
+  }
+  return "?";
+}
+
+const char* boundary_name(Boundary b) {
+  switch (b) {
+    case Boundary::Reflect: return "reflect";
+    case Boundary::Mirror: return "mirror";
+    case Boundary::Periodic: return "periodic";
+  }
+  return "?";
+}
+
+Boundary parse_boundary(const std::string& s) {
+  if (s == "reflect") return Boundary::Reflect;
+  if (s == "mirror") return Boundary::Mirror;
+  if (s == "periodic") return Boundary::Periodic;
+  throw Error("unknown boundary mode '" + s + "' (expected reflect, mirror or periodic)");
+}
+
+std::string describe_shape(const std::vector<std::size_t>& dims, std::size_t channels) {
+  std::string s;
+  for (std::size_t i = 0; i < dims.size(); ++i) s += (i ? "x" : "") + std::to_string(dims[i]);
+  if (channels > 1) s += " (" + std::to_string(channels) + " channels)";
+  return s;
+}
+
+}  // namespace sv

@@ -1,0 +1,2 @@
+// Placeholder until the I/O module lands.
+#include "splineview/io.h"
