@@ -5,19 +5,26 @@ namespace sv {
 
 const char* dtype_name(DType t) {
   switch (t) {
-    case DType::U8: return "uint8";
-    case DType::U16: return "uint16";
-    case DType::F32: return "float32";
-    case DType::F64: return "float64";
+    case DType::U8:
+      return "uint8";
+    case DType::U16:
+      return "uint16";
+    case DType::F32:
+      return "float32";
+    case DType::F64:
+      return "float64";
   }
   return "?";
 }
 
 const char* boundary_name(Boundary b) {
   switch (b) {
-    case Boundary::Reflect: return "reflect";
-    case Boundary::Mirror: return "mirror";
-    case Boundary::Periodic: return "periodic";
+    case Boundary::Reflect:
+      return "reflect";
+    case Boundary::Mirror:
+      return "mirror";
+    case Boundary::Periodic:
+      return "periodic";
   }
   return "?";
 }

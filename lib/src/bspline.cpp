@@ -28,7 +28,7 @@ void bspline_weights_frac(int n, T u, T* w, int deriv) {
     w[0] = (T(1) - u) * prev * inv;
     for (int j = 1; j < d; ++j) {
       const T cur = w[j];
-      w[j] = ((u + T(j)) * prev + (T(d - j + 1) - u) * cur) * inv;
+      w[j] = ((u + T(d - j)) * prev + (T(j + 1) - u) * cur) * inv;
       prev = cur;
     }
     w[d] = u * prev * inv;
@@ -73,8 +73,14 @@ Poles bspline_poles(int n) {
   // 36 digits with mpmath and rounded to double (they match Unser 1999 / Thevenaz 2000).
   Poles p;
   switch (n) {
-    case 2: p.z = {-0.171572875253809902396622551580603843, 0, 0}; p.count = 1; break;
-    case 3: p.z = {-0.267949192431122706472553658494127633, 0, 0}; p.count = 1; break;
+    case 2:
+      p.z = {-0.171572875253809902396622551580603843, 0, 0};
+      p.count = 1;
+      break;
+    case 3:
+      p.z = {-0.267949192431122706472553658494127633, 0, 0};
+      p.count = 1;
+      break;
     case 4:
       p.z = {-0.361341225900220177092212841325675255, -0.0137254292973391213603312269391282041, 0};
       p.count = 2;
@@ -93,7 +99,9 @@ Poles bspline_poles(int n) {
              -0.00914869480960827692859302165164785342};
       p.count = 3;
       break;
-    default: p.count = 0; break;
+    default:
+      p.count = 0;
+      break;
   }
   p.gain = 1.0;
   for (int i = 0; i < p.count; ++i) p.gain *= (1.0 - p.z[i]) * (1.0 - 1.0 / p.z[i]);

@@ -39,7 +39,8 @@ ErrorStats compare(const Array<A>& a, const Array<B>& b, const std::vector<unsig
 
 std::vector<unsigned char> disc_mask(std::size_t height, std::size_t width, double fraction) {
   std::vector<unsigned char> m(height * width, 0);
-  const double cy = (static_cast<double>(height) - 1) / 2, cx = (static_cast<double>(width) - 1) / 2;
+  const double cy = (static_cast<double>(height) - 1) / 2,
+               cx = (static_cast<double>(width) - 1) / 2;
   const double r = fraction * static_cast<double>(std::min(height, width));
   for (std::size_t y = 0; y < height; ++y)
     for (std::size_t x = 0; x < width; ++x) {

@@ -20,7 +20,8 @@ inline unsigned thread_count(unsigned requested, std::size_t items, std::size_t 
 template <class Fn>
 void parallel_for(std::size_t n, unsigned threads, Fn&& fn) {
   if (n == 0) return;
-  threads = std::max(1u, std::min<unsigned>(threads, static_cast<unsigned>(std::min<std::size_t>(n, 1024))));
+  threads = std::max(
+      1u, std::min<unsigned>(threads, static_cast<unsigned>(std::min<std::size_t>(n, 1024))));
   if (threads == 1) {
     fn(std::size_t{0}, n);
     return;

@@ -23,9 +23,12 @@ constexpr std::size_t kBlock = 64;
 // Period of the extended signal for each boundary mode (n >= 2).
 std::size_t period(Boundary b, std::size_t n) {
   switch (b) {
-    case Boundary::Reflect: return 2 * n;
-    case Boundary::Mirror: return 2 * n - 2;
-    case Boundary::Periodic: return n;
+    case Boundary::Reflect:
+      return 2 * n;
+    case Boundary::Mirror:
+      return 2 * n - 2;
+    case Boundary::Periodic:
+      return n;
   }
   return n;
 }
@@ -123,8 +126,8 @@ void prefilter_axis(Array<T>& a, std::size_t axis, const PrefilterOptions& opt) 
   const std::size_t blocks = (inner + kBlock - 1) / kBlock;
   const std::size_t tasks = outer * blocks;
   T* data = a.data();
-  const unsigned threads = detail::thread_count(opt.threads, tasks * n * std::min(inner, kBlock),
-                                                std::size_t{1} << 16);
+  const unsigned threads =
+      detail::thread_count(opt.threads, tasks * n * std::min(inner, kBlock), std::size_t{1} << 16);
   detail::parallel_for(tasks, threads, [&](std::size_t begin, std::size_t end) {
     std::vector<T> acc(kBlock);
     for (std::size_t t = begin; t < end; ++t) {

@@ -13,12 +13,18 @@ namespace sv {
 
 const char* method_name(Method m) {
   switch (m) {
-    case Method::Nearest: return "nearest";
-    case Method::Linear: return "linear";
-    case Method::CubicUnfiltered: return "cubic-unfiltered";
-    case Method::Cubic: return "cubic";
-    case Method::Quintic: return "quintic";
-    case Method::Septic: return "septic";
+    case Method::Nearest:
+      return "nearest";
+    case Method::Linear:
+      return "linear";
+    case Method::CubicUnfiltered:
+      return "cubic-unfiltered";
+    case Method::Cubic:
+      return "cubic";
+    case Method::Quintic:
+      return "quintic";
+    case Method::Septic:
+      return "septic";
   }
   return "?";
 }
@@ -33,12 +39,17 @@ Method parse_method(const std::string& s) {
 
 int method_degree(Method m) {
   switch (m) {
-    case Method::Nearest: return 0;
-    case Method::Linear: return 1;
+    case Method::Nearest:
+      return 0;
+    case Method::Linear:
+      return 1;
     case Method::CubicUnfiltered:
-    case Method::Cubic: return 3;
-    case Method::Quintic: return 5;
-    case Method::Septic: return 7;
+    case Method::Cubic:
+      return 3;
+    case Method::Quintic:
+      return 5;
+    case Method::Septic:
+      return 7;
   }
   return 3;
 }
@@ -84,8 +95,8 @@ Array<T> zoom(const Array<T>& samples, double factor, const ResampleOptions& opt
   const std::size_t rank = dims.size();
   std::size_t total = 1;
   for (std::size_t d : dims) total *= d;
-  if (total > (std::size_t{1} << 31)) throw Error("zoom: output of " + std::to_string(total) +
-                                                  " points is too large");
+  if (total > (std::size_t{1} << 31))
+    throw Error("zoom: output of " + std::to_string(total) + " points is too large");
   std::vector<double> pos(total * rank);
   std::vector<std::size_t> at(rank, 0);
   for (std::size_t p = 0; p < total; ++p) {

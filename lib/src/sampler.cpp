@@ -48,8 +48,10 @@ void sample(const Array<T>& c, const double* positions, std::size_t m, double* o
   constexpr double kLimit = 1e12;
   for (std::size_t i = 0; i < m * rank; ++i)
     if (!(std::fabs(positions[i]) < kLimit))
-      throw Error("sample: position " + std::to_string(i / rank) + " has a non-finite or huge "
-                  "coordinate (" + std::to_string(positions[i]) + ")");
+      throw Error("sample: position " + std::to_string(i / rank) +
+                  " has a non-finite or huge "
+                  "coordinate (" +
+                  std::to_string(positions[i]) + ")");
 
   const int n = opt.degree, taps = n + 1;
   const unsigned threads = detail::thread_count(opt.threads, m, 4096);

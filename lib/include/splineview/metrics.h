@@ -19,8 +19,8 @@ struct ErrorStats {
 // mask: empty or one byte per point (not per channel); non-zero = included.
 // peak: the signal's peak value for PSNR (1 for data in [0,1]).
 template <class A, class B>
-ErrorStats compare(const Array<A>& a, const Array<B>& b, const std::vector<unsigned char>& mask = {},
-                   double peak = 1.0);
+ErrorStats compare(const Array<A>& a, const Array<B>& b,
+                   const std::vector<unsigned char>& mask = {}, double peak = 1.0);
 
 // Points of a 2-D (y, x) grid inside the centred disc of radius `fraction` * min(H, W),
 // centre ((H-1)/2, (W-1)/2). Used by the repeated-rotation experiment (fraction 0.35).

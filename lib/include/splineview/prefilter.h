@@ -9,9 +9,9 @@
 namespace sv {
 
 struct PrefilterOptions {
-  int degree = 3;                      // 0..7; 0 and 1 leave the data unchanged
+  int degree = 3;  // 0..7; 0 and 1 leave the data unchanged
   Boundary boundary = Boundary::Reflect;
-  unsigned threads = 0;                // 0 = hardware concurrency
+  unsigned threads = 0;  // 0 = hardware concurrency
 };
 
 // Turns samples into coefficients so that the spline of `degree` interpolates them.

@@ -12,10 +12,10 @@
 namespace sv {
 
 struct SamplerOptions {
-  int degree = 3;                      // 0 nearest, 1 linear, 2..7 B-spline
+  int degree = 3;  // 0 nearest, 1 linear, 2..7 B-spline
   Boundary boundary = Boundary::Reflect;
-  int derivative_axis = -1;            // >= 0: evaluate d s / d x_axis instead of s
-  unsigned threads = 0;                // 0 = hardware concurrency
+  int derivative_axis = -1;  // >= 0: evaluate d s / d x_axis instead of s
+  unsigned threads = 0;      // 0 = hardware concurrency
 };
 
 // Maps an integer index to [0, n-1] according to the boundary mode.
