@@ -13,9 +13,16 @@ std::vector<CudaDeviceInfo> cuda_devices(std::string* why_none) {
   int count = 0;
   cudaError_t err = cudaGetDeviceCount(&count);
   if (err != cudaSuccess) {
-    if (why_none)
-      *why_none = std::string("no usable CUDA device (cudaGetDeviceCount: ") +
-                  cudaGetErrorString(err) + ")";
+    if (why_none) {
+      if (err == cudaErrorNoDevice)
+        *why_none = "no CUDA device on this machine";
+      else if (err == cudaErrorInsufficientDriver)
+        *why_none = "no NVIDIA driver new enough for this CUDA runtime on this machine "
+                    "(cudaGetDeviceCount: " + std::string(cudaGetErrorString(err)) + ")";
+      else
+        *why_none = std::string("no usable CUDA device (cudaGetDeviceCount: ") +
+                    cudaGetErrorString(err) + ")";
+    }
     cudaGetLastError();  // clear the sticky error state
     return out;
   }
