@@ -1,2 +1,331 @@
-// Placeholder until the I/O module lands.
+// NumPy .npy reading and writing, written from the format description in numpy's
+// numpy/lib/format.py documentation: a magic string, a version, a header length and a Python
+// dict literal {'descr': ..., 'fortran_order': ..., 'shape': (...)}, followed by the raw data.
+// Only C-order little-endian float32/float64/uint8/uint16 arrays are accepted.
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include "io_common.h"
 #include "splineview/io.h"
+
+namespace sv {
+
+namespace {
+
+using io::fail;
+
+constexpr unsigned char kMagic[6] = {0x93, 'N', 'U', 'M', 'P', 'Y'};
+
+// A value of the small subset of Python literals that .npy headers use.
+struct PyValue {
+  enum Kind { kStr, kBool, kInt, kNone, kSeq } kind = kNone;
+  std::string str;
+  bool boolean = false;
+  std::size_t integer = 0;
+  std::vector<PyValue> items;
+};
+
+// Recursive-descent parser for the header dict. Errors carry the file name.
+class HeaderParser {
+ public:
+  HeaderParser(const std::string& path, const std::string& text) : path_(path), s_(text) {}
+
+  std::vector<std::pair<std::string, PyValue>> parse_dict() {
+    std::vector<std::pair<std::string, PyValue>> out;
+    skip_ws();
+    expect('{');
+    for (;;) {
+      skip_ws();
+      if (peek() == '}') {
+        ++i_;
+        break;
+      }
+      PyValue key = parse_value(0);
+      if (key.kind != PyValue::kStr) bad("dictionary key is not a string");
+      skip_ws();
+      expect(':');
+      PyValue value = parse_value(0);
+      out.emplace_back(key.str, std::move(value));
+      skip_ws();
+      if (peek() == ',') {
+        ++i_;
+      } else if (peek() != '}') {
+        bad("expected ',' or '}'");
+      }
+    }
+    skip_ws();
+    if (i_ != s_.size()) bad("unexpected text after the dictionary");
+    return out;
+  }
+
+ private:
+  [[noreturn]] void bad(const std::string& what) {
+    fail(path_, "malformed .npy header (" + what + " at offset " + std::to_string(i_) + ")");
+  }
+  char peek() const { return i_ < s_.size() ? s_[i_] : '\0'; }
+  void skip_ws() {
+    while (i_ < s_.size() && (s_[i_] == ' ' || s_[i_] == '\t' || s_[i_] == '\n' || s_[i_] == '\r'))
+      ++i_;
+  }
+  void expect(char c) {
+    if (peek() != c) bad(std::string("expected '") + c + "'");
+    ++i_;
+  }
+  bool take_word(const char* w) {
+    std::size_t n = std::strlen(w);
+    if (s_.compare(i_, n, w) != 0) return false;
+    i_ += n;
+    return true;
+  }
+
+  PyValue parse_value(int depth) {
+    if (depth > 16) bad("nesting too deep");
+    skip_ws();
+    PyValue v;
+    char c = peek();
+    if (c == '\'' || c == '"') {
+      ++i_;
+      v.kind = PyValue::kStr;
+      while (i_ < s_.size() && s_[i_] != c) {
+        if (s_[i_] == '\\' && i_ + 1 < s_.size()) ++i_;
+        v.str += s_[i_++];
+      }
+      expect(c);
+    } else if (c == '(' || c == '[') {
+      char close = c == '(' ? ')' : ']';
+      ++i_;
+      v.kind = PyValue::kSeq;
+      for (;;) {
+        skip_ws();
+        if (peek() == close) {
+          ++i_;
+          break;
+        }
+        v.items.push_back(parse_value(depth + 1));
+        skip_ws();
+        if (peek() == ',') {
+          ++i_;
+        } else if (peek() != close) {
+          bad(std::string("expected ',' or '") + close + "'");
+        }
+      }
+    } else if (c >= '0' && c <= '9') {
+      v.kind = PyValue::kInt;
+      while (peek() >= '0' && peek() <= '9') {
+        std::size_t digit = static_cast<std::size_t>(s_[i_++] - '0');
+        if (v.integer > (SIZE_MAX - digit) / 10) bad("integer too large");
+        v.integer = v.integer * 10 + digit;
+      }
+      if (peek() == 'L' || peek() == 'l') ++i_;  // Python 2 long suffix ("3L")
+    } else if (take_word("True")) {
+      v.kind = PyValue::kBool;
+      v.boolean = true;
+    } else if (take_word("False")) {
+      v.kind = PyValue::kBool;
+    } else if (take_word("None")) {
+      v.kind = PyValue::kNone;
+    } else if (c == '-') {
+      bad("negative number");
+    } else if (c == '{') {
+      bad("nested dictionary");
+    } else {
+      bad("unexpected character");
+    }
+    return v;
+  }
+
+  const std::string& path_;
+  const std::string& s_;
+  std::size_t i_ = 0;
+};
+
+struct NpyType {
+  DType dtype;
+  std::size_t size;
+};
+
+NpyType parse_descr(const std::string& path, const PyValue& descr) {
+  if (descr.kind != PyValue::kStr)
+    fail(path,
+         "unsupported dtype: structured or non-string 'descr' (expected '<f4', '<f8', "
+         "'|u1' or '<u2')");
+  const std::string& d = descr.str;
+  if (d == "<f4") return {DType::F32, 4};
+  if (d == "<f8") return {DType::F64, 8};
+  if (d == "|u1" || d == "<u1" || d == ">u1" || d == "=u1") return {DType::U8, 1};
+  if (d == "<u2") return {DType::U16, 2};
+  std::string why = "unsupported dtype '" + d + "'";
+  if (d == ">f4" || d == ">f8" || d == ">u2") why += " (big-endian data is not supported)";
+  fail(path, why + " (expected '<f4', '<f8', '|u1' or '<u2')");
+}
+
+std::string shape_text(const std::vector<std::size_t>& shape) {
+  std::string s = "(";
+  for (std::size_t i = 0; i < shape.size(); ++i) s += (i ? ", " : "") + std::to_string(shape[i]);
+  if (shape.size() == 1) s += ",";
+  return s + ")";
+}
+
+Loaded load_npy_impl(const std::string& path, bool channel_axis) {
+  const std::vector<unsigned char> bytes = io::read_file(path);
+  if (bytes.size() < 10 || std::memcmp(bytes.data(), kMagic, sizeof kMagic) != 0)
+    fail(path, "not a .npy file (bad magic; expected \\x93NUMPY)");
+  const unsigned major = bytes[6];
+  const unsigned minor = bytes[7];
+  std::size_t header_len = 0;
+  std::size_t preamble = 0;
+  if (major == 1) {
+    header_len = bytes[8] | (static_cast<std::size_t>(bytes[9]) << 8);
+    preamble = 10;
+  } else if (major == 2 || major == 3) {
+    if (bytes.size() < 12) fail(path, "truncated .npy header");
+    header_len = bytes[8] | (static_cast<std::size_t>(bytes[9]) << 8) |
+                 (static_cast<std::size_t>(bytes[10]) << 16) |
+                 (static_cast<std::size_t>(bytes[11]) << 24);
+    preamble = 12;
+  } else {
+    fail(path, "unsupported .npy version " + std::to_string(major) + "." + std::to_string(minor) +
+                   " (expected 1.0, 2.0 or 3.0)");
+  }
+  if (header_len > bytes.size() - preamble)
+    fail(path, "truncated .npy header: declares " + std::to_string(header_len) +
+                   " header bytes, file has " + std::to_string(bytes.size() - preamble));
+  const std::string header(reinterpret_cast<const char*>(bytes.data() + preamble), header_len);
+  const auto dict = HeaderParser(path, header).parse_dict();
+
+  const PyValue* descr = nullptr;
+  const PyValue* fortran = nullptr;
+  const PyValue* shape_v = nullptr;
+  for (const auto& kv : dict) {
+    if (kv.first == "descr") descr = &kv.second;
+    if (kv.first == "fortran_order") fortran = &kv.second;
+    if (kv.first == "shape") shape_v = &kv.second;
+  }
+  if (!descr) fail(path, ".npy header lacks 'descr'");
+  if (!fortran) fail(path, ".npy header lacks 'fortran_order'");
+  if (!shape_v) fail(path, ".npy header lacks 'shape'");
+  const NpyType type = parse_descr(path, *descr);
+  if (fortran->kind != PyValue::kBool) fail(path, "'fortran_order' is not True or False");
+  if (fortran->boolean)
+    fail(path, "Fortran-order arrays are not supported (save with numpy.ascontiguousarray)");
+  if (shape_v->kind != PyValue::kSeq) fail(path, "'shape' is not a tuple");
+  std::vector<std::size_t> shape;
+  for (const PyValue& item : shape_v->items) {
+    if (item.kind != PyValue::kInt) fail(path, "'shape' holds a non-integer");
+    shape.push_back(item.integer);
+  }
+
+  // Shape rules: an optional trailing channel axis of 1..4 and 1..3 spatial axes.
+  const std::string shape_str = "shape " + shape_text(shape);
+  for (std::size_t d : shape)
+    if (d == 0) fail(path, shape_str + " has a zero-size axis");
+  std::size_t channels = 1;
+  std::vector<std::size_t> dims = shape;
+  if (channel_axis) {
+    if (shape.empty()) fail(path, shape_str + " has no channel axis (the array is a scalar)");
+    channels = shape.back();
+    dims.pop_back();
+    if (channels > kMaxChannels)
+      fail(path, shape_str + ": the channel axis (last) has " + std::to_string(channels) +
+                     " entries (expected 1 to 4)");
+  }
+  if (dims.empty() || dims.size() > kMaxRank)
+    fail(path, shape_str + " has " + std::to_string(dims.size()) + " spatial axes" +
+                   (channel_axis ? " besides the channel axis" : "") + " (expected 1 to 3)");
+
+  std::size_t count = 1;
+  for (std::size_t d : shape)
+    if (!io::checked_mul(count, d, &count)) fail(path, shape_str + " is too large");
+  std::size_t data_bytes = 0;
+  if (!io::checked_mul(count, type.size, &data_bytes)) fail(path, shape_str + " is too large");
+  const std::size_t offset = preamble + header_len;
+  const std::size_t found = bytes.size() - offset;
+  if (found < data_bytes)
+    fail(path, "truncated: expected " + std::to_string(data_bytes) + " data bytes, found " +
+                   std::to_string(found));
+  if (found > data_bytes)
+    fail(path, "trailing data: expected " + std::to_string(data_bytes) + " data bytes, found " +
+                   std::to_string(found));
+
+  Loaded out;
+  out.array = ArrayD(dims, channels);
+  out.dtype = type.dtype;
+  out.channel_axis = channel_axis;
+  out.spacing.assign(dims.size(), 1.0);
+  io::decode_values(bytes.data() + offset, count, io::scalar_of(type.dtype), false,
+                    out.array.data());
+  return out;
+}
+
+// Builds a version 1.0 preamble and header for `shape`, padded with spaces so that the data
+// starts at a multiple of 64 bytes, as numpy does. Our headers are far below the 64 KiB limit
+// of version 1.0 (at most four axes).
+std::vector<unsigned char> npy_header(const char* descr, const std::vector<std::size_t>& shape) {
+  std::string dict = std::string("{'descr': '") + descr +
+                     "', 'fortran_order': False, 'shape': " + shape_text(shape) + ", }";
+  const std::size_t preamble = 10;
+  const std::size_t total = preamble + dict.size() + 1;
+  dict.append((total + 63) / 64 * 64 - total, ' ');
+  dict += '\n';
+  const std::size_t hlen = dict.size();
+  std::vector<unsigned char> out(kMagic, kMagic + 6);
+  out.push_back(1);
+  out.push_back(0);
+  out.push_back(static_cast<unsigned char>(hlen & 0xffu));
+  out.push_back(static_cast<unsigned char>((hlen >> 8) & 0xffu));
+  out.insert(out.end(), dict.begin(), dict.end());
+  return out;
+}
+
+template <class T>
+std::vector<std::size_t> save_shape(const std::string& path, const Array<T>& a, bool channel_axis) {
+  if (a.empty()) fail(path, "cannot save an empty array");
+  std::vector<std::size_t> shape = a.dims();
+  if (channel_axis || a.channels() > 1) shape.push_back(a.channels());
+  return shape;
+}
+
+const char* npy_descr(DType t) {
+  switch (t) {
+    case DType::U8:
+      return "|u1";
+    case DType::U16:
+      return "<u2";
+    case DType::F32:
+      return "<f4";
+    case DType::F64:
+      return "<f8";
+  }
+  return "<f8";
+}
+
+}  // namespace
+
+Loaded load_npy(const std::string& path, bool channel_axis) {
+  return io::guard_memory(path, [&] { return load_npy_impl(path, channel_axis); });
+}
+
+void save_npy(const std::string& path, const ArrayD& a, DType dtype, bool channel_axis) {
+  io::guard_memory(path, [&] {
+    std::vector<unsigned char> out =
+        npy_header(npy_descr(dtype), save_shape(path, a, channel_axis));
+    const std::size_t start = out.size();
+    const io::Scalar s = io::scalar_of(dtype);
+    out.resize(start + a.size() * io::scalar_size(s));
+    io::encode_values(a.data(), a.size(), s, out.data() + start);
+    io::write_file_atomic(path, out);
+  });
+}
+
+void save_npy(const std::string& path, const ArrayF& a, bool channel_axis) {
+  io::guard_memory(path, [&] {
+    std::vector<unsigned char> out = npy_header("<f4", save_shape(path, a, channel_axis));
+    const std::size_t start = out.size();
+    out.resize(start + a.size() * 4);
+    io::encode_f32(a.data(), a.size(), out.data() + start);
+    io::write_file_atomic(path, out);
+  });
+}
+
+}  // namespace sv

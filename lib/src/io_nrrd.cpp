@@ -1,2 +1,582 @@
-// Placeholder until the I/O module lands.
+// NRRD volumes, written from the format specification at
+// http://teem.sourceforge.net/nrrd/format.html: a "NRRD000X" magic line, "field: value" lines,
+// then either a blank line and the attached data or a "data file" field naming a detached one.
+// Reads raw, gzip and ascii encodings of uchar/ushort/short/float/double in either byte order;
+// writes gzip-compressed little-endian data (attached for .nrrd, detached for .nhdr).
+#include <zlib.h>
+
+#include <algorithm>
+#include <cctype>
+#include <cerrno>
+#include <climits>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <filesystem>
+#include <string>
+#include <type_traits>
+#include <vector>
+
+#include "io_common.h"
 #include "splineview/io.h"
+
+namespace sv {
+
+namespace {
+
+using io::fail;
+
+std::string trim(const std::string& s) {
+  std::size_t b = s.find_first_not_of(" \t\r\n");
+  if (b == std::string::npos) return "";
+  std::size_t e = s.find_last_not_of(" \t\r\n");
+  return s.substr(b, e - b + 1);
+}
+
+std::vector<std::string> split_ws(const std::string& s) {
+  std::vector<std::string> out;
+  std::size_t i = 0;
+  while (i < s.size()) {
+    while (i < s.size() && std::isspace(static_cast<unsigned char>(s[i]))) ++i;
+    std::size_t j = i;
+    while (j < s.size() && !std::isspace(static_cast<unsigned char>(s[j]))) ++j;
+    if (j > i) out.push_back(s.substr(i, j - i));
+    i = j;
+  }
+  return out;
+}
+
+// Shortens a header line for an error message.
+std::string quote_line(const std::string& line) {
+  std::string s = line.size() > 60 ? line.substr(0, 57) + "..." : line;
+  for (char& c : s)
+    if (static_cast<unsigned char>(c) < 0x20 || static_cast<unsigned char>(c) >= 0x7f) c = '?';
+  return "'" + s + "'";
+}
+
+bool parse_size(const std::string& s, std::size_t* out) {
+  if (s.empty() || s.size() > 19) return false;
+  std::size_t v = 0;
+  for (char c : s) {
+    if (c < '0' || c > '9') return false;
+    v = v * 10 + static_cast<std::size_t>(c - '0');
+  }
+  *out = v;
+  return true;
+}
+
+bool parse_double(const std::string& s, double* out) {
+  if (s.empty()) return false;
+  const std::string lower = io::to_lower(s);
+  if (lower == "nan") {
+    *out = std::nan("");
+    return true;
+  }
+  errno = 0;
+  char* end = nullptr;
+  double v = std::strtod(s.c_str(), &end);
+  if (end != s.c_str() + s.size()) return false;
+  *out = v;
+  return true;
+}
+
+struct NrrdType {
+  io::Scalar scalar;
+  DType dtype;  // what Loaded reports; int16 ("short") is reported as F32, which holds it exactly
+};
+
+bool parse_type(const std::string& raw, NrrdType* out) {
+  const std::string t = io::to_lower(raw);
+  if (t == "uchar" || t == "unsigned char" || t == "uint8" || t == "uint8_t") {
+    *out = {io::Scalar::U8, DType::U8};
+  } else if (t == "ushort" || t == "unsigned short" || t == "unsigned short int" || t == "uint16" ||
+             t == "uint16_t") {
+    *out = {io::Scalar::U16, DType::U16};
+  } else if (t == "short" || t == "short int" || t == "signed short" || t == "signed short int" ||
+             t == "int16" || t == "int16_t") {
+    *out = {io::Scalar::I16, DType::F32};
+  } else if (t == "float") {
+    *out = {io::Scalar::F32, DType::F32};
+  } else if (t == "double") {
+    *out = {io::Scalar::F64, DType::F64};
+  } else {
+    return false;
+  }
+  return true;
+}
+
+// Kinds that describe a spatial (domain) axis; any other kind marks a channel axis.
+bool is_spatial_kind(const std::string& k) {
+  return k == "domain" || k == "space" || k == "time" || k == "???" || k == "none";
+}
+
+// Parses "space directions": one "(a,b,c)" vector or "none" per axis; returns vector lengths
+// (NaN for "none").
+std::vector<double> parse_space_directions(const std::string& path, const std::string& v) {
+  std::vector<double> out;
+  std::size_t i = 0;
+  while (i < v.size()) {
+    if (std::isspace(static_cast<unsigned char>(v[i]))) {
+      ++i;
+    } else if (v.compare(i, 4, "none") == 0) {
+      out.push_back(std::nan(""));
+      i += 4;
+    } else if (v[i] == '(') {
+      std::size_t close = v.find(')', i);
+      if (close == std::string::npos) fail(path, "malformed 'space directions': missing ')'");
+      std::string inner = v.substr(i + 1, close - i - 1);
+      std::replace(inner.begin(), inner.end(), ',', ' ');
+      double sum = 0;
+      for (const std::string& tok : split_ws(inner)) {
+        double c;
+        if (!parse_double(tok, &c)) fail(path, "malformed 'space directions' value '" + tok + "'");
+        sum += c * c;
+      }
+      out.push_back(std::sqrt(sum));
+      i = close + 1;
+    } else {
+      fail(path, "malformed 'space directions': " + quote_line(v));
+    }
+  }
+  return out;
+}
+
+// Inflates gzip or zlib data into exactly `expected` bytes (concatenated gzip members allowed).
+std::vector<unsigned char> inflate_exact(const std::string& where, const unsigned char* src,
+                                         std::size_t n, std::size_t expected) {
+  // Deflate cannot expand data by more than about 1032:1; refuse before allocating when the
+  // header declares more than the compressed data could possibly hold.
+  if (expected / 1032 > n + 64)
+    fail(where, "truncated: " + std::to_string(n) + " bytes of gzip data cannot hold the " +
+                    std::to_string(expected) + " data bytes the header declares");
+  std::vector<unsigned char> out(expected);
+  z_stream zs;
+  std::memset(&zs, 0, sizeof zs);
+  if (inflateInit2(&zs, 15 + 32) != Z_OK) fail(where, "cannot initialise zlib");
+  std::size_t in_pos = 0, out_pos = 0;
+  unsigned char spill[64];  // detects data beyond what the header declares
+  std::string problem;
+  for (;;) {
+    if (zs.avail_in == 0 && in_pos < n) {
+      std::size_t chunk = std::min<std::size_t>(n - in_pos, 1u << 30);
+      zs.next_in = const_cast<unsigned char*>(src + in_pos);
+      zs.avail_in = static_cast<uInt>(chunk);
+      in_pos += chunk;
+    }
+    bool spilling = out_pos == expected;
+    std::size_t room =
+        spilling ? sizeof spill : std::min<std::size_t>(expected - out_pos, 1u << 30);
+    zs.next_out = spilling ? spill : out.data() + out_pos;
+    zs.avail_out = static_cast<uInt>(room);
+    int rc = inflate(&zs, Z_NO_FLUSH);
+    std::size_t produced = room - zs.avail_out;
+    if (spilling && produced > 0) {
+      problem = "gzip data holds more than the " + std::to_string(expected) +
+                " bytes the header declares";
+      break;
+    }
+    out_pos += produced;
+    if (rc == Z_STREAM_END) {
+      const bool input_left = zs.avail_in > 0 || in_pos < n;
+      if (!input_left) {
+        if (out_pos < expected)
+          problem = "truncated: expected " + std::to_string(expected) +
+                    " data bytes, gzip data holds " + std::to_string(out_pos);
+        break;
+      }
+      if (inflateReset(&zs) != Z_OK) {
+        problem = "zlib reset failed";
+        break;
+      }
+      continue;
+    }
+    if (rc == Z_BUF_ERROR && zs.avail_in == 0 && in_pos >= n) {
+      problem = "truncated gzip data: decompressed " + std::to_string(out_pos) + " of " +
+                std::to_string(expected) + " expected bytes";
+      break;
+    }
+    if (rc != Z_OK && rc != Z_BUF_ERROR) {
+      problem = std::string("corrupt gzip data (zlib: ") + (zs.msg ? zs.msg : "error") + ")";
+      break;
+    }
+  }
+  inflateEnd(&zs);
+  if (!problem.empty()) fail(where, problem);
+  return out;
+}
+
+std::vector<unsigned char> gzip_compress(const unsigned char* src, std::size_t n) {
+  z_stream zs;
+  std::memset(&zs, 0, sizeof zs);
+  if (deflateInit2(&zs, 6, Z_DEFLATED, 15 + 16, 8, Z_DEFAULT_STRATEGY) != Z_OK)
+    throw Error("cannot initialise zlib");
+  std::vector<unsigned char> out;
+  std::size_t in_pos = 0;
+  unsigned char buf[1 << 16];
+  int rc = Z_OK;
+  do {
+    if (zs.avail_in == 0 && in_pos < n) {
+      std::size_t chunk = std::min<std::size_t>(n - in_pos, 1u << 30);
+      zs.next_in = const_cast<unsigned char*>(src + in_pos);
+      zs.avail_in = static_cast<uInt>(chunk);
+      in_pos += chunk;
+    }
+    const int flush = (in_pos >= n && zs.avail_in == 0) ? Z_FINISH : Z_NO_FLUSH;
+    zs.next_out = buf;
+    zs.avail_out = sizeof buf;
+    rc = deflate(&zs, flush);
+    if (rc == Z_STREAM_ERROR) {
+      deflateEnd(&zs);
+      throw Error("zlib compression failed");
+    }
+    try {
+      out.insert(out.end(), buf, buf + (sizeof buf - zs.avail_out));
+    } catch (...) {
+      deflateEnd(&zs);
+      throw;
+    }
+  } while (rc != Z_STREAM_END);
+  deflateEnd(&zs);
+  return out;
+}
+
+// Parses whitespace (or comma) separated numbers of the ascii encoding.
+void parse_ascii(const std::string& where, const unsigned char* src, std::size_t n,
+                 std::size_t count, double* dst) {
+  std::string text(reinterpret_cast<const char*>(src), n);
+  std::replace(text.begin(), text.end(), ',', ' ');
+  const char* p = text.c_str();
+  const char* end = p + text.size();
+  std::size_t got = 0;
+  for (;;) {
+    while (p < end && std::isspace(static_cast<unsigned char>(*p))) ++p;
+    if (p >= end) break;
+    char* next = nullptr;
+    double v = std::strtod(p, &next);
+    if (next == p) fail(where, "malformed ascii data at value " + std::to_string(got + 1));
+    if (got == count)
+      fail(where, "ascii data holds more than the " + std::to_string(count) +
+                      " values the header declares");
+    dst[got++] = v;
+    p = next;
+  }
+  if (got < count)
+    fail(where, "truncated: expected " + std::to_string(count) + " ascii values, found " +
+                    std::to_string(got));
+}
+
+Loaded load_nrrd_impl(const std::string& path) {
+  const std::vector<unsigned char> bytes = io::read_file(path);
+  const std::size_t size = bytes.size();
+  auto line_at = [&](std::size_t pos, std::size_t* next) {
+    std::size_t e = pos;
+    while (e < size && bytes[e] != '\n') ++e;
+    *next = e < size ? e + 1 : size;
+    std::string line(reinterpret_cast<const char*>(bytes.data() + pos), e - pos);
+    if (!line.empty() && line.back() == '\r') line.pop_back();
+    return line;
+  };
+
+  std::size_t pos = 0;
+  if (size < 8 || std::memcmp(bytes.data(), "NRRD000", 7) != 0 || bytes[7] < '1' || bytes[7] > '9')
+    fail(path, "not a NRRD file (bad magic; expected 'NRRD000X')");
+  const std::string magic = line_at(0, &pos);
+  if (magic.size() != 8) fail(path, "not a NRRD file (bad magic line " + quote_line(magic) + ")");
+
+  std::string type_s, encoding = "raw", endian, sizes_s, kinds_s, spacings_s, directions_s,
+                      data_file;
+  std::size_t dimension = 0;
+  bool have_dimension = false;
+  std::size_t data_offset = std::string::npos;  // start of attached data, if any
+  while (pos < size) {
+    std::size_t next;
+    const std::string line = line_at(pos, &next);
+    const bool at_eof = next == size && (size == 0 || bytes[size - 1] != '\n');
+    pos = next;
+    if (line.empty()) {
+      if (!at_eof) data_offset = pos;
+      break;
+    }
+    if (line[0] == '#') continue;
+    const std::size_t kv = line.find(":=");
+    const std::size_t colon = line.find(": ");
+    if (kv != std::string::npos && (colon == std::string::npos || kv < colon)) continue;
+    if (colon == std::string::npos) fail(path, "malformed NRRD header line " + quote_line(line));
+    const std::string key = io::to_lower(trim(line.substr(0, colon)));
+    const std::string value = trim(line.substr(colon + 2));
+    if (key == "type") {
+      type_s = value;
+    } else if (key == "dimension") {
+      if (!parse_size(value, &dimension) || dimension == 0)
+        fail(path, "bad 'dimension: " + value + "'");
+      have_dimension = true;
+    } else if (key == "sizes") {
+      sizes_s = value;
+    } else if (key == "encoding") {
+      encoding = io::to_lower(value);
+    } else if (key == "endian") {
+      endian = io::to_lower(value);
+    } else if (key == "kinds") {
+      kinds_s = value;
+    } else if (key == "spacings") {
+      spacings_s = value;
+    } else if (key == "space directions") {
+      directions_s = value;
+    } else if (key == "data file" || key == "datafile") {
+      data_file = value;
+    } else if (key == "byte skip" || key == "byteskip" || key == "line skip" || key == "lineskip") {
+      if (value != "0") fail(path, "'" + key + ": " + value + "' is not supported (only 0)");
+    }
+    // Other fields (content, space, space origin, units, min/max, centers, ...) do not affect
+    // how the samples are read.
+  }
+
+  // --- validate the header ---
+  if (type_s.empty()) fail(path, "NRRD header lacks 'type'");
+  NrrdType type;
+  if (!parse_type(type_s, &type))
+    fail(path,
+         "unsupported NRRD type '" + type_s + "' (expected uchar, ushort, short, float or double)");
+  if (!have_dimension) fail(path, "NRRD header lacks 'dimension'");
+  if (sizes_s.empty()) fail(path, "NRRD header lacks 'sizes'");
+  const std::vector<std::string> size_toks = split_ws(sizes_s);
+  if (size_toks.size() != dimension)
+    fail(path, "'sizes' lists " + std::to_string(size_toks.size()) + " values but 'dimension' is " +
+                   std::to_string(dimension));
+  std::vector<std::size_t> sizes(dimension);
+  for (std::size_t i = 0; i < dimension; ++i)
+    if (!parse_size(size_toks[i], &sizes[i])) fail(path, "bad size '" + size_toks[i] + "'");
+  for (std::size_t s : sizes)
+    if (s == 0) fail(path, "'sizes: " + sizes_s + "' has a zero-size axis");
+
+  std::vector<std::string> kinds;
+  if (!kinds_s.empty()) {
+    kinds = split_ws(kinds_s);
+    // Multi-word kinds do not exist, but "???" and hyphenated names do; one token per axis.
+    if (kinds.size() != dimension)
+      fail(path, "'kinds' lists " + std::to_string(kinds.size()) + " values but 'dimension' is " +
+                     std::to_string(dimension));
+  }
+  bool channel = false;
+  for (std::size_t i = 0; i < kinds.size(); ++i) {
+    if (is_spatial_kind(kinds[i])) continue;
+    if (i != 0)
+      fail(path, "axis " + std::to_string(i) + " has kind '" + kinds[i] +
+                     "'; only the first (fastest) axis can be a channel axis");
+    channel = true;
+    if (sizes[0] > kMaxChannels)
+      fail(path, "the channel axis (kind '" + kinds[0] + "') has " + std::to_string(sizes[0]) +
+                     " entries (expected 1 to 4)");
+  }
+  const std::size_t spatial = dimension - (channel ? 1 : 0);
+  if (spatial < 1 || spatial > kMaxRank)
+    fail(path, std::to_string(spatial) + " spatial axes (expected 1 to 3" +
+                   std::string(channel ? "" : "; mark a channel axis in 'kinds'") + ")");
+
+  std::vector<double> axis_spacing(dimension, std::nan(""));
+  if (!directions_s.empty()) {
+    std::vector<double> d = parse_space_directions(path, directions_s);
+    if (d.size() != dimension)
+      fail(path, "'space directions' lists " + std::to_string(d.size()) +
+                     " entries but 'dimension' is " + std::to_string(dimension));
+    axis_spacing = d;
+  } else if (!spacings_s.empty()) {
+    std::vector<std::string> toks = split_ws(spacings_s);
+    if (toks.size() != dimension)
+      fail(path, "'spacings' lists " + std::to_string(toks.size()) + " values but 'dimension' is " +
+                     std::to_string(dimension));
+    for (std::size_t i = 0; i < dimension; ++i)
+      if (!parse_double(toks[i], &axis_spacing[i])) fail(path, "bad spacing '" + toks[i] + "'");
+  }
+
+  enum class Enc { kRaw, kGzip, kAscii } enc;
+  if (encoding == "raw") {
+    enc = Enc::kRaw;
+  } else if (encoding == "gzip" || encoding == "gz") {
+    enc = Enc::kGzip;
+  } else if (encoding == "ascii" || encoding == "text" || encoding == "txt") {
+    enc = Enc::kAscii;
+  } else {
+    fail(path, "unsupported NRRD encoding '" + encoding + "' (expected raw, gzip or ascii)");
+  }
+  bool big_endian = false;
+  if (enc != Enc::kAscii && io::scalar_size(type.scalar) > 1) {
+    if (endian.empty()) fail(path, "NRRD header lacks 'endian' (required for " + type_s + ")");
+    if (endian != "little" && endian != "big")
+      fail(path, "bad 'endian: " + endian + "' (expected little or big)");
+    big_endian = endian == "big";
+  }
+
+  std::size_t count = 1;
+  for (std::size_t s : sizes)
+    if (!io::checked_mul(count, s, &count)) fail(path, "'sizes: " + sizes_s + "' is too large");
+  std::size_t data_bytes = 0;
+  if (!io::checked_mul(count, io::scalar_size(type.scalar), &data_bytes))
+    fail(path, "'sizes: " + sizes_s + "' is too large");
+
+  // --- locate the data ---
+  std::vector<unsigned char> detached;
+  const unsigned char* src = nullptr;
+  std::size_t src_n = 0;
+  std::string where = path;  // the file named in data errors
+  if (!data_file.empty()) {
+    if (data_file.rfind("LIST", 0) == 0 ||
+        (data_file.find('%') != std::string::npos && split_ws(data_file).size() >= 4))
+      fail(path, "'data file: " + data_file + "': multiple data files are not supported");
+    std::filesystem::path p(data_file);
+    if (p.is_relative()) p = std::filesystem::path(path).parent_path() / p;
+    where = p.string();
+    try {
+      detached = io::read_file(where);
+    } catch (const Error& e) {
+      fail(path, std::string("detached data file: ") + e.what());
+    }
+    src = detached.data();
+    src_n = detached.size();
+  } else {
+    if (data_offset == std::string::npos)
+      fail(path, "NRRD header has no 'data file' and no blank line before attached data");
+    src = bytes.data() + data_offset;
+    src_n = size - data_offset;
+  }
+
+  Loaded out;
+  std::vector<std::size_t> dims(sizes.rbegin(), sizes.rend() - (channel ? 1 : 0));
+  // (Constructing the array allocates; every size above was validated first.)
+  auto make_array = [&] { out.array = ArrayD(dims, channel ? sizes[0] : 1); };
+  if (enc == Enc::kRaw) {
+    if (src_n < data_bytes)
+      fail(where, "truncated: expected " + std::to_string(data_bytes) + " data bytes, found " +
+                      std::to_string(src_n));
+    if (src_n > data_bytes)
+      fail(where, "trailing data: expected " + std::to_string(data_bytes) + " data bytes, found " +
+                      std::to_string(src_n));
+    make_array();
+    io::decode_values(src, count, type.scalar, big_endian, out.array.data());
+  } else if (enc == Enc::kGzip) {
+    std::vector<unsigned char> raw = inflate_exact(where, src, src_n, data_bytes);
+    make_array();
+    io::decode_values(raw.data(), count, type.scalar, big_endian, out.array.data());
+  } else {
+    // Every value takes at least one character plus a separator: check before allocating.
+    if (count - 1 > src_n / 2)
+      fail(where, "truncated: " + std::to_string(src_n) + " bytes of ascii data cannot hold " +
+                      std::to_string(count) + " values");
+    make_array();
+    parse_ascii(where, src, src_n, count, out.array.data());
+  }
+  out.dtype = type.dtype;
+  out.channel_axis = channel;
+  // Spacing in array order (NRRD lists the fastest axis first); unknown or zero -> 1.
+  for (std::size_t i = dimension; i-- > (channel ? 1u : 0u);) {
+    double s = std::fabs(axis_spacing[i]);
+    out.spacing.push_back(std::isfinite(s) && s > 0 ? s : 1.0);
+  }
+  return out;
+}
+
+const char* nrrd_type_name(DType t) {
+  switch (t) {
+    case DType::U8:
+      return "uchar";
+    case DType::U16:
+      return "ushort";
+    case DType::F32:
+      return "float";
+    case DType::F64:
+      return "double";
+  }
+  return "double";
+}
+
+std::string format_double(double v) {
+  char buf[64];
+  std::snprintf(buf, sizeof buf, "%.17g", v);
+  return buf;
+}
+
+void save_nrrd_impl(const std::string& path, const ArrayD& a, DType dtype, bool channel_axis,
+                    const std::vector<double>& spacing) {
+  if (a.empty()) fail(path, "cannot save an empty array");
+  if (!spacing.empty() && spacing.size() != a.rank())
+    fail(path, "spacing has " + std::to_string(spacing.size()) + " values for a " +
+                   std::to_string(a.rank()) + "-D array");
+  for (double s : spacing)
+    if (!std::isfinite(s) || s <= 0) fail(path, "spacing " + format_double(s) + " is not positive");
+  const bool detached = io::lower_extension(path) == ".nhdr";
+  const bool channel = channel_axis || a.channels() > 1;
+
+  // Axes fastest first: channel, x, y, z.
+  std::vector<std::size_t> sizes;
+  std::vector<std::string> kinds;
+  std::vector<std::string> spacings;
+  if (channel) {
+    sizes.push_back(a.channels());
+    kinds.push_back(a.channels() == 3 ? "RGB-color" : a.channels() == 4 ? "RGBA-color" : "vector");
+    spacings.push_back("nan");
+  }
+  for (std::size_t i = a.rank(); i-- > 0;) {
+    sizes.push_back(a.dim(i));
+    kinds.push_back("domain");
+    spacings.push_back(spacing.empty() ? "1" : format_double(spacing[i]));
+  }
+  auto join = [](const auto& v) {
+    std::string s;
+    for (std::size_t i = 0; i < v.size(); ++i) {
+      if (i) s += ' ';
+      if constexpr (std::is_same_v<std::decay_t<decltype(v[i])>, std::string>) {
+        s += v[i];
+      } else {
+        s += std::to_string(v[i]);
+      }
+    }
+    return s;
+  };
+
+  const io::Scalar scalar = io::scalar_of(dtype);
+  std::vector<unsigned char> raw(a.size() * io::scalar_size(scalar));
+  io::encode_values(a.data(), a.size(), scalar, raw.data());
+  std::vector<unsigned char> packed = gzip_compress(raw.data(), raw.size());
+  raw = std::vector<unsigned char>();
+
+  std::string header = "NRRD0004\n";
+  header += "# Complete NRRD file format specification at:\n";
+  header += "# http://teem.sourceforge.net/nrrd/format.html\n";
+  header += std::string("type: ") + nrrd_type_name(dtype) + "\n";
+  header += "dimension: " + std::to_string(sizes.size()) + "\n";
+  header += "sizes: " + join(sizes) + "\n";
+  header += "kinds: " + join(kinds) + "\n";
+  if (!spacing.empty()) header += "spacings: " + join(spacings) + "\n";
+  header += "endian: little\n";
+  header += "encoding: gzip\n";
+
+  if (detached) {
+    // Data beside the header: "<name>.raw.gz" for "<name>.nhdr".
+    const std::filesystem::path target(path);
+    const std::string data_name = target.stem().string() + ".raw.gz";
+    header += "data file: " + data_name + "\n";
+    const std::filesystem::path data_path = target.parent_path() / data_name;
+    io::write_file_atomic(data_path.string(), packed);
+    io::write_file_atomic(path, reinterpret_cast<const unsigned char*>(header.data()),
+                          header.size());
+  } else {
+    header += "\n";
+    std::vector<unsigned char> file(header.begin(), header.end());
+    file.insert(file.end(), packed.begin(), packed.end());
+    io::write_file_atomic(path, file);
+  }
+}
+
+}  // namespace
+
+Loaded load_nrrd(const std::string& path) {
+  return io::guard_memory(path, [&] { return load_nrrd_impl(path); });
+}
+
+void save_nrrd(const std::string& path, const ArrayD& a, DType dtype, bool channel_axis,
+               const std::vector<double>& spacing) {
+  io::guard_memory(path, [&] { save_nrrd_impl(path, a, dtype, channel_axis, spacing); });
+}
+
+}  // namespace sv
