@@ -1,0 +1,391 @@
+// Implementation of the splinetool commands: load, validate, compute on the chosen backend,
+// then save (atomically, through the core's savers) and report. See commands.h.
+#include "commands.h"
+
+#include <algorithm>
+#include <cctype>
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <iostream>
+#include <memory>
+#include <utility>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "backend.h"
+#include "splineview/bspline.h"
+#include "splineview/cuda_device.h"
+#include "splineview/error.h"
+#include "splineview/io.h"
+#include "splineview/metrics.h"
+
+#ifndef SPLINEVIEW_VERSION
+#define SPLINEVIEW_VERSION "unknown"
+#endif
+
+namespace splinetool {
+namespace {
+
+using Json = nlohmann::json;
+
+enum class Precision { Single, Double };
+
+Precision parse_precision(const std::string& s) {
+  if (s == "single") return Precision::Single;
+  if (s == "double") return Precision::Double;
+  throw sv::Error("unknown precision '" + s + "' (expected single or double)");
+}
+
+const char* precision_name(Precision p) {
+  return p == Precision::Single ? "single" : "double";
+}
+
+// Lower-case extension including the dot ("" when there is none).
+std::string extension(const std::string& path) {
+  const std::size_t slash = path.find_last_of('/');
+  const std::size_t dot = path.find_last_of('.');
+  if (dot == std::string::npos || (slash != std::string::npos && dot < slash)) return "";
+  std::string e = path.substr(dot);
+  std::transform(e.begin(), e.end(), e.begin(),
+                 [](unsigned char ch) { return static_cast<char>(std::tolower(ch)); });
+  return e;
+}
+
+// Throws unless OUT's extension is one of `allowed` (checked before any work is done).
+void check_output(const std::string& path, const std::vector<std::string>& allowed,
+                  const char* command) {
+  const std::string e = extension(path);
+  if (std::find(allowed.begin(), allowed.end(), e) != allowed.end()) return;
+  std::string list;
+  for (std::size_t i = 0; i < allowed.size(); ++i)
+    list += (i == 0 ? "" : (i + 1 == allowed.size() ? " or " : ", ")) + allowed[i];
+  throw sv::Error(std::string(command) + ": cannot write '" + path + "': OUT must end in " + list);
+}
+
+// The NumPy shape of an array as a file stores it: dims, plus channels with a channel axis.
+Json shape_json(const std::vector<std::size_t>& dims, std::size_t channels, bool channel_axis) {
+  Json s = Json::array();
+  for (std::size_t d : dims) s.push_back(d);
+  if (channel_axis) s.push_back(channels);
+  return s;
+}
+
+// JSON cannot hold infinities: PSNR of identical arrays is written as null.
+Json number_or_null(double v) {
+  return std::isfinite(v) ? Json(v) : Json(nullptr);
+}
+
+Json stats_json(const sv::ErrorStats& s) {
+  return Json{{"max_abs", s.max_abs},
+              {"rms", s.rms},
+              {"sse", s.sse},
+              {"psnr_db", number_or_null(s.psnr)},
+              {"count", s.count}};
+}
+
+void print_stats(const sv::ErrorStats& s) {
+  std::printf("max_abs %.9g\nrms     %.9g\nsse     %.9g\npsnr_db %.9g\ncount   %zu\n", s.max_abs,
+              s.rms, s.sse, s.psnr, s.count);
+}
+
+void print_json(const Json& j) {
+  std::cout << j.dump(2) << "\n";
+}
+
+class Stopwatch {
+ public:
+  double seconds() const {
+    return std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count();
+  }
+
+ private:
+  std::chrono::steady_clock::time_point start_ = std::chrono::steady_clock::now();
+};
+
+// Reads the coordinates file of `sample`: (M, rank) or, for a 1-D input, (M,); float32/64.
+std::vector<double> load_coordinates(const std::string& path, std::size_t rank) {
+  sv::Loaded c = sv::load_npy(path, false);
+  if (c.dtype != sv::DType::F32 && c.dtype != sv::DType::F64)
+    throw sv::Error("sample: coordinates in '" + path + "' are " + sv::dtype_name(c.dtype) +
+                    "; they must be float32 or float64");
+  const std::vector<std::size_t>& d = c.array.dims();
+  const bool ok = (d.size() == 2 && d[1] == rank) || (d.size() == 1 && rank == 1);
+  if (!ok) {
+    std::string shape = "(";
+    for (std::size_t i = 0; i < d.size(); ++i) shape += (i ? ", " : "") + std::to_string(d[i]);
+    shape += d.size() == 1 ? ",)" : ")";
+    throw sv::Error("sample: coordinates in '" + path + "' have shape " + shape + "; a " +
+                    std::to_string(rank) + "-D input needs shape (M, " + std::to_string(rank) +
+                    ")" + (rank == 1 ? " or (M,)" : ""));
+  }
+  return std::move(c.array.vec());
+}
+
+sv::ErrorStats measure(const sv::ArrayD& result, const sv::ArrayD& target, double disc,
+                       double peak) {
+  std::vector<unsigned char> mask;
+  if (result.rank() == 2 && disc > 0) mask = sv::disc_mask(result.dim(0), result.dim(1), disc);
+  return sv::compare(result, target, mask, peak);
+}
+
+template <class T>
+sv::Array<T> convert(sv::ArrayD&& a);
+template <>
+sv::ArrayD convert<double>(sv::ArrayD&& a) {
+  return std::move(a);
+}
+template <>
+sv::ArrayF convert<float>(sv::ArrayD&& a) {
+  return sv::ArrayF::from(a);
+}
+
+template <class T>
+sv::ArrayD to_double(sv::Array<T>&& a) {
+  if constexpr (std::is_same_v<T, double>)
+    return std::move(a);
+  else
+    return sv::ArrayD::from(a);
+}
+
+// Resamples `steps` times, each step on the previous result.
+template <class T>
+sv::ArrayD resample_steps(Backend& backend, sv::ArrayD&& input, const ResampleArgs& args,
+                          const sv::ResampleOptions& opt) {
+  sv::Array<T> a = convert<T>(std::move(input));
+  for (int k = 0; k < args.repeat; ++k)
+    a = args.has_rotate ? backend.rotate(a, args.rotate, opt) : backend.zoom(a, args.zoom, opt);
+  return to_double(std::move(a));
+}
+
+}  // namespace
+
+void run_prefilter(const PrefilterArgs& args) {
+  std::unique_ptr<Backend> backend = make_backend(args.common.backend);
+  sv::check_degree(args.degree, 0, sv::kMaxDegree);
+  const sv::PrefilterOptions opt{args.degree, sv::parse_boundary(args.boundary),
+                                 args.common.threads};
+  const Precision precision = parse_precision(args.precision);
+  check_output(args.out, {".npy", ".nrrd"}, "prefilter");
+
+  sv::Loaded in = sv::load_any(args.in, args.channels);
+  const Stopwatch clock;
+  sv::ArrayD result;
+  if (precision == Precision::Single) {
+    sv::ArrayF f = sv::ArrayF::from(in.array);
+    backend->prefilter(f, opt);
+    result = sv::ArrayD::from(f);
+  } else {
+    result = std::move(in.array);
+    backend->prefilter(result, opt);
+  }
+  const double seconds = clock.seconds();
+  sv::save_any(args.out, result, precision == Precision::Single ? sv::DType::F32 : sv::DType::F64,
+               in.channel_axis);
+  if (args.common.json)
+    print_json({{"command", "prefilter"},
+                {"backend", backend->name()},
+                {"degree", args.degree},
+                {"boundary", sv::boundary_name(opt.boundary)},
+                {"precision", precision_name(precision)},
+                {"shape", shape_json(result.dims(), result.channels(), in.channel_axis)},
+                {"seconds", seconds}});
+}
+
+void run_sample(const SampleArgs& args) {
+  std::unique_ptr<Backend> backend = make_backend(args.common.backend);
+  sv::check_degree(args.degree, 0, sv::kMaxDegree);
+  const sv::Boundary boundary = sv::parse_boundary(args.boundary);
+  const Precision precision = parse_precision(args.precision);
+  check_output(args.out, {".npy"}, "sample");
+
+  sv::Loaded in = sv::load_any(args.in, args.channels);
+  const std::size_t rank = in.array.rank(), channels = in.array.channels();
+  if (args.derivative >= static_cast<int>(rank))
+    throw sv::Error("sample: --derivative " + std::to_string(args.derivative) +
+                    " names no axis of the " + std::to_string(rank) + "-D input (axes 0.." +
+                    std::to_string(rank - 1) + ")");
+  if (args.derivative >= 0 && args.degree == 0)
+    throw sv::Error("sample: degree 0 (nearest) has no derivative");
+  const std::vector<double> positions = load_coordinates(args.coords, rank);
+  const std::size_t m = positions.size() / rank;
+
+  const sv::PrefilterOptions popt{args.degree, boundary, args.common.threads};
+  const sv::SamplerOptions sopt{args.degree, boundary, args.derivative, args.common.threads};
+  sv::ArrayD out({m}, channels);
+  const Stopwatch clock;
+  if (precision == Precision::Single) {
+    sv::ArrayF c = sv::ArrayF::from(in.array);
+    if (!args.no_prefilter) backend->prefilter(c, popt);
+    backend->sample(c, positions, out.data(), sopt);
+  } else {
+    sv::ArrayD c = std::move(in.array);
+    if (!args.no_prefilter) backend->prefilter(c, popt);
+    backend->sample(c, positions, out.data(), sopt);
+  }
+  const double seconds = clock.seconds();
+  sv::save_npy(args.out, out, sv::DType::F64, in.channel_axis);
+  if (args.common.json)
+    print_json({{"command", "sample"},
+                {"backend", backend->name()},
+                {"degree", args.degree},
+                {"boundary", sv::boundary_name(boundary)},
+                {"precision", precision_name(precision)},
+                {"prefilter", !args.no_prefilter},
+                {"derivative", args.derivative >= 0 ? Json(args.derivative) : Json(nullptr)},
+                {"shape", shape_json(out.dims(), channels, in.channel_axis)},
+                {"seconds", seconds}});
+}
+
+void run_resample(const ResampleArgs& args) {
+  std::unique_ptr<Backend> backend = make_backend(args.common.backend);
+  if (args.has_zoom == args.has_rotate)
+    throw sv::Error("resample: give exactly one of --zoom F or --rotate DEG");
+  if (args.repeat < 1)
+    throw sv::Error("resample: --repeat must be at least 1, got " + std::to_string(args.repeat));
+  if (args.has_zoom && !(args.zoom > 0 && std::isfinite(args.zoom)))
+    throw sv::Error("resample: --zoom must be a positive number");
+  if (args.has_rotate && !std::isfinite(args.rotate))
+    throw sv::Error("resample: --rotate must be a finite angle in degrees");
+  if (!(args.disc >= 0 && std::isfinite(args.disc)))
+    throw sv::Error("resample: --disc must be a fraction >= 0");
+  if (!(args.peak > 0 && std::isfinite(args.peak)))
+    throw sv::Error("resample: --peak must be positive");
+  const sv::ResampleOptions opt{sv::parse_method(args.method), sv::parse_boundary(args.boundary),
+                                args.common.threads};
+  const Precision precision = parse_precision(args.precision);
+  check_output(args.out, {".npy", ".png", ".nrrd"}, "resample");
+
+  sv::Loaded in = sv::load_any(args.in, args.channels);
+  const sv::ArrayD& input = in.array;
+  if (args.has_rotate && input.rank() != 2)
+    throw sv::Error("resample: --rotate needs a 2-D image; '" + args.in + "' is " +
+                    std::to_string(input.rank()) + "-D (" +
+                    sv::describe_shape(input.dims(), input.channels()) + "); use --zoom");
+  if (extension(args.out) == ".png" && input.rank() != 2)
+    throw sv::Error("resample: a .png output needs a 2-D result; '" + args.in + "' is " +
+                    std::to_string(input.rank()) + "-D");
+
+  // What to measure the result against, if anything (loaded before the work starts).
+  const double total = args.has_rotate ? args.rotate * args.repeat : 0.0;
+  const bool full_turn = args.has_rotate && std::fabs(std::remainder(total, 360.0)) < 1e-9;
+  std::unique_ptr<sv::ArrayD> reference;
+  std::string against;
+  if (!args.reference.empty()) {
+    reference = std::make_unique<sv::ArrayD>(sv::load_any(args.reference, args.channels).array);
+    against = "the reference '" + args.reference + "'";
+  } else if (args.compare_original || full_turn) {
+    reference = std::make_unique<sv::ArrayD>(input);
+    against = "the input";
+  }
+
+  const Stopwatch clock;
+  sv::ArrayD result = precision == Precision::Single
+                          ? resample_steps<float>(*backend, std::move(in.array), args, opt)
+                          : resample_steps<double>(*backend, std::move(in.array), args, opt);
+  const double seconds = clock.seconds();
+
+  sv::ErrorStats stats;
+  if (reference) {
+    if (result.dims() != reference->dims() || result.channels() != reference->channels())
+      throw sv::Error(
+          "resample: cannot compare the " + sv::describe_shape(result.dims(), result.channels()) +
+          " result with " + against + " (" +
+          sv::describe_shape(reference->dims(), reference->channels()) + "): the shapes differ");
+    stats = measure(result, *reference, args.disc, args.peak);
+  }
+
+  const std::string ext = extension(args.out);
+  const sv::DType dtype = ext == ".png"                    ? sv::DType::U8
+                          : precision == Precision::Single ? sv::DType::F32
+                                                           : sv::DType::F64;
+  sv::save_any(args.out, result, dtype, in.channel_axis);
+
+  if (args.common.json) {
+    Json j{{"command", "resample"},
+           {"backend", backend->name()},
+           {"method", sv::method_name(opt.method)},
+           {"boundary", sv::boundary_name(opt.boundary)},
+           {"precision", precision_name(precision)},
+           {"steps", args.repeat},
+           {"seconds", seconds},
+           {"shape", shape_json(result.dims(), result.channels(), in.channel_axis)}};
+    if (args.has_rotate)
+      j["rotate_degrees"] = args.rotate;
+    else
+      j["zoom"] = args.zoom;
+    if (reference) {
+      j["compared_with"] = args.reference.empty() ? "input" : "reference";
+      j["disc"] = result.rank() == 2 && args.disc > 0 ? Json(args.disc) : Json(nullptr);
+      j.update(stats_json(stats));
+    }
+    print_json(j);
+  } else if (reference && (args.compare_original || !args.reference.empty())) {
+    print_stats(stats);
+  }
+}
+
+void run_compare(const CompareArgs& args) {
+  std::unique_ptr<Backend> backend = make_backend(args.common.backend);
+  if (args.has_disc && !(args.disc > 0 && std::isfinite(args.disc)))
+    throw sv::Error("compare: --disc must be a positive fraction");
+  if (!(args.peak > 0 && std::isfinite(args.peak)))
+    throw sv::Error("compare: --peak must be positive");
+  const sv::ArrayD a = sv::load_any(args.a, args.channels).array;
+  const sv::ArrayD b = sv::load_any(args.b, args.channels).array;
+  if (a.dims() != b.dims() || a.channels() != b.channels())
+    throw sv::Error("compare: shapes differ: '" + args.a + "' is " +
+                    sv::describe_shape(a.dims(), a.channels()) + ", '" + args.b + "' is " +
+                    sv::describe_shape(b.dims(), b.channels()));
+  if (args.has_disc && a.rank() != 2)
+    throw sv::Error("compare: --disc needs 2-D arrays; these are " + std::to_string(a.rank()) +
+                    "-D");
+  const sv::ErrorStats s = measure(a, b, args.has_disc ? args.disc : 0.0, args.peak);
+  if (args.common.json) {
+    Json j{{"command", "compare"}, {"disc", args.has_disc ? Json(args.disc) : Json(nullptr)}};
+    j.update(stats_json(s));
+    print_json(j);
+  } else {
+    print_stats(s);
+  }
+}
+
+void run_info(const InfoArgs& args) {
+  make_backend(args.common.backend);
+  std::string why;
+  const std::vector<sv::CudaDeviceInfo> devices = sv::cuda_devices(&why);
+  if (args.common.json) {
+    Json j{{"command", "info"}, {"version", SPLINEVIEW_VERSION}};
+    Json backends = Json::object();
+    for (const std::string& n : backend_names()) backends[n] = backend_available(n);
+    j["backends"] = backends;
+    j["cuda_compiled"] = sv::cuda_compiled();
+    Json list = Json::array();
+    for (const sv::CudaDeviceInfo& d : devices)
+      list.push_back(
+          {{"index", d.index},
+           {"name", d.name},
+           {"compute_capability", std::to_string(d.major) + "." + std::to_string(d.minor)},
+           {"global_memory_bytes", d.global_memory},
+           {"multiprocessors", d.multiprocessors},
+           {"memory_bandwidth_gbs", d.memory_bandwidth_gbs}});
+    j["cuda_devices"] = list;
+    if (devices.empty()) j["cuda_none_reason"] = why;
+    print_json(j);
+    return;
+  }
+  std::printf("splinetool %s (splineview)\n", SPLINEVIEW_VERSION);
+  std::printf("backends:");
+  for (const std::string& n : backend_names())
+    std::printf(" %s%s", n.c_str(), backend_available(n) ? "" : " (not implemented yet)");
+  std::printf("\nCUDA compiled: %s\n", sv::cuda_compiled() ? "yes" : "no");
+  if (devices.empty()) std::printf("CUDA devices: none (%s)\n", why.c_str());
+  for (const sv::CudaDeviceInfo& d : devices)
+    std::printf("CUDA device %d: %s, compute capability %d.%d, %.1f GiB, %d SMs, %.0f GB/s\n",
+                d.index, d.name.c_str(), d.major, d.minor,
+                static_cast<double>(d.global_memory) / (1024.0 * 1024.0 * 1024.0),
+                d.multiprocessors, d.memory_bandwidth_gbs);
+}
+
+}  // namespace splinetool

@@ -1,0 +1,74 @@
+// The splinetool commands (prefilter, sample, resample, compare, info): their arguments as
+// plain structs filled by the command line parser, and one function per command. A command
+// validates everything and computes its whole result before it writes OUT, so a failure never
+// creates or damages an output file; failures are thrown as sv::Error with one sentence.
+#pragma once
+
+#include <string>
+
+namespace splinetool {
+
+// Options every command takes.
+struct CommonArgs {
+  std::string backend = "cpu";  // cpu | cuda | gl (only cpu is implemented in this version)
+  bool json = false;            // print a JSON object on stdout
+  unsigned threads = 0;         // CPU threads; 0 = all hardware threads
+};
+
+struct PrefilterArgs {
+  CommonArgs common;
+  std::string in, out;
+  int degree = 3;
+  std::string boundary = "reflect";
+  std::string precision = "double";
+  bool channels = false;
+};
+
+struct SampleArgs {
+  CommonArgs common;
+  std::string in, coords, out;
+  int degree = 3;
+  std::string boundary = "reflect";
+  std::string precision = "double";
+  bool channels = false;
+  bool no_prefilter = false;
+  int derivative = -1;  // >= 0: derivative along this array axis
+};
+
+struct ResampleArgs {
+  CommonArgs common;
+  std::string in, out;
+  bool has_zoom = false, has_rotate = false;
+  double zoom = 1.0;
+  double rotate = 0.0;  // degrees per step
+  int repeat = 1;
+  std::string method = "cubic";
+  std::string boundary = "reflect";
+  std::string precision = "double";
+  bool channels = false;
+  std::string reference;  // compare the result with this file
+  bool compare_original = false;
+  double disc = 0.35;  // metrics inside the centred disc of radius disc * min(H, W) (2-D)
+  double peak = 1.0;
+};
+
+struct CompareArgs {
+  CommonArgs common;
+  std::string a, b;
+  bool has_disc = false;
+  double disc = 0.35;
+  double peak = 1.0;
+  bool channels = false;
+};
+
+struct InfoArgs {
+  CommonArgs common;
+};
+
+void run_prefilter(const PrefilterArgs& args);
+void run_sample(const SampleArgs& args);
+void run_resample(const ResampleArgs& args);
+void run_compare(const CompareArgs& args);
+void run_info(const InfoArgs& args);
+
+}  // namespace splinetool

@@ -1,0 +1,224 @@
+// splinetool: the command-line face of splineview (prefilter, point sampling, zoom/rotation,
+// error metrics, device info). This file only declares the command line (CLI11) and turns every
+// failure into one line "splinetool: <message>" on stderr and a non-zero exit status:
+// 0 success (and --help), 1 the command failed, 2 the command line is wrong.
+#include <cstdio>
+#include <exception>
+#include <new>
+#include <string>
+
+#include <CLI/CLI.hpp>
+
+#include "backend.h"
+#include "commands.h"
+
+namespace {
+
+using splinetool::CommonArgs;
+
+const char* const kBoundaryHelp =
+    "extension beyond the edges: reflect (half-sample symmetric), mirror (whole-sample "
+    "symmetric) or periodic";
+const char* const kPrecisionHelp =
+    "single: float samples and coefficients (the sampler accumulates in double); double: all "
+    "double";
+
+void add_common(CLI::App* sub, CommonArgs& common, bool threads = true) {
+  sub->add_option("--backend", common.backend,
+                  "compute backend: cpu (cuda and gl are not implemented yet)")
+      ->type_name("NAME")
+      ->check(CLI::IsMember(splinetool::backend_names()))
+      ->capture_default_str();
+  sub->add_flag("--json", common.json, "print a JSON object on stdout");
+  if (threads)
+    sub->add_option("--threads", common.threads, "CPU threads (0 = all hardware threads)")
+        ->type_name("N")
+        ->capture_default_str();
+}
+
+void add_boundary(CLI::App* sub, std::string& boundary) {
+  sub->add_option("--boundary", boundary, kBoundaryHelp)
+      ->type_name("MODE")
+      ->check(CLI::IsMember({"reflect", "mirror", "periodic"}))
+      ->capture_default_str();
+}
+
+void add_precision(CLI::App* sub, std::string& precision) {
+  sub->add_option("--precision", precision, kPrecisionHelp)
+      ->type_name("P")
+      ->check(CLI::IsMember({"single", "double"}))
+      ->capture_default_str();
+}
+
+void add_degree(CLI::App* sub, int& degree) {
+  sub->add_option("--degree", degree, "B-spline degree 0..7 (0 nearest, 1 linear)")
+      ->type_name("N")
+      ->check(CLI::Range(0, 7))
+      ->capture_default_str();
+}
+
+const char* const kChannelsHelp =
+    "the last axis of a .npy input is channels (1..4); colour images imply it";
+
+// CLI11 messages are one sentence; keep them on one line whatever they contain.
+std::string one_line(std::string s) {
+  for (char& ch : s)
+    if (ch == '\n' || ch == '\r') ch = ' ';
+  while (!s.empty() && s.back() == ' ') s.pop_back();
+  return s;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  CLI::App app{
+      "splinetool: exact B-spline interpolation on the command line (splineview).\n"
+      "Arrays use NumPy's axis order (z, y, x), x fastest; a trailing channel axis only with\n"
+      "--channels (colour images imply it). Position k is the centre of sample k.",
+      "splinetool"};
+  app.require_subcommand(1);
+  // Subcommands inherit the footer set before they are added.
+  const std::string exit_note =
+      "Exit status: 0 success, 1 the command failed, 2 bad command line. Errors are one line\n"
+      "'splinetool: <message>' on stderr; on failure OUT is neither created nor changed.";
+  app.footer(exit_note);
+
+  splinetool::PrefilterArgs pre;
+  CLI::App* prefilter =
+      app.add_subcommand("prefilter",
+                         "turn samples into B-spline coefficients (OUT: .npy or .nrrd, float32 for "
+                         "single, float64 for double)");
+  prefilter->add_option("IN", pre.in, "samples: .npy, .nrrd, .png or .jpg")->required();
+  prefilter->add_option("OUT", pre.out, "coefficients: .npy or .nrrd")->required();
+  add_degree(prefilter, pre.degree);
+  add_boundary(prefilter, pre.boundary);
+  add_precision(prefilter, pre.precision);
+  prefilter->add_flag("--channels", pre.channels, kChannelsHelp);
+  add_common(prefilter, pre.common);
+
+  splinetool::SampleArgs smp;
+  CLI::App* sample = app.add_subcommand(
+      "sample",
+      "evaluate the interpolating spline at positions (OUT: float64 .npy of shape "
+      "(M,) or (M, C) with a channel axis)");
+  sample->add_option("IN", smp.in, "samples (prefiltered here unless --no-prefilter)")->required();
+  sample
+      ->add_option("COORDS", smp.coords,
+                   "float32/float64 .npy of shape (M, d), d = spatial rank of IN (1-D: also "
+                   "(M,)); one position per row in array axis order, in sample units")
+      ->required();
+  sample->add_option("OUT", smp.out, "values: .npy")->required();
+  add_degree(sample, smp.degree);
+  add_boundary(sample, smp.boundary);
+  sample->add_flag("--no-prefilter", smp.no_prefilter,
+                   "use IN as coefficients directly (e.g. the unfiltered cubic B-spline)");
+  add_precision(sample, smp.precision);
+  sample->add_flag("--channels", smp.channels, kChannelsHelp);
+  sample
+      ->add_option("--derivative", smp.derivative,
+                   "evaluate the first derivative along this array axis instead")
+      ->type_name("AXIS")
+      ->check(CLI::NonNegativeNumber);
+  add_common(sample, smp.common);
+
+  splinetool::ResampleArgs res;
+  CLI::App* resample = app.add_subcommand(
+      "resample",
+      "zoom (any rank) or rotate about the centre (2-D) a whole array, optionally "
+      "repeated (OUT: .npy, .png (8 bit, clamped) or .nrrd)");
+  resample->add_option("IN", res.in, "samples: .npy, .nrrd, .png or .jpg")->required();
+  resample->add_option("OUT", res.out, "result: .npy, .png or .nrrd")->required();
+  CLI::Option* zoom =
+      resample->add_option("--zoom", res.zoom, "zoom factor (output extent round(N * F))")
+          ->type_name("F");
+  CLI::Option* rotate =
+      resample
+          ->add_option("--rotate", res.rotate,
+                       "rotate by DEG degrees per step (counter-clockwise as displayed)")
+          ->type_name("DEG");
+  zoom->excludes(rotate);
+  resample->add_option("--repeat", res.repeat, "K steps, each on the previous result")
+      ->type_name("K")
+      ->check(CLI::Range(1, 1000000))
+      ->capture_default_str();
+  resample->add_option("--method", res.method, "interpolation method")
+      ->type_name("M")
+      ->check(
+          CLI::IsMember({"nearest", "linear", "cubic-unfiltered", "cubic", "quintic", "septic"}))
+      ->capture_default_str();
+  add_boundary(resample, res.boundary);
+  add_precision(resample, res.precision);
+  resample->add_flag("--channels", res.channels, kChannelsHelp);
+  resample
+      ->add_option("--reference", res.reference,
+                   "measure the result against this array (same shape)")
+      ->type_name("IN2");
+  resample->add_flag("--compare-original", res.compare_original,
+                     "measure the result against the input (automatic when the total rotation "
+                     "is a multiple of 360 degrees)");
+  resample
+      ->add_option("--disc", res.disc,
+                   "2-D metrics only inside the centred disc of radius FRACTION * min(H, W) "
+                   "(0 = whole image)")
+      ->type_name("FRACTION")
+      ->capture_default_str();
+  resample->add_option("--peak", res.peak, "peak value for the PSNR")
+      ->type_name("P")
+      ->capture_default_str();
+  add_common(resample, res.common);
+
+  splinetool::CompareArgs cmp;
+  CLI::App* compare = app.add_subcommand(
+      "compare", "error metrics between two arrays of the same shape (max_abs, rms, sse, psnr)");
+  compare->add_option("A", cmp.a, "first array")->required();
+  compare->add_option("B", cmp.b, "second array")->required();
+  CLI::Option* disc = compare
+                          ->add_option("--disc", cmp.disc,
+                                       "2-D only: compare inside the centred disc of radius "
+                                       "FRACTION * min(H, W) (default: all)")
+                          ->type_name("FRACTION");
+  compare->add_option("--peak", cmp.peak, "peak value for the PSNR")
+      ->type_name("P")
+      ->capture_default_str();
+  compare->add_flag("--channels", cmp.channels, kChannelsHelp);
+  add_common(compare, cmp.common, false);
+
+  splinetool::InfoArgs inf;
+  CLI::App* info = app.add_subcommand(
+      "info", "version, backends, and whether CUDA was compiled in and which devices it sees");
+  add_common(info, inf.common, false);
+  app.footer("Run 'splinetool COMMAND --help' for the options of a command.\n" + exit_note);
+
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    if (e.get_exit_code() == static_cast<int>(CLI::ExitCodes::Success)) return app.exit(e);
+    std::string where = "splinetool";
+    for (const CLI::App* sub : app.get_subcommands()) where += " " + sub->get_name();
+    std::fprintf(stderr, "splinetool: %s (see '%s --help')\n", one_line(e.what()).c_str(),
+                 where.c_str());
+    return 2;
+  }
+
+  try {
+    if (prefilter->parsed()) splinetool::run_prefilter(pre);
+    if (sample->parsed()) splinetool::run_sample(smp);
+    if (resample->parsed()) {
+      res.has_zoom = zoom->count() > 0;
+      res.has_rotate = rotate->count() > 0;
+      splinetool::run_resample(res);
+    }
+    if (compare->parsed()) {
+      cmp.has_disc = disc->count() > 0;
+      splinetool::run_compare(cmp);
+    }
+    if (info->parsed()) splinetool::run_info(inf);
+  } catch (const std::bad_alloc&) {
+    std::fprintf(stderr, "splinetool: out of memory\n");
+    return 1;
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "splinetool: %s\n", one_line(e.what()).c_str());
+    return 1;
+  }
+  return 0;
+}
