@@ -1,0 +1,33 @@
+// view.frag: the image view. Maps each window pixel to an image position through a 3x3
+// matrix (zoom and pan), reconstructs the image there with the fetch variant chosen by the
+// host (see bspline_fetch.glsl), and paints a dark checkerboard outside the image extent.
+#include "bspline_fetch.glsl"
+
+// Samples or B-spline coefficients, RGBA (grey images are swizzled to RGBA by the host).
+layout(binding = 0) uniform sampler2D u_image;
+// gl_FragCoord.xy (window pixels, origin bottom left) -> image position (sample k at k,
+// x right, y down).
+layout(location = 0) uniform mat3 u_frag_to_image;
+// Side of one checkerboard square in window pixels.
+layout(location = 1) uniform float u_checker_px;
+
+layout(location = 0) out vec4 out_color;
+
+vec3 background(vec2 frag) {
+  ivec2 cell = ivec2(floor(frag / u_checker_px));
+  return ((cell.x + cell.y) & 1) == 0 ? vec3(0.16) : vec3(0.20);
+}
+
+void main() {
+  vec2 p = (u_frag_to_image * vec3(gl_FragCoord.xy, 1.0)).xy;
+  vec2 extent = vec2(textureSize(u_image, 0));
+  vec3 bg = background(gl_FragCoord.xy);
+  // The image covers positions [-0.5, N - 0.5] on each axis.
+  if (any(lessThan(p, vec2(-0.5))) || any(greaterThan(p, extent - 0.5))) {
+    out_color = vec4(bg, 1.0);
+    return;
+  }
+  // Coefficients overshoot, and so can the reconstruction: clamp to the displayable range.
+  vec4 c = clamp(sv_fetch(u_image, p), 0.0, 1.0);
+  out_color = vec4(mix(bg, c.rgb, c.a), 1.0);
+}
