@@ -1,0 +1,55 @@
+// The viewer's ImGui side panel. It only edits the settings it is given and reports what the
+// user asked for (open a file, reset the view, ...); it never computes or touches GL itself.
+#pragma once
+
+#include <array>
+#include <optional>
+#include <string>
+
+#include <glm/glm.hpp>
+
+#include "frame_history.h"
+#include "image_document.h"
+#include "splineview/gl/fetch_method.h"
+#include "view_transform.h"
+
+namespace sv::viewer {
+
+constexpr std::size_t kHistoryLength = 240;
+
+// What the user can change from the panel (and the keyboard).
+struct ViewerSettings {
+  gl::FetchMethod method = gl::FetchMethod::CubicPrefiltered;
+};
+
+// What the panel shows; all read-only.
+struct PanelView {
+  const ImageDocument* document = nullptr;  // null when no image is loaded
+  const std::string* error = nullptr;       // last error, empty when none
+  const ViewTransform* view = nullptr;
+  std::optional<glm::dvec2> cursor_image;  // image position under the cursor
+  const FrameHistory<kHistoryLength>* cpu_frame_ms = nullptr;
+  const FrameHistory<kHistoryLength>* gpu_pass_ms = nullptr;
+  std::string gl_description;
+};
+
+// Requests from the user, handled by the viewer after the panel is drawn.
+struct PanelActions {
+  std::optional<std::string> open_path;
+  bool fit_view = false;
+  bool one_to_one = false;
+  bool dismiss_error = false;
+};
+
+class Panel {
+ public:
+  // Width of the panel in window pixels at the given UI scale.
+  static float width(float scale) { return 360.0f * scale; }
+
+  PanelActions draw(ViewerSettings& settings, const PanelView& view, float scale);
+
+ private:
+  std::array<char, 1024> path_buffer_{};
+};
+
+}  // namespace sv::viewer

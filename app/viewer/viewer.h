@@ -1,0 +1,31 @@
+// The interactive viewer: window, ImGui panel, input (zoom, pan, keys, dropped files), the
+// image view pass with its GPU timer, and the --screenshot mode.
+#pragma once
+
+#include <optional>
+#include <string>
+
+#include <glm/glm.hpp>
+
+#include "splineview/gl/fetch_method.h"
+
+namespace sv::viewer {
+
+struct ViewerOptions {
+  std::string image;  // empty: the bundled default image
+  gl::FetchMethod method = gl::FetchMethod::CubicPrefiltered;
+  std::optional<double> zoom;        // window pixels per sample; empty: fit the image
+  std::optional<glm::dvec2> center;  // image position (x, y) shown at the view's centre
+  std::string screenshot;            // non-empty: render, write this PNG and exit
+  int screenshot_frames = 3;         // frames rendered after loading before the screenshot
+  int width = 1280;
+  int height = 800;
+};
+
+// Runs until the window closes, or, with a screenshot path, until the screenshot is written.
+// Returns the process exit code. Interactive mode falls back to the default image when the
+// given one cannot be loaded (and shows why); screenshot mode treats that as a failure.
+// Throws sv::Error for failures that leave nothing to show (no display, no GL 4.5, ...).
+int run_viewer(const ViewerOptions& options);
+
+}  // namespace sv::viewer
