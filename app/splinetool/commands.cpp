@@ -9,6 +9,7 @@
 #include <cstdio>
 #include <iostream>
 #include <memory>
+#include <type_traits>
 #include <utility>
 #include <vector>
 
@@ -130,33 +131,41 @@ sv::ErrorStats measure(const sv::ArrayD& result, const sv::ArrayD& target, doubl
   return sv::compare(result, target, mask, peak);
 }
 
-template <class T>
-sv::Array<T> convert(sv::ArrayD&& a);
-template <>
-sv::ArrayD convert<double>(sv::ArrayD&& a) {
-  return std::move(a);
-}
-template <>
-sv::ArrayF convert<float>(sv::ArrayD&& a) {
-  return sv::ArrayF::from(a);
-}
-
-template <class T>
-sv::ArrayD to_double(sv::Array<T>&& a) {
-  if constexpr (std::is_same_v<T, double>)
+// Moves when the element type already matches, converts otherwise.
+template <class To, class From>
+sv::Array<To> cast(sv::Array<From>&& a) {
+  if constexpr (std::is_same_v<To, From>)
     return std::move(a);
   else
-    return sv::ArrayD::from(a);
+    return sv::Array<To>::from(a);
 }
 
-// Resamples `steps` times, each step on the previous result.
+// The coefficients of `samples`, computed in T.
 template <class T>
-sv::ArrayD resample_steps(Backend& backend, sv::ArrayD&& input, const ResampleArgs& args,
-                          const sv::ResampleOptions& opt) {
-  sv::Array<T> a = convert<T>(std::move(input));
+sv::ArrayD prefiltered(Backend& backend, sv::ArrayD&& samples, const sv::PrefilterOptions& opt) {
+  sv::Array<T> c = cast<T>(std::move(samples));
+  backend.prefilter(c, opt);
+  return cast<double>(std::move(c));
+}
+
+// Samples (prefiltered first unless `prefilter` is false) evaluated at `positions`, in T.
+template <class T>
+void sampled(Backend& backend, sv::ArrayD&& samples, bool prefilter,
+             const sv::PrefilterOptions& popt, const std::vector<double>& positions,
+             const sv::SamplerOptions& sopt, double* out) {
+  sv::Array<T> c = cast<T>(std::move(samples));
+  if (prefilter) backend.prefilter(c, popt);
+  backend.sample(c, positions, out, sopt);
+}
+
+// Resamples `args.repeat` times, each step on the previous result, in T.
+template <class T>
+sv::ArrayD resampled(Backend& backend, sv::ArrayD&& input, const ResampleArgs& args,
+                     const sv::ResampleOptions& opt) {
+  sv::Array<T> a = cast<T>(std::move(input));
   for (int k = 0; k < args.repeat; ++k)
     a = args.has_rotate ? backend.rotate(a, args.rotate, opt) : backend.zoom(a, args.zoom, opt);
-  return to_double(std::move(a));
+  return cast<double>(std::move(a));
 }
 
 }  // namespace
@@ -171,15 +180,9 @@ void run_prefilter(const PrefilterArgs& args) {
 
   sv::Loaded in = sv::load_any(args.in, args.channels);
   const Stopwatch clock;
-  sv::ArrayD result;
-  if (precision == Precision::Single) {
-    sv::ArrayF f = sv::ArrayF::from(in.array);
-    backend->prefilter(f, opt);
-    result = sv::ArrayD::from(f);
-  } else {
-    result = std::move(in.array);
-    backend->prefilter(result, opt);
-  }
+  const sv::ArrayD result = precision == Precision::Single
+                                ? prefiltered<float>(*backend, std::move(in.array), opt)
+                                : prefiltered<double>(*backend, std::move(in.array), opt);
   const double seconds = clock.seconds();
   sv::save_any(args.out, result, precision == Precision::Single ? sv::DType::F32 : sv::DType::F64,
                in.channel_axis);
@@ -215,15 +218,12 @@ void run_sample(const SampleArgs& args) {
   const sv::SamplerOptions sopt{args.degree, boundary, args.derivative, args.common.threads};
   sv::ArrayD out({m}, channels);
   const Stopwatch clock;
-  if (precision == Precision::Single) {
-    sv::ArrayF c = sv::ArrayF::from(in.array);
-    if (!args.no_prefilter) backend->prefilter(c, popt);
-    backend->sample(c, positions, out.data(), sopt);
-  } else {
-    sv::ArrayD c = std::move(in.array);
-    if (!args.no_prefilter) backend->prefilter(c, popt);
-    backend->sample(c, positions, out.data(), sopt);
-  }
+  if (precision == Precision::Single)
+    sampled<float>(*backend, std::move(in.array), !args.no_prefilter, popt, positions, sopt,
+                   out.data());
+  else
+    sampled<double>(*backend, std::move(in.array), !args.no_prefilter, popt, positions, sopt,
+                    out.data());
   const double seconds = clock.seconds();
   sv::save_npy(args.out, out, sv::DType::F64, in.channel_axis);
   if (args.common.json)
@@ -282,8 +282,8 @@ void run_resample(const ResampleArgs& args) {
 
   const Stopwatch clock;
   sv::ArrayD result = precision == Precision::Single
-                          ? resample_steps<float>(*backend, std::move(in.array), args, opt)
-                          : resample_steps<double>(*backend, std::move(in.array), args, opt);
+                          ? resampled<float>(*backend, std::move(in.array), args, opt)
+                          : resampled<double>(*backend, std::move(in.array), args, opt);
   const double seconds = clock.seconds();
 
   sv::ErrorStats stats;
