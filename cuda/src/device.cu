@@ -6,7 +6,9 @@
 
 namespace sv {
 
-bool cuda_compiled() { return true; }
+bool cuda_compiled() {
+  return true;
+}
 
 std::vector<CudaDeviceInfo> cuda_devices(std::string* why_none) {
   std::vector<CudaDeviceInfo> out;
@@ -17,8 +19,10 @@ std::vector<CudaDeviceInfo> cuda_devices(std::string* why_none) {
       if (err == cudaErrorNoDevice)
         *why_none = "no CUDA device on this machine";
       else if (err == cudaErrorInsufficientDriver)
-        *why_none = "no NVIDIA driver new enough for this CUDA runtime on this machine "
-                    "(cudaGetDeviceCount: " + std::string(cudaGetErrorString(err)) + ")";
+        *why_none =
+            "no NVIDIA driver new enough for this CUDA runtime on this machine "
+            "(cudaGetDeviceCount: " +
+            std::string(cudaGetErrorString(err)) + ")";
       else
         *why_none = std::string("no usable CUDA device (cudaGetDeviceCount: ") +
                     cudaGetErrorString(err) + ")";

@@ -3,7 +3,9 @@
 
 namespace sv {
 
-bool cuda_compiled() { return false; }
+bool cuda_compiled() {
+  return false;
+}
 
 std::vector<CudaDeviceInfo> cuda_devices(std::string* why_none) {
   if (why_none) *why_none = "this build has no CUDA support (nvcc was not found at configure time)";

@@ -9,10 +9,10 @@ namespace sv {
 struct CudaDeviceInfo {
   int index = 0;
   std::string name;
-  int major = 0, minor = 0;            // compute capability
-  std::size_t global_memory = 0;       // bytes
+  int major = 0, minor = 0;       // compute capability
+  std::size_t global_memory = 0;  // bytes
   int multiprocessors = 0;
-  double memory_bandwidth_gbs = 0;     // theoretical peak from clock and bus width (0 if unknown)
+  double memory_bandwidth_gbs = 0;  // theoretical peak from clock and bus width (0 if unknown)
 };
 
 // True when the build compiled the CUDA code (nvcc was found at configure time).
