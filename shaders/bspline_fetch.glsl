@@ -1,66 +1,158 @@
-// bspline_fetch.glsl: the 2-D fetch library shared by every pass that reconstructs an image
-// from a texture. Included by the host-side expander; the variant is chosen with a #define:
-//   SV_FETCH_NEAREST  nearest sample (texelFetch with the reflect boundary done by hand)
-//   SV_FETCH_LINEAR   hardware bilinear filtering
-//   SV_FETCH_CUBIC    cubic B-spline from 4 bilinear fetches (Sigg & Hadwiger, weights on the
-//                     fly as in Ruijters et al.). On the raw-sample texture this is the
-//                     "cubic B-spline (unfiltered)"; on the coefficient texture it is the
-//                     interpolating "prefiltered cubic B-spline".
-// sv_fetch(tex, p) then calls the chosen one.
+// bspline_fetch.glsl: the fetch library shared by every pass that reconstructs a 2-D or 3-D
+// signal from a texture (the viewer's view.frag, the evaluator's evaluate.frag). Included by
+// the host-side expander; one variant is compiled, chosen with a #define:
+//   SV_FETCH_NEAREST        nearest sample: texelFetch at floor(p + 0.5), indices extended by
+//                           the boundary mode (ties round up, as the CPU reference)
+//   SV_FETCH_LINEAR         hardware (bi/tri)linear filtering
+//   SV_FETCH_CUBIC          cubic B-spline from 2^rank linear fetches with the weights computed
+//                           on the fly (Ruijters et al.). On raw samples this is the "cubic
+//                           B-spline (unfiltered)"; on coefficients the "prefiltered cubic".
+//   SV_FETCH_CUBIC_LUT      the same fetch with (h0, h1, g0) read from a 1-D lookup texture
+//                           (Sigg & Hadwiger, GPU Gems 2 ch. 20), bound as sv_lut (unit 1)
+//   SV_FETCH_CUBIC_PRECISE  4^rank point fetches (texelFetch at texel centres) blended with fma:
+//                           no hardware filtering, so no filter-weight quantisation
+// sv_fetch(tex, p) then calls the chosen one. Rank, boundary mode and derivative come from
+// bspline_common.glsl (SV_RANK, SV_BOUNDARY_*, SV_DERIVATIVE_AXIS; derivatives exist for
+// SV_FETCH_CUBIC and SV_FETCH_CUBIC_PRECISE).
 //
 // Conventions (shared with the CPU reference sampler):
-//  - sample k sits at position k; texture coordinate u = (position + 0.5) / N;
-//  - textures hold float samples or coefficients, GL_MIRRORED_REPEAT addressing (the
-//    half-sample symmetric "reflect" boundary, exact beyond the border too) and GL_LINEAR
-//    filtering without mipmaps.
-
-// Half-sample symmetric index: ... 1 0 | 0 1 ... n-1 | n-1 n-2 ...
-ivec2 sv_reflect_index(ivec2 i, ivec2 n) {
-  ivec2 period = 2 * n;
-  ivec2 m = ivec2(mod(vec2(i), vec2(period)));  // exact for |i| < 2^24
-  return mix(m, period - 1 - m, greaterThanEqual(m, n));
-}
+//  - position p in texture axis order (x, y[, z]), sample k at position k; texture
+//    coordinate u = (p + 0.5) / N;
+//  - textures hold float samples or coefficients (R32F, R16F, R16 or their RGBA forms) with
+//    GL_LINEAR filtering, no mipmaps, and the wrap mode of the boundary (bspline_common.glsl).
+#include "bspline_common.glsl"
 
 // The sample nearest to position p (ties round up, as floor(p + 0.5)).
-vec4 sv_fetch_nearest(sampler2D tex, vec2 p) {
-  ivec2 n = textureSize(tex, 0);
-  return texelFetch(tex, sv_reflect_index(ivec2(floor(p + 0.5)), n), 0);
+vec4 sv_fetch_nearest(SV_SAMPLER tex, SV_VEC p) {
+  return texelFetch(tex, sv_extend(SV_IVEC(floor(p + 0.5)), textureSize(tex, 0)), 0);
 }
 
-// Hardware bilinear interpolation at position p.
-vec4 sv_fetch_linear(sampler2D tex, vec2 p) {
-  return textureLod(tex, (p + 0.5) / vec2(textureSize(tex, 0)), 0.0);
+// Hardware (bi/tri)linear interpolation at position p.
+vec4 sv_fetch_linear(SV_SAMPLER tex, SV_VEC p) {
+  SV_VEC i = floor(p);
+  return sv_fetch_between(tex, SV_IVEC(i), p - i);
 }
 
-// Cubic B-spline sum_k c[k] beta3(p - k) over the 4x4 texels around p, as 4 bilinear fetches.
-// Per axis, with i = floor(p) and a = p - i, the weights of c[i-1..i+2] are w0..w3; the pairs
-// (w0, w1) and (w2, w3) become one linear fetch each, at offsets h0 = w1/g0 - 1 and
-// h1 = w3/g1 + 1 from i, weighted by g0 = w0 + w1 and g1 = w2 + w3 (g0, g1 >= 1/6).
-vec4 sv_fetch_cubic(sampler2D tex, vec2 p) {
-  vec2 n = vec2(textureSize(tex, 0));
-  vec2 i = floor(p);
-  vec2 a = p - i;
-  vec2 b = 1.0 - a;
-  vec2 w0 = b * b * b / 6.0;
-  vec2 w1 = 2.0 / 3.0 - 0.5 * a * a * (2.0 - a);
-  vec2 w2 = 2.0 / 3.0 - 0.5 * b * b * (1.0 + a);
-  vec2 w3 = a * a * a / 6.0;
-  vec2 g0 = w0 + w1;
-  vec2 g1 = w2 + w3;
-  // Texture coordinates of the two fetch positions per axis.
-  vec2 t0 = (i + (w1 / g0 - 1.0) + 0.5) / n;
-  vec2 t1 = (i + (w3 / g1 + 1.0) + 0.5) / n;
-  vec4 s00 = textureLod(tex, vec2(t0.x, t0.y), 0.0);
-  vec4 s10 = textureLod(tex, vec2(t1.x, t0.y), 0.0);
-  vec4 s01 = textureLod(tex, vec2(t0.x, t1.y), 0.0);
-  vec4 s11 = textureLod(tex, vec2(t1.x, t1.y), 0.0);
-  return g0.y * (g0.x * s00 + g1.x * s10) + g1.y * (g0.x * s01 + g1.x * s11);
+// The 2^rank linear fetches of the Sigg-Hadwiger scheme. Per axis, with i = floor(p), the
+// weighted pair g0 * lerp(c[i-1], c[i], t0) covers taps w0, w1 (g0 = w0 + w1, t0 = w1 / g0)
+// and g1 * lerp(c[i+1], c[i+2], t1) covers w2, w3 (g1 = w2 + w3, t1 = w3 / g1). In the
+// published notation the fetch offsets from i are h0 = t0 - 1 and h1 = t1 + 1.
+vec4 sv_cubic_blend(SV_SAMPLER tex, SV_VEC i, SV_VEC g0, SV_VEC g1, SV_VEC t0, SV_VEC t1) {
+  SV_IVEC j0 = SV_IVEC(i) - SV_IVEC(1);
+  SV_IVEC j1 = SV_IVEC(i) + SV_IVEC(1);
+  vec4 acc = vec4(0.0);
+  for (int c = 0; c < (1 << SV_RANK); ++c) {
+    SV_BVEC hi = sv_corner(c);
+    acc += sv_prod(mix(g0, g1, hi)) * sv_fetch_between(tex, mix(j0, j1, hi), mix(t0, t1, hi));
+  }
+  return acc;
+}
+
+// Cubic B-spline sum_k c[k] beta3(p - k) (or its derivative) over the 4^rank texels around p,
+// as 2^rank linear fetches with the weights computed here. For the derivative the pairs have
+// one sign each ((w0', w1') <= 0, (w2', w3') >= 0, and g0' = -g1' never vanishes), so the same
+// lerp trick applies.
+vec4 sv_fetch_cubic(SV_SAMPLER tex, SV_VEC p) {
+  SV_VEC i = floor(p);
+  SV_VEC w0, w1, w2, w3;
+  sv_cubic_weights(p - i, w0, w1, w2, w3);
+  SV_VEC g0 = w0 + w1;
+  SV_VEC g1 = w2 + w3;
+  return sv_cubic_blend(tex, i, g0, g1, w1 / g0, w3 / g1);
+}
+
+#if defined(SV_FETCH_CUBIC_LUT)
+// The filter values as a function of the fractional offset a, from a linearly filtered 1-D
+// texture of T texels. Two layouts (LutOptions::mapping on the host):
+//  - endpoints (default): texel k holds (h0, h1, g0) at a = k / (T - 1), with the offsets
+//    h0 = w1/g0 - 1 and h1 = w3/g1 + 1 taken from i = floor(p); looked up at
+//    u = (a (T - 1) + 0.5) / T with clamp-to-edge, so a = 0 and a -> 1 hit texel centres and
+//    the table is only interpolated, never wrapped;
+//  - SV_LUT_REPEAT, as published (GPU Gems 2 ch. 20, listing 20-2): texel k holds the offsets
+//    from p itself, 1 + a - w1/g0 (fetch at p minus it) and 1 - a + w3/g1 (fetch at p plus it),
+//    and g0, at a = (k + 0.5) / T; looked up at u = a with GL_REPEAT. For a < 0.5/T or
+//    a > 1 - 0.5/T the filter blends the last texel with the first, whose values belong to the
+//    other end of the cell: the published scheme errs there, at and next to the sample positions.
+layout(binding = 1) uniform sampler1D sv_lut;
+
+vec3 sv_lut_lookup(float a) {
+#if defined(SV_LUT_REPEAT)
+  return textureLod(sv_lut, a, 0.0).rgb;
+#else
+  float texels = float(textureSize(sv_lut, 0));
+  return textureLod(sv_lut, (a * (texels - 1.0) + 0.5) / texels, 0.0).rgb;
+#endif
+}
+
+vec4 sv_fetch_cubic_lut(SV_SAMPLER tex, SV_VEC p) {
+  SV_VEC i = floor(p);
+  SV_VEC a = p - i;
+  SV_VEC t0, t1, g0;
+  for (int d = 0; d < SV_RANK; ++d) {
+    vec3 hg = sv_lut_lookup(a[d]);
+#if defined(SV_LUT_REPEAT)
+    t0[d] = a[d] - hg.r + 1.0;  // p - offset, from i - 1
+    t1[d] = a[d] + hg.g - 1.0;  // p + offset, from i + 1
+#else
+    t0[d] = hg.r + 1.0;  // i + h0, from i - 1
+    t1[d] = hg.g - 1.0;  // i + h1, from i + 1
+#endif
+    g0[d] = hg.b;
+  }
+  return sv_cubic_blend(tex, i, g0, 1.0 - g0, t0, t1);
+}
+#endif
+
+// One row of the precise fetch: sum over the 4 taps of the x axis at the outer texel indices
+// (y in 2-D, (y, z) in 3-D), in an fma chain.
+#if SV_RANK == 2
+#define SV_OUTER int
+#else
+#define SV_OUTER ivec2
+#endif
+vec4 sv_precise_row(SV_SAMPLER tex, int x[4], SV_VEC w[4], SV_OUTER outer) {
+  vec4 row = vec4(w[0].x) * texelFetch(tex, SV_IVEC(x[0], outer), 0);
+  row = fma(vec4(w[1].x), texelFetch(tex, SV_IVEC(x[1], outer), 0), row);
+  row = fma(vec4(w[2].x), texelFetch(tex, SV_IVEC(x[2], outer), 0), row);
+  row = fma(vec4(w[3].x), texelFetch(tex, SV_IVEC(x[3], outer), 0), row);
+  return row;
+}
+
+// Cubic B-spline (or its derivative) from 4^rank point fetches at texel centres, the indices
+// extended explicitly for the boundary mode, weights and blends in fma. The texture's filter
+// and wrap settings play no part.
+vec4 sv_fetch_cubic_precise(SV_SAMPLER tex, SV_VEC p) {
+  SV_IVEC n = textureSize(tex, 0);
+  SV_VEC i = floor(p);
+  SV_VEC w[4];
+  sv_cubic_weights(p - i, w[0], w[1], w[2], w[3]);
+  SV_IVEC e[4];
+  for (int k = 0; k < 4; ++k) e[k] = sv_extend(SV_IVEC(i) + SV_IVEC(k - 1), n);
+  int x[4] = int[4](e[0].x, e[1].x, e[2].x, e[3].x);
+#if SV_RANK == 2
+  vec4 acc = vec4(0.0);
+  for (int y = 0; y < 4; ++y) acc = fma(vec4(w[y].y), sv_precise_row(tex, x, w, e[y].y), acc);
+  return acc;
+#else
+  vec4 acc = vec4(0.0);
+  for (int z = 0; z < 4; ++z) {
+    vec4 plane = vec4(0.0);
+    for (int y = 0; y < 4; ++y)
+      plane = fma(vec4(w[y].y), sv_precise_row(tex, x, w, ivec2(e[y].y, e[z].z)), plane);
+    acc = fma(vec4(w[z].z), plane, acc);
+  }
+  return acc;
+#endif
 }
 
 #if defined(SV_FETCH_NEAREST)
-vec4 sv_fetch(sampler2D tex, vec2 p) { return sv_fetch_nearest(tex, p); }
+vec4 sv_fetch(SV_SAMPLER tex, SV_VEC p) { return sv_fetch_nearest(tex, p); }
 #elif defined(SV_FETCH_LINEAR)
-vec4 sv_fetch(sampler2D tex, vec2 p) { return sv_fetch_linear(tex, p); }
+vec4 sv_fetch(SV_SAMPLER tex, SV_VEC p) { return sv_fetch_linear(tex, p); }
 #elif defined(SV_FETCH_CUBIC)
-vec4 sv_fetch(sampler2D tex, vec2 p) { return sv_fetch_cubic(tex, p); }
+vec4 sv_fetch(SV_SAMPLER tex, SV_VEC p) { return sv_fetch_cubic(tex, p); }
+#elif defined(SV_FETCH_CUBIC_LUT)
+vec4 sv_fetch(SV_SAMPLER tex, SV_VEC p) { return sv_fetch_cubic_lut(tex, p); }
+#elif defined(SV_FETCH_CUBIC_PRECISE)
+vec4 sv_fetch(SV_SAMPLER tex, SV_VEC p) { return sv_fetch_cubic_precise(tex, p); }
 #endif

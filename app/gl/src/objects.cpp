@@ -27,6 +27,9 @@ void FramebufferTraits::destroy(GLuint id) noexcept {
 void QueryTraits::destroy(GLuint id) noexcept {
   SV_GL_CHECK_NOTHROW(glDeleteQueries(1, &id));
 }
+void SamplerTraits::destroy(GLuint id) noexcept {
+  SV_GL_CHECK_NOTHROW(glDeleteSamplers(1, &id));
+}
 
 }  // namespace detail
 
@@ -75,8 +78,50 @@ Texture Texture::create_2d(GLenum internal_format, int width, int height, int le
   Texture t;
   t.handle_ = detail::Handle<detail::TextureTraits>(id);
   SV_GL_CHECK(glTextureStorage2D(id, levels, internal_format, width, height));
+  t.target_ = GL_TEXTURE_2D;
   t.width_ = width;
   t.height_ = height;
+  t.internal_format_ = internal_format;
+  return t;
+}
+
+Texture Texture::create_1d(GLenum internal_format, int width) {
+  GLint max_size = 0;
+  SV_GL_CHECK(glGetIntegerv(GL_MAX_TEXTURE_SIZE, &max_size));
+  if (width < 1 || width > max_size) {
+    throw Error("1-D texture size " + std::to_string(width) + " is outside 1.." +
+                std::to_string(max_size) + " (GL_MAX_TEXTURE_SIZE)");
+  }
+  GLuint id = 0;
+  SV_GL_CHECK(glCreateTextures(GL_TEXTURE_1D, 1, &id));
+  Texture t;
+  t.handle_ = detail::Handle<detail::TextureTraits>(id);
+  SV_GL_CHECK(glTextureStorage1D(id, 1, internal_format, width));
+  t.target_ = GL_TEXTURE_1D;
+  t.width_ = width;
+  t.height_ = 1;
+  t.internal_format_ = internal_format;
+  return t;
+}
+
+Texture Texture::create_3d(GLenum internal_format, int width, int height, int depth) {
+  GLint max_size = 0;
+  SV_GL_CHECK(glGetIntegerv(GL_MAX_3D_TEXTURE_SIZE, &max_size));
+  if (width < 1 || height < 1 || depth < 1 || width > max_size || height > max_size ||
+      depth > max_size) {
+    throw Error("3-D texture size " + std::to_string(width) + "x" + std::to_string(height) + "x" +
+                std::to_string(depth) + " is outside 1.." + std::to_string(max_size) +
+                " (GL_MAX_3D_TEXTURE_SIZE)");
+  }
+  GLuint id = 0;
+  SV_GL_CHECK(glCreateTextures(GL_TEXTURE_3D, 1, &id));
+  Texture t;
+  t.handle_ = detail::Handle<detail::TextureTraits>(id);
+  SV_GL_CHECK(glTextureStorage3D(id, 1, internal_format, width, height, depth));
+  t.target_ = GL_TEXTURE_3D;
+  t.width_ = width;
+  t.height_ = height;
+  t.depth_ = depth;
   t.internal_format_ = internal_format;
   return t;
 }
@@ -89,6 +134,7 @@ void Texture::set_filter(GLenum min_filter, GLenum mag_filter) {
 void Texture::set_wrap(GLenum wrap) {
   SV_GL_CHECK(glTextureParameteri(id(), GL_TEXTURE_WRAP_S, static_cast<GLint>(wrap)));
   SV_GL_CHECK(glTextureParameteri(id(), GL_TEXTURE_WRAP_T, static_cast<GLint>(wrap)));
+  SV_GL_CHECK(glTextureParameteri(id(), GL_TEXTURE_WRAP_R, static_cast<GLint>(wrap)));
 }
 
 void Texture::set_swizzle(GLint r, GLint g, GLint b, GLint a) {
@@ -101,8 +147,49 @@ void Texture::upload_2d(GLenum format, GLenum type, const void* pixels) {
   SV_GL_CHECK(glTextureSubImage2D(id(), 0, 0, 0, width_, height_, format, type, pixels));
 }
 
+void Texture::upload(GLenum format, GLenum type, const void* pixels) {
+  TightUnpack unpack;
+  switch (target_) {
+    case GL_TEXTURE_1D:
+      SV_GL_CHECK(glTextureSubImage1D(id(), 0, 0, width_, format, type, pixels));
+      break;
+    case GL_TEXTURE_2D:
+      SV_GL_CHECK(glTextureSubImage2D(id(), 0, 0, 0, width_, height_, format, type, pixels));
+      break;
+    case GL_TEXTURE_3D:
+      SV_GL_CHECK(
+          glTextureSubImage3D(id(), 0, 0, 0, 0, width_, height_, depth_, format, type, pixels));
+      break;
+    default:
+      throw Error("Texture::upload: the texture has no storage");
+  }
+}
+
 void Texture::bind(GLuint unit) const {
   SV_GL_CHECK(glBindTextureUnit(unit, id()));
+}
+
+Sampler Sampler::create() {
+  GLuint id = 0;
+  SV_GL_CHECK(glCreateSamplers(1, &id));
+  Sampler s;
+  s.handle_ = detail::Handle<detail::SamplerTraits>(id);
+  return s;
+}
+
+void Sampler::set_filter(GLenum min_filter, GLenum mag_filter) {
+  SV_GL_CHECK(glSamplerParameteri(id(), GL_TEXTURE_MIN_FILTER, static_cast<GLint>(min_filter)));
+  SV_GL_CHECK(glSamplerParameteri(id(), GL_TEXTURE_MAG_FILTER, static_cast<GLint>(mag_filter)));
+}
+
+void Sampler::set_wrap(GLenum wrap) {
+  SV_GL_CHECK(glSamplerParameteri(id(), GL_TEXTURE_WRAP_S, static_cast<GLint>(wrap)));
+  SV_GL_CHECK(glSamplerParameteri(id(), GL_TEXTURE_WRAP_T, static_cast<GLint>(wrap)));
+  SV_GL_CHECK(glSamplerParameteri(id(), GL_TEXTURE_WRAP_R, static_cast<GLint>(wrap)));
+}
+
+void Sampler::bind(GLuint unit) const {
+  SV_GL_CHECK(glBindSampler(unit, id()));
 }
 
 Shader::Shader(GLenum stage) : stage_(stage) {

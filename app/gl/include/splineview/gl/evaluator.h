@@ -27,33 +27,61 @@ enum class Fetch {
   CubicOtf,         // prefiltered cubic, Ruijters: weights computed in the shader
   CubicPrecise      // prefiltered cubic, 4^d point fetches at texel centres, fma blends
 };
-const char* fetch_name(Fetch f);           // "nearest", "linear", "cubic-unfiltered", "lut",
-                                           // "otf", "precise"
-Fetch parse_fetch(const std::string& s);   // throws sv::Error listing the valid names
-bool fetch_prefiltered(Fetch f);           // true for lut, otf, precise
+const char* fetch_name(Fetch f);          // "nearest", "linear", "cubic-unfiltered", "lut",
+                                          // "otf", "precise"
+Fetch parse_fetch(const std::string& s);  // throws sv::Error listing the valid names
+bool fetch_prefiltered(Fetch f);          // true for lut, otf, precise
 
 // Storage of the spline texture. R16 is unsigned-normalised (study of integer formats only;
 // values must lie in [0, 1]); R32F and R16F are signed floats as coefficients need.
 enum class TexFormat { R32F, R16F, R16 };
-const char* format_name(TexFormat f);      // "r32f", "r16f", "r16"
+const char* format_name(TexFormat f);  // "r32f", "r16f", "r16"
 TexFormat parse_format(const std::string& s);
 
-// The lookup table of the LUT flavour (GPU Gems 2 ch. 20): texels of (h0, h1, g0) over the
-// fractional offset a in [0, 1), linearly filtered.
-struct LutOptions {
-  int texels = 128;               // table size
-  bool half_float = true;         // RGB16F as published; false: RGB32F
+// Layout of the LUT (see shaders/bspline_fetch.glsl). Both store three values per texel with
+// g0 = w0 + w1 third (BACKGROUND.md section 3).
+enum class LutMapping {
+  Endpoints,  // texel k holds h0 = w1/g0 - 1 and h1 = w3/g1 + 1 (offsets from i = floor(p)) at
+              // a = k / (texels - 1), looked up at u = (a (texels-1) + 0.5) / texels with
+              // clamp-to-edge: a = 0 and a -> 1 fall on texel centres, nothing wraps (default)
+  Repeat      // as published (GPU Gems 2 ch. 20): texel k holds the offsets from p itself,
+              // 1 + a - w1/g0 and 1 - a + w3/g1, at a = (k + 0.5) / texels, looked up at u = a
+              // with GL_REPEAT; within half a texel of a = 0 the filter blends the values for
+              // a -> 1 with those for a = 0, which belong to different cells (published error)
 };
+const char* lut_mapping_name(LutMapping m);  // "endpoints", "repeat"
+
+// The lookup table of the LUT flavour (GPU Gems 2 ch. 20): two fetch offsets and g0 over the
+// fractional offset a in [0, 1), linearly filtered (layout: LutMapping).
+struct LutOptions {
+  int texels = 128;        // table size, 2 .. GL_MAX_TEXTURE_SIZE
+  bool half_float = true;  // RGB16F as published; false: RGB32F
+  LutMapping mapping = LutMapping::Endpoints;
+};
+
+// The table exactly as uploaded: texels * 3 floats (offset 0, offset 1, g0 per texel, as
+// LutMapping describes), rounded to half
+// precision when opt.half_float. For deriving error bounds on the host. Throws sv::Error for
+// texels < 2.
+std::vector<float> lut_table(const LutOptions& opt);
+
+// The value a texel of the given format holds for v: R32F v itself, R16F v rounded to the
+// nearest half (ties to even, as SplineTexture converts), R16 round(v * 65535) / 65535 for v in
+// [0, 1].
+float texel_value(float v, TexFormat format);
 
 struct EvalOptions {
   Fetch fetch = Fetch::CubicOtf;
   Boundary boundary = Boundary::Reflect;
-  int derivative_axis = -1;       // >= 0: first derivative along this array axis (otf, precise)
+  int derivative_axis = -1;  // >= 0: first derivative along this array axis (otf, precise)
   LutOptions lut{};
 };
 
 // Samples or coefficients of a 2-D (H, W) or 3-D (D, H, W) array with 1..4 channels, in a
-// texture of the given format (channels > 1 use the RGBA variant of the format).
+// texture of the given format (channels > 1 use the RGBA variant of the format, the unused
+// channels padded with 0). The conversion to R16F/R16 happens on the host (see texel_value).
+// The texture's own filter is GL_LINEAR without mipmaps; the wrap mode comes from the
+// evaluator's sampler object for its boundary mode.
 class SplineTexture {
  public:
   // Throws sv::Error for unsupported ranks/sizes (beyond GL limits) or R16 data outside [0,1].
@@ -78,11 +106,25 @@ struct GridMapping {
   std::array<double, 3> origin{}, step_row{}, step_col{};
 };
 
+// Evaluates one fetch flavour, boundary mode and rank. Passes draw into the evaluator's own
+// RGBA32F framebuffer with one fragment per output value (tiles of at most 2048 x 2048
+// fragments; larger inputs take several passes) and read back as float32. The GL state that a
+// pass changes (viewport, enables, program, vertex array, draw framebuffer, texture and sampler
+// bindings of units 0 and 1, storage buffer binding 0, pixel pack state) is restored afterwards,
+// so an evaluator can share a context with a UI. Timing (gpu_ms) uses GL_TIME_ELAPSED queries
+// around the draws only (never the upload or readback) and waits for their results; it must not
+// be requested while another GL_TIME_ELAPSED query is active.
+//
+// Positions: evaluate() takes float32 positions as given. render_grid() computes each position
+// in double (origin + r * step_row + c * step_col) and rounds it once to float, so a grid gives
+// exactly what evaluate() gives at the float-rounded grid positions. Fetches need |position| <
+// 2^22 (float texel arithmetic); evaluate() throws sv::Error for non-finite or larger ones.
 class Evaluator {
  public:
   // Compiles the program variant for `opt` (and the LUT texture when needed); throws sv::Error
   // naming the shader file and line on a compile error, or for an unsupported combination
-  // (derivatives of nearest/linear/lut).
+  // (derivatives of nearest/linear/lut). The grid variant is compiled on the first
+  // render_grid call. Derivatives are d/dx along the array axis, in sample units.
   explicit Evaluator(const EvalOptions& opt, std::size_t rank);
   ~Evaluator();
   Evaluator(Evaluator&&) noexcept;

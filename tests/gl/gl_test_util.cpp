@@ -1,0 +1,189 @@
+// Helpers of the GL evaluator tests (see gl_test_util.h) and the test program's main: the
+// headless context lives for the whole run, the evaluators die before it, and the table of
+// measured errors is printed at the end.
+#include "gl_test_util.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+
+#include "splineview/error.h"
+#include "splineview/sampler.h"
+
+namespace svgltest {
+namespace {
+
+struct State {
+  bool tried = false;
+  std::unique_ptr<sv::gl::HeadlessContext> context;
+  std::string error;
+  std::map<std::string, std::unique_ptr<sv::gl::Evaluator>> evaluators;
+  double filter_precision = -1.0;
+  struct Entry {
+    double error = 0, bound = 0;
+    int cases = 0;
+  };
+  std::map<std::string, Entry> measured;
+};
+
+State& state() {
+  static State s;
+  return s;
+}
+
+std::string key_of(const sv::gl::EvalOptions& o, std::size_t rank) {
+  return std::to_string(rank) + "/" + sv::gl::fetch_name(o.fetch) + "/" +
+         sv::boundary_name(o.boundary) + "/" + std::to_string(o.derivative_axis) + "/" +
+         std::to_string(o.lut.texels) + (o.lut.half_float ? "h" : "f") +
+         sv::gl::lut_mapping_name(o.lut.mapping);
+}
+
+class Environment : public ::testing::Environment {
+ public:
+  void TearDown() override {
+    State& s = state();
+    if (!s.measured.empty()) {
+      std::printf("\nMeasured max |GPU - CPU reference| / data range (%s):\n",
+                  s.context ? s.context->description().c_str() : "no context");
+      std::printf("  %-58s %10s %10s %6s\n", "case", "measured", "bound", "cases");
+      for (const auto& [key, e] : s.measured)
+        std::printf("  %-58s %10.3g %10.3g %6d\n", key.c_str(), e.error, e.bound, e.cases);
+    }
+    s.evaluators.clear();
+    s.context.reset();
+  }
+};
+
+}  // namespace
+
+sv::gl::HeadlessContext* context() {
+  State& s = state();
+  if (!s.tried) {
+    s.tried = true;
+    try {
+      s.context = std::make_unique<sv::gl::HeadlessContext>();
+      std::printf("headless GL: %s (EGL platform %s)\n", s.context->description().c_str(),
+                  s.context->platform().c_str());
+    } catch (const std::exception& e) {
+      s.error = e.what();
+    }
+  }
+  return s.context.get();
+}
+
+const std::string& context_error() {
+  return state().error;
+}
+
+std::uint32_t fresh_seed() {
+  static std::uint32_t s = std::random_device{}();
+  return s++;
+}
+
+sv::ArrayF random_array(const std::vector<std::size_t>& dims, std::size_t channels,
+                        std::uint32_t seed, float lo, float hi) {
+  sv::ArrayF a(dims, channels);
+  std::mt19937 rng(seed);
+  std::uniform_real_distribution<float> u(lo, hi);
+  for (std::size_t i = 0; i < a.size(); ++i) a[i] = u(rng);
+  return a;
+}
+
+std::vector<float> random_positions(const std::vector<std::size_t>& dims, std::size_t m,
+                                    std::uint32_t seed, double margin_lo, double margin_hi) {
+  std::mt19937 rng(seed ^ 0x9e3779b9u);
+  std::vector<float> p(m * dims.size());
+  for (std::size_t d = 0; d < dims.size(); ++d) {
+    std::uniform_real_distribution<double> u(-margin_lo,
+                                             static_cast<double>(dims[d]) - 1.0 + margin_hi);
+    for (std::size_t i = 0; i < m; ++i) p[i * dims.size() + d] = static_cast<float>(u(rng));
+  }
+  return p;
+}
+
+std::vector<double> reference(const sv::ArrayF& coefficients, const std::vector<float>& positions,
+                              int degree, sv::Boundary boundary, int derivative_axis) {
+  sv::SamplerOptions opt;
+  opt.degree = degree;
+  opt.boundary = boundary;
+  opt.derivative_axis = derivative_axis;
+  const std::vector<double> pd(positions.begin(), positions.end());
+  return sv::sample(coefficients, pd, opt);
+}
+
+double max_abs_difference(const std::vector<float>& gpu, const std::vector<double>& ref) {
+  EXPECT_EQ(gpu.size(), ref.size());
+  double m = 0;
+  for (std::size_t i = 0; i < std::min(gpu.size(), ref.size()); ++i) {
+    const double d = std::fabs(static_cast<double>(gpu[i]) - ref[i]);
+    if (!(d <= m)) m = d;  // NaN propagates as the maximum
+  }
+  return m;
+}
+
+double value_range(const sv::ArrayF& a) {
+  const auto [lo, hi] = std::minmax_element(a.vec().begin(), a.vec().end());
+  const double r = static_cast<double>(*hi) - static_cast<double>(*lo);
+  return r > 0 ? r : 1.0;
+}
+
+double max_abs(const sv::ArrayF& a) {
+  double m = 0;
+  for (float v : a.vec()) m = std::max(m, std::fabs(static_cast<double>(v)));
+  return m;
+}
+
+sv::gl::Evaluator& evaluator(const sv::gl::EvalOptions& opt, std::size_t rank) {
+  auto& map = state().evaluators;
+  const std::string key = key_of(opt, rank);
+  auto it = map.find(key);
+  if (it == map.end()) it = map.emplace(key, std::make_unique<sv::gl::Evaluator>(opt, rank)).first;
+  return *it->second;
+}
+
+double filter_precision() {
+  State& s = state();
+  if (s.filter_precision >= 0) return s.filter_precision;
+  sv::gl::EvalOptions opt;
+  opt.fetch = sv::gl::Fetch::Linear;
+  double worst = 0;
+  for (std::size_t width : {61u, 47u, 37u}) {
+    sv::ArrayF ramp({2, width});
+    for (std::size_t y = 0; y < 2; ++y)
+      for (std::size_t x = 0; x < width; ++x) ramp.at2(y, x) = static_cast<float>(x);
+    const sv::gl::SplineTexture tex(ramp, sv::gl::TexFormat::R32F);
+    std::mt19937 rng(static_cast<std::uint32_t>(width));
+    std::uniform_real_distribution<double> u(0.0, static_cast<double>(width) - 1.0);
+    const std::size_t m = 20000;
+    std::vector<float> p(2 * m);
+    for (std::size_t i = 0; i < m; ++i) {
+      p[2 * i] = 0.5f;
+      p[2 * i + 1] = static_cast<float>(u(rng));
+    }
+    const std::vector<float> out = evaluator(opt, 2).evaluate(tex, p.data(), m);
+    for (std::size_t i = 0; i < m; ++i)
+      worst = std::max(worst, std::fabs(static_cast<double>(out[i]) - p[2 * i + 1]));
+  }
+  s.filter_precision = worst;
+  std::printf("measured filter precision (texel units, positions in [0, 60]): %.3g\n", worst);
+  return worst;
+}
+
+void record(const std::string& key, double error, double bound) {
+  State::Entry& e = state().measured[key];
+  e.error = std::max(e.error, error);
+  e.bound = std::max(e.bound, bound);
+  ++e.cases;
+}
+
+std::string shape_name(const std::vector<std::size_t>& dims, std::size_t channels) {
+  return sv::describe_shape(dims, channels);
+}
+
+}  // namespace svgltest
+
+int main(int argc, char** argv) {
+  ::testing::InitGoogleTest(&argc, argv);
+  ::testing::AddGlobalTestEnvironment(new svgltest::Environment);
+  return RUN_ALL_TESTS();
+}
