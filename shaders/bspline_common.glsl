@@ -88,25 +88,26 @@ vec4 sv_fetch_between(SV_SAMPLER tex, SV_IVEC j, SV_VEC t) {
 // Cubic B-spline weights of c[i-1], c[i], c[i+1], c[i+2] for the fractional offset a = p - i
 // in [0, 1), per axis (BACKGROUND.md section 1):
 //   w0 = (1-a)^3/6, w1 = 2/3 - a^2 (2-a)/2, w2 = 2/3 - (1-a)^2 (1+a)/2, w3 = a^3/6.
-// w2 is written as w1 of b = 1 - a (the basis is symmetric), each in one fma, so no weight
-// carries more than a few float roundings. With SV_DERIVATIVE_AXIS the weights of that axis
-// are the derivative weights d/da: -b^2/2, a (3a - 4)/2, b (3b - 4)/2 negated, a^2/2, i.e. a
-// pair (w0', w1') <= 0 and a pair (w2', w3') >= 0.
+// w1 takes one fma; w2 closes the partition of unity (w2 = 1 - w0 - w1 - w3, which equals
+// 2/3 - (1-a)^2 (1+a)/2), so the weights sum to 1 up to one rounding and a constant signal comes
+// back exactly. With SV_DERIVATIVE_AXIS the weights of that axis are the derivative weights
+// d/da: -b^2/2, a (3a - 4)/2, b (1 + 3a)/2 (again closing the sum, to 0), a^2/2, i.e. a pair
+// (w0', w1') <= 0 and a pair (w2', w3') >= 0.
 void sv_cubic_weights(SV_VEC a, out SV_VEC w0, out SV_VEC w1, out SV_VEC w2, out SV_VEC w3) {
   SV_VEC b = 1.0 - a;
   SV_VEC a2 = a * a;
   SV_VEC b2 = b * b;
   w0 = b2 * b * (1.0 / 6.0);
   w1 = fma(a2, 0.5 * a - 1.0, SV_VEC(2.0 / 3.0));
-  w2 = fma(b2, 0.5 * b - 1.0, SV_VEC(2.0 / 3.0));
   w3 = a2 * a * (1.0 / 6.0);
+  w2 = 1.0 - ((w0 + w1) + w3);
 #if defined(SV_DERIVATIVE_AXIS)
   {
     const int d = SV_DERIVATIVE_AXIS;
     w0[d] = -0.5 * b2[d];
     w1[d] = a[d] * fma(1.5, a[d], -2.0);
-    w2[d] = -b[d] * fma(1.5, b[d], -2.0);
     w3[d] = 0.5 * a2[d];
+    w2[d] = -((w0[d] + w1[d]) + w3[d]);
   }
 #endif
 }

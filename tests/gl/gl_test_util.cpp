@@ -20,7 +20,7 @@ struct State {
   std::map<std::string, std::unique_ptr<sv::gl::Evaluator>> evaluators;
   double filter_precision = -1.0;
   struct Entry {
-    double error = 0, bound = 0;
+    double error = 0, bound = 0, ulps = 0;
     int cases = 0;
   };
   std::map<std::string, Entry> measured;
@@ -45,9 +45,11 @@ class Environment : public ::testing::Environment {
     if (!s.measured.empty()) {
       std::printf("\nMeasured max |GPU - CPU reference| / data range (%s):\n",
                   s.context ? s.context->description().c_str() : "no context");
-      std::printf("  %-58s %10s %10s %6s\n", "case", "measured", "bound", "cases");
+      std::printf("  %-52s %10s %10s %14s %6s\n", "case", "measured", "bound", "ulp(max|c|)",
+                  "cases");
       for (const auto& [key, e] : s.measured)
-        std::printf("  %-58s %10.3g %10.3g %6d\n", key.c_str(), e.error, e.bound, e.cases);
+        std::printf("  %-52s %10.3g %10.3g %14.3g %6d\n", key.c_str(), e.error, e.bound, e.ulps,
+                    e.cases);
     }
     s.evaluators.clear();
     s.context.reset();
@@ -169,10 +171,11 @@ double filter_precision() {
   return worst;
 }
 
-void record(const std::string& key, double error, double bound) {
+void record(const std::string& key, double error, double bound, double ulps) {
   State::Entry& e = state().measured[key];
   e.error = std::max(e.error, error);
   e.bound = std::max(e.bound, bound);
+  e.ulps = std::max(e.ulps, ulps);
   ++e.cases;
 }
 

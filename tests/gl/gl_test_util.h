@@ -61,9 +61,10 @@ sv::gl::Evaluator& evaluator(const sv::gl::EvalOptions& opt, std::size_t rank);
 // On NVIDIA this is the 8-bit weight (about 2^-9); on Mesa llvmpipe it is float arithmetic.
 double filter_precision();
 
-// Records a measured error (relative to the data range) and its bound under `key`; the table of
-// maxima per key is printed when the test program ends.
-void record(const std::string& key, double error, double bound);
+// Records a measured error (relative to the data range), its bound, and the error in float ulps
+// of the largest coefficient magnitude (2^-24 max|c|) under `key`; the table of maxima per key
+// is printed when the test program ends.
+void record(const std::string& key, double error, double bound, double ulps);
 
 std::string shape_name(const std::vector<std::size_t>& dims, std::size_t channels);
 
