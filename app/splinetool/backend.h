@@ -1,11 +1,13 @@
 // Compute backends of splinetool: the operations the commands need (prefilter, point sampling,
-// zoom, rotation), behind one small interface so that the CUDA and OpenGL paths can slot in
-// later without touching the commands. Today only the CPU backend (the core library) exists;
-// asking for another one fails with a sentence that says so.
+// zoom, rotation), behind one small interface so that the CUDA and OpenGL paths slot in without
+// touching the commands. Backends: cpu (the core library), gl (the GLSL fetch family through a
+// headless EGL context; prefiltering stays on the CPU, in float). cuda is not implemented yet:
+// asking for it fails with a sentence that says so.
 #pragma once
 
 #include <cstddef>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -18,6 +20,7 @@ namespace splinetool {
 
 // Every operation comes in float and double: "single" precision keeps samples and
 // coefficients in float (the sampler still accumulates in double), "double" keeps all in double.
+// A backend that cannot compute in one of them throws sv::Error from those overloads.
 class Backend {
  public:
   virtual ~Backend() = default;
@@ -38,16 +41,50 @@ class Backend {
                             const sv::ResampleOptions& opt) = 0;
   virtual sv::ArrayD rotate(const sv::ArrayD& a, double degrees,
                             const sv::ResampleOptions& opt) = 0;
+
+  // GPU time of the operations run so far, in milliseconds (GL timer queries); nullopt for
+  // backends without one.
+  virtual std::optional<double> gpu_ms() const { return std::nullopt; }
+};
+
+// What the GL backend evaluates with; empty strings mean the default (fetch otf, format r32f).
+// Other backends accept only empty options.
+struct BackendOptions {
+  std::string fetch;   // one of fetch_names()
+  std::string format;  // one of format_names()
 };
 
 // Names accepted by --backend, in the order the help text lists them.
 std::vector<std::string> backend_names();
 
-// True when this build can create the named backend.
+// True when this build can create the named backend (gl: compiled in; whether a GL context can
+// be created on this machine is gl_status()'s question).
 bool backend_available(const std::string& name);
 
 // Creates the named backend; throws sv::Error with a one-line sentence when the name is
-// unknown or the backend is not implemented in this version.
-std::unique_ptr<Backend> make_backend(const std::string& name);
+// unknown, the backend is not implemented or not built, or the options do not fit it. The gl
+// backend creates its GL context lazily, on the first operation.
+std::unique_ptr<Backend> make_backend(const std::string& name, const BackendOptions& opt = {});
+
+// The GL fetch flavours and texture formats by name, known without GL so that the command line
+// can be checked before any context exists (they match sv::gl::fetch_name / format_name).
+std::vector<std::string> fetch_names();   // nearest, linear, cubic-unfiltered, lut, otf, precise
+std::vector<std::string> format_names();  // r32f, r16f, r16
+bool fetch_is_prefiltered(const std::string& fetch);  // lut, otf, precise
+int fetch_degree(const std::string& fetch);           // 0 nearest, 1 linear, 3 the cubic ones
+bool fetch_has_derivative(const std::string& fetch);  // otf, precise, cubic-unfiltered
+// The fetch flavour that resamples with `method` on the GL backend ("" when there is none,
+// e.g. quintic); `cubic_fetch` is the flavour of the prefiltered cubic.
+std::string fetch_for_method(sv::Method method, const std::string& cubic_fetch);
+
+// Whether the GL backend works here: compiled in, and a headless context could be created.
+struct GlStatus {
+  bool compiled = false;
+  bool works = false;
+  std::string description;  // GL_RENDERER, GL_VERSION (when it works)
+  std::string platform;     // EGL platform: "surfaceless" or "device" (when it works)
+  std::string reason;       // why not (when it does not)
+};
+GlStatus gl_status();
 
 }  // namespace splinetool

@@ -9,6 +9,7 @@
 #include <cstdio>
 #include <iostream>
 #include <memory>
+#include <optional>
 #include <type_traits>
 #include <utility>
 #include <vector>
@@ -41,6 +42,33 @@ Precision parse_precision(const std::string& s) {
 
 const char* precision_name(Precision p) {
   return p == Precision::Single ? "single" : "double";
+}
+
+// --precision as given, or the backend's own when it was left out (double on cpu; single on gl,
+// whose textures are float).
+Precision resolve_precision(const std::string& given, const std::string& backend,
+                            const char* command) {
+  if (given.empty()) return backend == "gl" ? Precision::Single : Precision::Double;
+  const Precision p = parse_precision(given);
+  if (backend == "gl" && p == Precision::Double)
+    throw sv::Error(std::string(command) +
+                    ": --backend gl computes in single precision (float textures); use "
+                    "--precision single or leave it out");
+  return p;
+}
+
+BackendOptions backend_options(const CommonArgs& common) {
+  return BackendOptions{common.fetch, common.format};
+}
+
+// The report fields every computing command adds: how the GL backend fetched (null elsewhere)
+// and the GPU time of the computation (null without a GPU timer).
+Json gpu_json(const Backend& backend, const std::string& fetch, const CommonArgs& common) {
+  const bool gl = std::string(backend.name()) == "gl";
+  const std::optional<double> ms = backend.gpu_ms();
+  return Json{{"fetch", gl && !fetch.empty() ? Json(fetch) : Json(nullptr)},
+              {"format", gl ? Json(common.format.empty() ? "r32f" : common.format) : Json(nullptr)},
+              {"gpu_ms", ms ? Json(*ms) : Json(nullptr)}};
 }
 
 // Lower-case extension including the dot ("" when there is none).
@@ -171,6 +199,10 @@ sv::ArrayD resampled(Backend& backend, sv::ArrayD&& input, const ResampleArgs& a
 }  // namespace
 
 void run_prefilter(const PrefilterArgs& args) {
+  if (args.common.backend == "gl")
+    throw sv::Error(
+        "prefilter: --backend gl does not prefilter on the GPU in this version (its sample and "
+        "resample prefilter on the CPU, in float); use --backend cpu");
   std::unique_ptr<Backend> backend = make_backend(args.common.backend);
   sv::check_degree(args.degree, 0, sv::kMaxDegree);
   const sv::PrefilterOptions opt{args.degree, sv::parse_boundary(args.boundary),
@@ -186,22 +218,47 @@ void run_prefilter(const PrefilterArgs& args) {
   const double seconds = clock.seconds();
   sv::save_any(args.out, result, precision == Precision::Single ? sv::DType::F32 : sv::DType::F64,
                in.channel_axis);
-  if (args.common.json)
-    print_json({{"command", "prefilter"},
-                {"backend", backend->name()},
-                {"degree", args.degree},
-                {"boundary", sv::boundary_name(opt.boundary)},
-                {"precision", precision_name(precision)},
-                {"shape", shape_json(result.dims(), result.channels(), in.channel_axis)},
-                {"seconds", seconds}});
+  if (args.common.json) {
+    Json j{{"command", "prefilter"},
+           {"backend", backend->name()},
+           {"degree", args.degree},
+           {"boundary", sv::boundary_name(opt.boundary)},
+           {"precision", precision_name(precision)},
+           {"shape", shape_json(result.dims(), result.channels(), in.channel_axis)},
+           {"seconds", seconds}};
+    j.update(gpu_json(*backend, "", args.common));
+    print_json(j);
+  }
 }
 
 void run_sample(const SampleArgs& args) {
-  std::unique_ptr<Backend> backend = make_backend(args.common.backend);
+  std::unique_ptr<Backend> backend =
+      make_backend(args.common.backend, backend_options(args.common));
   sv::check_degree(args.degree, 0, sv::kMaxDegree);
   const sv::Boundary boundary = sv::parse_boundary(args.boundary);
-  const Precision precision = parse_precision(args.precision);
+  const Precision precision = resolve_precision(args.precision, args.common.backend, "sample");
   check_output(args.out, {".npy"}, "sample");
+
+  // On gl the fetch flavour decides the degree and whether IN is prefiltered.
+  const bool gl = args.common.backend == "gl";
+  const std::string fetch = gl ? (args.common.fetch.empty() ? "otf" : args.common.fetch) : "";
+  int degree = args.degree;
+  if (gl) {
+    if (fetch_is_prefiltered(fetch) && args.degree != 3)
+      throw sv::Error("sample: --fetch " + fetch +
+                      " evaluates the cubic B-spline only (--degree 3); degree " +
+                      std::to_string(args.degree) + " needs --backend cpu");
+    if (!fetch_is_prefiltered(fetch) && args.degree_given && args.degree != fetch_degree(fetch))
+      throw sv::Error("sample: --fetch " + fetch + " is degree " +
+                      std::to_string(fetch_degree(fetch)) + "; --degree " +
+                      std::to_string(args.degree) +
+                      " applies to the prefiltered flavours (lut, otf, precise) only");
+    degree = fetch_degree(fetch);
+    if (args.derivative >= 0 && !fetch_has_derivative(fetch))
+      throw sv::Error("sample: --fetch " + fetch +
+                      " has no derivative on --backend gl (use --fetch otf or precise)");
+  }
+  const bool prefilter = !args.no_prefilter && (!gl || fetch_is_prefiltered(fetch));
 
   sv::Loaded in = sv::load_any(args.in, args.channels);
   const std::size_t rank = in.array.rank(), channels = in.array.channels();
@@ -209,37 +266,39 @@ void run_sample(const SampleArgs& args) {
     throw sv::Error("sample: --derivative " + std::to_string(args.derivative) +
                     " names no axis of the " + std::to_string(rank) + "-D input (axes 0.." +
                     std::to_string(rank - 1) + ")");
-  if (args.derivative >= 0 && args.degree == 0)
+  if (args.derivative >= 0 && degree == 0)
     throw sv::Error("sample: degree 0 (nearest) has no derivative");
   const std::vector<double> positions = load_coordinates(args.coords, rank);
   const std::size_t m = positions.size() / rank;
 
-  const sv::PrefilterOptions popt{args.degree, boundary, args.common.threads};
-  const sv::SamplerOptions sopt{args.degree, boundary, args.derivative, args.common.threads};
+  const sv::PrefilterOptions popt{degree, boundary, args.common.threads};
+  const sv::SamplerOptions sopt{degree, boundary, args.derivative, args.common.threads};
   sv::ArrayD out({m}, channels);
   const Stopwatch clock;
   if (precision == Precision::Single)
-    sampled<float>(*backend, std::move(in.array), !args.no_prefilter, popt, positions, sopt,
-                   out.data());
+    sampled<float>(*backend, std::move(in.array), prefilter, popt, positions, sopt, out.data());
   else
-    sampled<double>(*backend, std::move(in.array), !args.no_prefilter, popt, positions, sopt,
-                    out.data());
+    sampled<double>(*backend, std::move(in.array), prefilter, popt, positions, sopt, out.data());
   const double seconds = clock.seconds();
   sv::save_npy(args.out, out, sv::DType::F64, in.channel_axis);
-  if (args.common.json)
-    print_json({{"command", "sample"},
-                {"backend", backend->name()},
-                {"degree", args.degree},
-                {"boundary", sv::boundary_name(boundary)},
-                {"precision", precision_name(precision)},
-                {"prefilter", !args.no_prefilter},
-                {"derivative", args.derivative >= 0 ? Json(args.derivative) : Json(nullptr)},
-                {"shape", shape_json(out.dims(), channels, in.channel_axis)},
-                {"seconds", seconds}});
+  if (args.common.json) {
+    Json j{{"command", "sample"},
+           {"backend", backend->name()},
+           {"degree", degree},
+           {"boundary", sv::boundary_name(boundary)},
+           {"precision", precision_name(precision)},
+           {"prefilter", prefilter},
+           {"derivative", args.derivative >= 0 ? Json(args.derivative) : Json(nullptr)},
+           {"shape", shape_json(out.dims(), channels, in.channel_axis)},
+           {"seconds", seconds}};
+    j.update(gpu_json(*backend, fetch, args.common));
+    print_json(j);
+  }
 }
 
 void run_resample(const ResampleArgs& args) {
-  std::unique_ptr<Backend> backend = make_backend(args.common.backend);
+  std::unique_ptr<Backend> backend =
+      make_backend(args.common.backend, backend_options(args.common));
   if (args.has_zoom == args.has_rotate)
     throw sv::Error("resample: give exactly one of --zoom F or --rotate DEG");
   if (args.repeat < 1)
@@ -254,7 +313,24 @@ void run_resample(const ResampleArgs& args) {
     throw sv::Error("resample: --peak must be positive");
   const sv::ResampleOptions opt{sv::parse_method(args.method), sv::parse_boundary(args.boundary),
                                 args.common.threads};
-  const Precision precision = parse_precision(args.precision);
+  const Precision precision = resolve_precision(args.precision, args.common.backend, "resample");
+  // On gl: the method picks the fetch; --fetch picks the flavour of the prefiltered cubic.
+  std::string fetch;
+  if (args.common.backend == "gl") {
+    const std::string& f = args.common.fetch;
+    if (!f.empty() && !fetch_is_prefiltered(f))
+      throw sv::Error(
+          "resample: --fetch picks the flavour of --method cubic (lut, otf or "
+          "precise); for " +
+          f + " use --method " + f);
+    if (!f.empty() && opt.method != sv::Method::Cubic)
+      throw sv::Error("resample: --fetch " + f + " applies to --method cubic only, not --method " +
+                      args.method);
+    fetch = fetch_for_method(opt.method, f);
+    if (fetch.empty())
+      throw sv::Error("resample: --backend gl evaluates cubic B-splines only; --method " +
+                      args.method + " needs --backend cpu");
+  }
   check_output(args.out, {".npy", ".png", ".nrrd"}, "resample");
 
   sv::Loaded in = sv::load_any(args.in, args.channels);
@@ -315,6 +391,7 @@ void run_resample(const ResampleArgs& args) {
       j["rotate_degrees"] = args.rotate;
     else
       j["zoom"] = args.zoom;
+    j.update(gpu_json(*backend, fetch, args.common));
     if (reference) {
       j["compared_with"] = args.reference.empty() ? "input" : "reference";
       j["disc"] = result.rank() == 2 && args.disc > 0 ? Json(args.disc) : Json(nullptr);
@@ -355,6 +432,7 @@ void run_info(const InfoArgs& args) {
   make_backend(args.common.backend);
   std::string why;
   const std::vector<sv::CudaDeviceInfo> devices = sv::cuda_devices(&why);
+  const GlStatus gl = gl_status();
   if (args.common.json) {
     Json j{{"command", "info"}, {"version", SPLINEVIEW_VERSION}};
     Json backends = Json::object();
@@ -372,13 +450,18 @@ void run_info(const InfoArgs& args) {
            {"memory_bandwidth_gbs", d.memory_bandwidth_gbs}});
     j["cuda_devices"] = list;
     if (devices.empty()) j["cuda_none_reason"] = why;
+    j["gl"] = {{"compiled", gl.compiled},
+               {"works", gl.works},
+               {"description", gl.works ? Json(gl.description) : Json(nullptr)},
+               {"platform", gl.works ? Json(gl.platform) : Json(nullptr)},
+               {"none_reason", gl.works ? Json(nullptr) : Json(gl.reason)}};
     print_json(j);
     return;
   }
   std::printf("splinetool %s (splineview)\n", SPLINEVIEW_VERSION);
   std::printf("backends:");
   for (const std::string& n : backend_names())
-    std::printf(" %s%s", n.c_str(), backend_available(n) ? "" : " (not implemented yet)");
+    std::printf(" %s%s", n.c_str(), backend_available(n) ? "" : " (not available)");
   std::printf("\nCUDA compiled: %s\n", sv::cuda_compiled() ? "yes" : "no");
   if (devices.empty()) std::printf("CUDA devices: none (%s)\n", why.c_str());
   for (const sv::CudaDeviceInfo& d : devices)
@@ -386,6 +469,10 @@ void run_info(const InfoArgs& args) {
                 d.index, d.name.c_str(), d.major, d.minor,
                 static_cast<double>(d.global_memory) / (1024.0 * 1024.0 * 1024.0),
                 d.multiprocessors, d.memory_bandwidth_gbs);
+  if (gl.works)
+    std::printf("GL: %s (EGL %s)\n", gl.description.c_str(), gl.platform.c_str());
+  else
+    std::printf("GL: none (%s)\n", gl.reason.c_str());
 }
 
 }  // namespace splinetool

@@ -10,9 +10,11 @@ namespace splinetool {
 
 // Options every command takes.
 struct CommonArgs {
-  std::string backend = "cpu";  // cpu | cuda | gl (only cpu is implemented in this version)
+  std::string backend = "cpu";  // cpu | cuda | gl (cuda is not implemented in this version)
   bool json = false;            // print a JSON object on stdout
   unsigned threads = 0;         // CPU threads; 0 = all hardware threads
+  std::string fetch;            // gl only: fetch flavour ("" = otf)
+  std::string format;           // gl only: texture format ("" = r32f)
 };
 
 struct PrefilterArgs {
@@ -28,8 +30,9 @@ struct SampleArgs {
   CommonArgs common;
   std::string in, coords, out;
   int degree = 3;
+  bool degree_given = false;  // --degree was on the command line
   std::string boundary = "reflect";
-  std::string precision = "double";
+  std::string precision;  // "" = the backend's own: double on cpu, single on gl
   bool channels = false;
   bool no_prefilter = false;
   int derivative = -1;  // >= 0: derivative along this array axis
@@ -44,7 +47,7 @@ struct ResampleArgs {
   int repeat = 1;
   std::string method = "cubic";
   std::string boundary = "reflect";
-  std::string precision = "double";
+  std::string precision;  // "" = the backend's own: double on cpu, single on gl
   bool channels = false;
   std::string reference;  // compare the result with this file
   bool compare_original = false;

@@ -22,10 +22,14 @@ const char* const kBoundaryHelp =
 const char* const kPrecisionHelp =
     "single: float samples and coefficients (the sampler accumulates in double); double: all "
     "double";
+const char* const kPrecisionHelpGl =
+    "single: float samples and coefficients (the CPU sampler accumulates in double); double: "
+    "all double. Default: double on cpu, single on gl (float textures; double is refused)";
 
 void add_common(CLI::App* sub, CommonArgs& common, bool threads = true) {
   sub->add_option("--backend", common.backend,
-                  "compute backend: cpu (cuda and gl are not implemented yet)")
+                  "compute backend: cpu, or gl (GLSL fetches in a headless EGL context; "
+                  "prefiltering on the CPU in float); cuda is not implemented yet")
       ->type_name("NAME")
       ->check(CLI::IsMember(splinetool::backend_names()))
       ->capture_default_str();
@@ -44,10 +48,23 @@ void add_boundary(CLI::App* sub, std::string& boundary) {
 }
 
 void add_precision(CLI::App* sub, std::string& precision) {
-  sub->add_option("--precision", precision, kPrecisionHelp)
-      ->type_name("P")
-      ->check(CLI::IsMember({"single", "double"}))
-      ->capture_default_str();
+  CLI::Option* o = sub->add_option("--precision", precision,
+                                   precision.empty() ? kPrecisionHelpGl : kPrecisionHelp)
+                       ->type_name("P")
+                       ->check(CLI::IsMember({"single", "double"}));
+  if (!precision.empty()) o->capture_default_str();
+}
+
+// --fetch and --format: how the gl backend evaluates (refused on other backends).
+void add_gl_options(CLI::App* sub, CommonArgs& common, const char* fetch_help) {
+  sub->add_option("--fetch", common.fetch, fetch_help)
+      ->type_name("F")
+      ->check(CLI::IsMember(splinetool::fetch_names()));
+  sub->add_option("--format", common.format,
+                  "gl only: texture format r32f (default), r16f (half float) or r16 (16-bit "
+                  "unsigned normalised: data in [0, 1] only, so no prefiltered flavour)")
+      ->type_name("FMT")
+      ->check(CLI::IsMember(splinetool::format_names()));
 }
 
 void add_degree(CLI::App* sub, int& degree) {
@@ -108,7 +125,13 @@ int main(int argc, char** argv) {
                    "(M,)); one position per row in array axis order, in sample units")
       ->required();
   sample->add_option("OUT", smp.out, "values: .npy")->required();
-  add_degree(sample, smp.degree);
+  CLI::Option* sample_degree = sample
+                                   ->add_option("--degree", smp.degree,
+                                                "B-spline degree 0..7 (0 nearest, 1 linear); on "
+                                                "gl the fetch decides (3 for lut, otf, precise)")
+                                   ->type_name("N")
+                                   ->check(CLI::Range(0, 7))
+                                   ->capture_default_str();
   add_boundary(sample, smp.boundary);
   sample->add_flag("--no-prefilter", smp.no_prefilter,
                    "use IN as coefficients directly (e.g. the unfiltered cubic B-spline)");
@@ -119,6 +142,11 @@ int main(int argc, char** argv) {
                    "evaluate the first derivative along this array axis instead")
       ->type_name("AXIS")
       ->check(CLI::NonNegativeNumber);
+  add_gl_options(sample, smp.common,
+                 "gl only: nearest, linear (hardware filtering), cubic-unfiltered (cubic "
+                 "B-spline on the raw samples), or the prefiltered cubic as lut (Sigg-Hadwiger "
+                 "lookup table), otf (weights computed on the fly; default) or precise (16 point "
+                 "fetches, fma blends; 64 in 3-D)");
   add_common(sample, smp.common);
 
   splinetool::ResampleArgs res;
@@ -165,6 +193,9 @@ int main(int argc, char** argv) {
   resample->add_option("--peak", res.peak, "peak value for the PSNR")
       ->type_name("P")
       ->capture_default_str();
+  add_gl_options(resample, res.common,
+                 "gl only: flavour of --method cubic: lut, otf (default) or precise; the other "
+                 "methods map to their own fetch (quintic and septic are cpu only)");
   add_common(resample, res.common);
 
   splinetool::CompareArgs cmp;
@@ -185,7 +216,9 @@ int main(int argc, char** argv) {
 
   splinetool::InfoArgs inf;
   CLI::App* info = app.add_subcommand(
-      "info", "version, backends, and whether CUDA was compiled in and which devices it sees");
+      "info",
+      "version, backends, whether CUDA was compiled in and which devices it sees, and whether "
+      "a headless OpenGL context works (with its renderer)");
   add_common(info, inf.common, false);
   app.footer("Run 'splinetool COMMAND --help' for the options of a command.\n" + exit_note);
 
@@ -202,7 +235,10 @@ int main(int argc, char** argv) {
 
   try {
     if (prefilter->parsed()) splinetool::run_prefilter(pre);
-    if (sample->parsed()) splinetool::run_sample(smp);
+    if (sample->parsed()) {
+      smp.degree_given = sample_degree->count() > 0;
+      splinetool::run_sample(smp);
+    }
     if (resample->parsed()) {
       res.has_zoom = zoom->count() > 0;
       res.has_rotate = rotate->count() > 0;

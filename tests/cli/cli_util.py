@@ -1,6 +1,6 @@
 """Helpers shared by the splinetool tests: run the tool, make temporary files, check failures.
 
-Imported by test_contract.py and test_scipy_oracle.py; needs numpy (Debian's python3-numpy).
+Imported by test_contract.py, test_scipy_oracle.py and test_gl_backend.py; needs numpy (Debian's python3-numpy).
 """
 import os
 import subprocess
@@ -15,10 +15,15 @@ class Tool:
     def __init__(self, path):
         self.path = path
 
-    def run(self, *args, timeout=300):
-        """Runs splinetool with `args` (converted to str); returns the CompletedProcess."""
+    def run(self, *args, timeout=300, env=None):
+        """Runs splinetool with `args` (converted to str); returns the CompletedProcess.
+        `env`: variables to set on top of this process's environment."""
+        full_env = None
+        if env:
+            full_env = dict(os.environ)
+            full_env.update(env)
         return subprocess.run([self.path] + [str(a) for a in args], capture_output=True,
-                              text=True, timeout=timeout)
+                              text=True, timeout=timeout, env=full_env)
 
     def ok(self, *args):
         """Runs splinetool and raises AssertionError (with its stderr) unless it exits 0."""

@@ -258,14 +258,26 @@ class CompareAndInfo(Base):
         self.assertTrue(j["backends"]["cpu"])
         if not j["cuda_devices"]:
             self.assertTrue(j["cuda_none_reason"])
+        # The GL backend: compiled in or not, and whether a context can be created here.
+        g = j["gl"]
+        self.assertIsInstance(g["compiled"], bool)
+        self.assertEqual(j["backends"]["gl"], g["compiled"])
+        if g["works"]:
+            self.assertTrue(g["description"])
+            self.assertIn(g["platform"], ("surfaceless", "device"))
+            self.assertIn("GL: " + g["description"], r.stdout)
+        else:
+            self.assertTrue(g["none_reason"])
+            self.assertIn("GL: none (", r.stdout)
 
     def test_help_exits_zero(self):
         r = TOOL.run("--help")
         self.assertEqual(r.returncode, 0)
         for cmd in ("prefilter", "sample", "resample", "compare", "info"):
             self.assertIn(cmd, r.stdout)
-        for cmd, word in [("prefilter", "--degree"), ("sample", "COORDS"),
-                          ("resample", "--repeat"), ("compare", "--disc"), ("info", "--json")]:
+        for cmd, word in [("prefilter", "--degree"), ("sample", "COORDS"), ("sample", "--fetch"),
+                          ("sample", "--format"), ("resample", "--repeat"),
+                          ("resample", "--fetch"), ("compare", "--disc"), ("info", "--json")]:
             r = TOOL.run(cmd, "--help")
             self.assertEqual(r.returncode, 0, cmd)
             self.assertIn(word, r.stdout, cmd)
@@ -375,18 +387,87 @@ class Failures(Base):
 
     def test_backends_not_implemented(self):
         out = self.w.path("out.npy")
-        for backend in ("cuda", "gl"):
-            for args in (["prefilter", self.f2, out], ["sample", self.f2, self.p2, out],
-                         ["resample", self.f2, out, "--zoom", 2],
-                         ["resample", self.f2, out, "--rotate", 5]):
-                r = self.check_fails(args + ["--backend", backend], out)
-                self.assertEqual(r.stderr.strip(),
-                                 "splinetool: --backend %s is not implemented yet in this "
-                                 "version; use --backend cpu" % backend)
-            self.check_fails(["compare", self.f2, self.f2, "--backend", backend], None,
-                             "not implemented")
-            self.check_fails(["info", "--backend", backend], None, "not implemented")
+        for args in (["prefilter", self.f2, out], ["sample", self.f2, self.p2, out],
+                     ["resample", self.f2, out, "--zoom", 2],
+                     ["resample", self.f2, out, "--rotate", 5]):
+            r = self.check_fails(args + ["--backend", "cuda"], out)
+            self.assertEqual(r.stderr.strip(),
+                             "splinetool: --backend cuda is not implemented yet in this "
+                             "version; use --backend cpu")
+        self.check_fails(["compare", self.f2, self.f2, "--backend", "cuda"], None,
+                         "not implemented")
+        self.check_fails(["info", "--backend", "cuda"], None, "not implemented")
         self.check_fails(["prefilter", self.f2, out, "--backend", "vulkan"], out)
+
+    def test_gl_options_need_the_gl_backend(self):
+        # --fetch and --format choose how the shaders fetch: refused on cpu, before any work.
+        out = self.w.path("out.npy")
+        for args in (["sample", self.f2, self.p2, out, "--fetch", "otf"],
+                     ["sample", self.f2, self.p2, out, "--format", "r16f"],
+                     ["resample", self.f2, out, "--zoom", 2, "--fetch", "precise"]):
+            self.check_fails(args, out, "needs --backend gl")
+        for args in (["sample", self.f2, self.p2, out, "--backend", "gl", "--fetch", "cubic"],
+                     ["sample", self.f2, self.p2, out, "--backend", "gl", "--format", "rgba8"]):
+            self.check_fails(args, out)
+
+    def test_gl_refusals_before_any_gl_work(self):
+        # Combinations the gl backend cannot do fail with one line whether or not this machine
+        # has GL: they are checked before a context is created. (Without the GL layer in the
+        # build every one of them says that instead.)
+        gl_built = json.loads(TOOL.ok("info", "--json").stdout)["gl"]["compiled"]
+        out = self.w.path("out.npy")
+        cases = [
+            (["prefilter", self.f2, out, "--backend", "gl"], "does not prefilter on the GPU"),
+            (["sample", self.f2, self.p2, out, "--backend", "gl", "--precision", "double"],
+             "single precision"),
+            (["sample", self.f2, self.p2, out, "--backend", "gl", "--degree", 5],
+             "--degree 3"),
+            (["sample", self.f2, self.p2, out, "--backend", "gl", "--fetch", "precise",
+              "--degree", 2], "--degree 3"),
+            (["sample", self.f2, self.p2, out, "--backend", "gl", "--fetch", "linear",
+              "--degree", 3], "degree 1"),
+            (["sample", self.f2, self.p2, out, "--backend", "gl", "--fetch", "lut",
+              "--derivative", 0], "no derivative"),
+            (["sample", self.f2, self.p2, out, "--backend", "gl", "--fetch", "linear",
+              "--derivative", 1], "no derivative"),
+            (["sample", self.f2, self.p2, out, "--backend", "gl", "--fetch", "nearest",
+              "--derivative", 1], "no derivative"),
+            (["resample", self.f2, out, "--zoom", 2, "--backend", "gl", "--method", "quintic"],
+             "cubic B-splines only"),
+            (["resample", self.f2, out, "--zoom", 2, "--backend", "gl", "--method", "septic"],
+             "cubic B-splines only"),
+            (["resample", self.f2, out, "--zoom", 2, "--backend", "gl", "--fetch", "linear"],
+             "--method linear"),
+            (["resample", self.f2, out, "--zoom", 2, "--backend", "gl", "--method", "linear",
+              "--fetch", "otf"], "--method cubic only"),
+            (["resample", self.f2, out, "--zoom", 2, "--backend", "gl", "--precision",
+              "double"], "single precision"),
+        ]
+        for args, message in cases:
+            if not gl_built and args[0] != "prefilter":
+                message = "not built"
+            self.check_fails(args, out, message)
+
+    def test_gl_without_a_context_fails_with_one_line(self):
+        # No EGL vendor library: the context cannot be created. The command fails with the
+        # context's own reason on one line, and info reports it.
+        if not json.loads(TOOL.ok("info", "--json").stdout)["gl"]["compiled"]:
+            self.skipTest("splinetool built without the GL layer")
+        no_gl = {"__EGL_VENDOR_LIBRARY_FILENAMES": self.w.path("no_such_vendor.json")}
+        out = self.w.path("out.npy")
+        for args in (["sample", self.f2, self.p2, out, "--backend", "gl"],
+                     ["resample", self.f2, out, "--zoom", 2, "--backend", "gl"]):
+            before = self.w.listing()
+            r = TOOL.run(*args, env=no_gl)
+            self.assertEqual(r.returncode, 1, r.stderr)
+            lines = r.stderr.splitlines()
+            self.assertEqual(len(lines), 1, r.stderr)
+            self.assertTrue(lines[0].startswith("splinetool: --backend gl: no OpenGL 4.5 "
+                                                "context: "), lines[0])
+            self.assertEqual(self.w.listing(), before)
+        j = json.loads(TOOL.run("info", "--json", env=no_gl).stdout)
+        self.assertFalse(j["gl"]["works"])
+        self.assertTrue(j["gl"]["none_reason"])
 
     def test_command_line_errors(self):
         for args in ([], ["frobnicate"], ["--frobnicate"], ["prefilter"],

@@ -1,0 +1,337 @@
+#!/usr/bin/env python3
+"""Contract tests of `splinetool --backend gl` (the GLSL fetches in a headless EGL context).
+
+Usage: test_gl_backend.py PATH/TO/splinetool [unittest args]
+Skips (exit 77, "SKIP: reason") when splinetool has no GL layer or no GL context can be created.
+Checks that sample through every fetch flavour agrees with --backend cpu on the same float
+coefficients at the same (float32) positions, within stated bounds relative to the data range:
+  precise                       1e-6   (4^d point fetches, fma blends: only float rounding)
+  otf, cubic-unfiltered, linear 2^-7   (hardware filtering: NVIDIA weights have 8 fraction bits)
+  lut                           2^-6   (the same plus the 128-texel half-float weight table)
+  nearest                       identical except at rounding ties (< 1 % of the positions)
+and prints the measured errors; derivatives likewise; output shapes and dtypes equal those of
+--backend cpu --precision single; resample (zoom, rotate, --repeat) agrees with the CPU; JSON
+reports fetch, format and gpu_ms; texture formats (r16f, r16) and their refusals; errors are one
+line with OUT untouched.
+"""
+import json
+import os
+import sys
+import unittest
+
+import numpy as np
+
+from cli_util import Tool, Workdir, load
+
+TOOL = None  # set in __main__
+
+BOUNDS = {"precise": 1e-6, "otf": 2.0 ** -7, "cubic-unfiltered": 2.0 ** -7,
+          "linear": 2.0 ** -7, "lut": 2.0 ** -6}
+# The CPU options that compute the same spline as each flavour (on the same float data).
+CPU_EQUIVALENT = {"precise": [], "otf": [], "lut": [],
+                  "cubic-unfiltered": ["--degree", 3, "--no-prefilter"],
+                  "linear": ["--degree", 1], "nearest": ["--degree", 0]}
+MEASURED = []  # (what, value) lines printed at the end
+
+
+def rng(seed):
+    return np.random.default_rng(seed)
+
+
+def float32_positions(generator, shape, m, lo=-2.0, hi_offset=2.0):
+    """m positions uniform in [lo, N - 1 + hi_offset] per axis, exactly representable in float32
+    (the GPU receives float32; the CPU then evaluates at the very same points)."""
+    cols = [generator.uniform(lo, n - 1 + hi_offset, m) for n in shape]
+    p = np.stack(cols, axis=-1).astype(np.float32)
+    return p[:, 0] if len(shape) == 1 else p
+
+
+class Base(unittest.TestCase):
+    def setUp(self):
+        self.w = Workdir()
+
+    def tearDown(self):
+        self.w.close()
+
+    def sample(self, data_path, coords_path, name, *args):
+        out = self.w.path(name)
+        TOOL.ok("sample", data_path, coords_path, out, *args)
+        return load(out)
+
+
+class SampleAgreesWithCpu(Base):
+    CASES = [((40,), False, 1.0), ((23, 31), False, 1.0), ((9, 11, 13), False, 1.0),
+             ((12, 10, 3), True, 1.0), ((17, 19), False, 250.0)]
+
+    def run_case(self, shape, channels, scale, fetch, boundary, seed, extra=()):
+        g = rng(seed)
+        data = g.random(shape) * scale - 0.25 * scale
+        spatial = shape[:-1] if channels else shape
+        coords = float32_positions(g, spatial, 400)
+        f, p = self.w.save("f.npy", data), self.w.save("p.npy", coords)
+        ch = ["--channels"] if channels else []
+        common = ["--boundary", boundary] + ch + list(extra)
+        got = self.sample(f, p, "gl.npy", "--backend", "gl", "--fetch", fetch, *common)
+        want = self.sample(f, p, "cpu.npy", "--precision", "single",
+                           *(CPU_EQUIVALENT[fetch] + common))
+        self.assertEqual((got.shape, got.dtype), (want.shape, want.dtype))
+        return got, want, data.max() - data.min()
+
+    def test_flavours_agree_with_cpu_on_the_same_coefficients(self):
+        seed = 100
+        for fetch in ("precise", "otf", "lut", "cubic-unfiltered", "linear"):
+            worst = 0.0
+            for boundary in ("reflect", "mirror", "periodic"):
+                for shape, channels, scale in self.CASES:
+                    seed += 1
+                    got, want, span = self.run_case(shape, channels, scale, fetch, boundary, seed)
+                    err = np.abs(got - want).max() / span
+                    worst = max(worst, err)
+                    self.assertLessEqual(err, BOUNDS[fetch],
+                                         "%s %s %s: %.3g of the data range" %
+                                         (fetch, boundary, shape, err))
+            MEASURED.append(("sample %s vs cpu single, max |error| / data range (bound %.3g)" %
+                             (fetch, BOUNDS[fetch]), worst))
+
+    def test_nearest_agrees_except_at_ties(self):
+        seed = 200
+        for boundary in ("reflect", "mirror", "periodic"):
+            for shape, channels, scale in self.CASES:
+                seed += 1
+                got, want, _ = self.run_case(shape, channels, scale, "nearest", boundary, seed)
+                differ = np.mean(got != want)
+                self.assertLess(differ, 0.01, "nearest %s %s" % (boundary, shape))
+
+    def test_precise_against_double_precision(self):
+        # Against the all-double CPU path the float prefilter's own rounding adds to the GPU's.
+        worst = 0.0
+        for i, (shape, channels, scale) in enumerate(self.CASES):
+            g = rng(300 + i)
+            data = g.random(shape) * scale
+            spatial = shape[:-1] if channels else shape
+            f = self.w.save("f.npy", data)
+            p = self.w.save("p.npy", float32_positions(g, spatial, 400))
+            ch = ["--channels"] if channels else []
+            got = self.sample(f, p, "gl.npy", "--backend", "gl", "--fetch", "precise", *ch)
+            want = self.sample(f, p, "cpu.npy", *ch)
+            worst = max(worst, np.abs(got - want).max() / (data.max() - data.min()))
+        MEASURED.append(("sample precise vs cpu double, max |error| / data range (bound 4e-6)",
+                         worst))
+        self.assertLessEqual(worst, 4e-6)
+
+    def test_derivatives_agree_with_cpu(self):
+        seed = 400
+        for fetch, bound in (("precise", 1e-5), ("otf", 2.0 ** -5), ("cubic-unfiltered", 2.0 ** -5)):
+            worst = 0.0
+            for shape, channels, scale in self.CASES[:4]:
+                spatial = shape[:-1] if channels else shape
+                for axis in range(len(spatial)):
+                    seed += 1
+                    got, want, span = self.run_case(shape, channels, scale, fetch, "reflect", seed,
+                                                    ["--derivative", axis])
+                    worst = max(worst, np.abs(got - want).max() / span)
+            MEASURED.append(("derivative %s vs cpu single, max |error| / data range (bound %.3g)"
+                             % (fetch, bound), worst))
+            self.assertLessEqual(worst, bound, fetch)
+
+    def test_samples_are_interpolated(self):
+        # The prefiltered flavours reproduce the samples at the sample positions.
+        data = rng(500).random((13, 17))
+        grid = np.stack(np.meshgrid(np.arange(13.0), np.arange(17.0), indexing="ij"),
+                        axis=-1).reshape(-1, 2).astype(np.float32)
+        f, p = self.w.save("f.npy", data), self.w.save("p.npy", grid)
+        for fetch, bound in (("precise", 1e-6), ("otf", 2.0 ** -7), ("lut", 2.0 ** -6)):
+            v = self.sample(f, p, "v.npy", "--backend", "gl", "--fetch", fetch)
+            err = np.abs(v - data.reshape(-1)).max()
+            MEASURED.append(("%s at the sample positions: max |s(k) - f[k]|" % fetch, err))
+            self.assertLessEqual(err, bound, fetch)
+
+
+class ShapesAndReports(Base):
+    def test_sample_shapes_and_dtypes_equal_cpu(self):
+        for shape, channels in [((9,), False), ((6, 7), False), ((4, 5, 6), False),
+                                ((6, 7, 3), True), ((3, 4, 5, 2), True)]:
+            spatial = shape[:-1] if channels else shape
+            f = self.w.save("f.npy", rng(1).random(shape))
+            ch = ["--channels"] if channels else []
+            coord_sets = [float32_positions(rng(2), spatial, 11)]
+            if len(spatial) == 1:
+                coord_sets.append(coord_sets[0].reshape(-1, 1))
+            for coords in coord_sets:
+                p = self.w.save("p.npy", coords)
+                for fetch in ("nearest", "linear", "cubic-unfiltered", "lut", "otf", "precise"):
+                    got = self.sample(f, p, "g.npy", "--backend", "gl", "--fetch", fetch, *ch)
+                    want = self.sample(f, p, "c.npy", *ch)
+                    self.assertEqual((got.shape, got.dtype), (want.shape, want.dtype),
+                                     (shape, fetch))
+
+    def test_resample_shapes_dtypes_and_values_equal_cpu(self):
+        worst = {}
+        for shape, factor, extra in [((10, 14), 1.5, []), ((4, 5, 6), 2, []),
+                                     ((10, 14, 3), 0.5, ["--channels"]), ((9,), 3, []),
+                                     ((16, 12), 1, [])]:
+            x = self.w.save("x.npy", rng(3).random(shape))
+            for method, fetch in [("cubic", "precise"), ("cubic", "otf"), ("cubic", "lut"),
+                                  ("linear", None), ("cubic-unfiltered", None)]:
+                gl_args = ["--backend", "gl", "--method", method] + (
+                    ["--fetch", fetch] if fetch else [])
+                TOOL.ok("resample", x, self.w.path("g.npy"), "--zoom", factor, *(gl_args + extra))
+                TOOL.ok("resample", x, self.w.path("c.npy"), "--zoom", factor, "--method", method,
+                        "--precision", "single", *extra)
+                g, c = load(self.w.path("g.npy")), load(self.w.path("c.npy"))
+                self.assertEqual((g.shape, g.dtype), (c.shape, c.dtype), (shape, factor, method))
+                key = fetch or method
+                worst[key] = max(worst.get(key, 0.0), np.abs(g.astype(float) - c).max())
+                self.assertLessEqual(worst[key], BOUNDS[key], (shape, factor, key))
+        for key, v in worst.items():
+            MEASURED.append(("resample --zoom %s vs cpu single, max |error|" % key, v))
+
+    def test_rotation_and_repeat(self):
+        x = self.w.save("x.npy", rng(4).random((21, 17)))
+        for fetch in ("precise", "otf"):
+            args = ["--rotate", 10, "--backend", "gl", "--fetch", fetch]
+            TOOL.ok("resample", x, self.w.path("k.npy"), "--repeat", 3, *args)
+            prev = x
+            for k in range(3):
+                nxt = self.w.path("step%d.npy" % k)
+                TOOL.ok("resample", prev, nxt, *args)
+                prev = nxt
+            np.testing.assert_array_equal(load(self.w.path("k.npy")), load(prev), fetch)
+            TOOL.ok("resample", x, self.w.path("c.npy"), "--rotate", 10, "--repeat", 3,
+                    "--precision", "single")
+            err = np.abs(load(self.w.path("k.npy")).astype(float) - load(self.w.path("c.npy"))).max()
+            MEASURED.append(("resample --rotate 10 --repeat 3 %s vs cpu single, max |error|"
+                             % fetch, err))
+            self.assertLessEqual(err, 3 * BOUNDS[fetch], fetch)
+
+    def check_gpu_ms(self, j):
+        # The timer-query time of the passes, or null when the driver's timer gave an
+        # implausible value (longer than the call it timed; Mesa llvmpipe 22.3 does).
+        if j["gpu_ms"] is None:
+            MEASURED.append(("%s: GL timer implausible here, gpu_ms null" % j["command"], 0.0))
+        else:
+            self.assertGreaterEqual(j["gpu_ms"], 0.0)
+            self.assertLessEqual(j["gpu_ms"], j["seconds"] * 1e3 + 1.0)
+
+    def test_json_reports_fetch_format_and_gpu_time(self):
+        f = self.w.save("f.npy", rng(5).random((8, 9)))
+        p = self.w.save("p.npy", float32_positions(rng(6), (8, 9), 20))
+        j = json.loads(TOOL.ok("sample", f, p, self.w.path("v.npy"), "--backend", "gl",
+                               "--json").stdout)
+        self.assertEqual((j["backend"], j["fetch"], j["format"], j["precision"], j["degree"],
+                          j["prefilter"]), ("gl", "otf", "r32f", "single", 3, True))
+        self.check_gpu_ms(j)
+        j = json.loads(TOOL.ok("sample", f, p, self.w.path("v.npy"), "--backend", "gl",
+                               "--fetch", "linear", "--format", "r16f", "--json").stdout)
+        self.assertEqual((j["fetch"], j["format"], j["degree"], j["prefilter"]),
+                         ("linear", "r16f", 1, False))
+        j = json.loads(TOOL.ok("resample", f, self.w.path("r.npy"), "--zoom", 2, "--backend",
+                               "gl", "--method", "nearest", "--json").stdout)
+        self.assertEqual((j["backend"], j["method"], j["fetch"], j["format"]),
+                         ("gl", "nearest", "nearest", "r32f"))
+        self.check_gpu_ms(j)
+        j = json.loads(TOOL.ok("sample", f, p, self.w.path("v.npy"), "--json").stdout)
+        self.assertEqual((j["backend"], j["fetch"], j["format"], j["gpu_ms"]),
+                         ("cpu", None, None, None))
+
+    def test_silent_without_json(self):
+        f = self.w.save("f.npy", rng(7).random((8, 9)))
+        p = self.w.save("p.npy", float32_positions(rng(8), (8, 9), 20))
+        r = TOOL.ok("sample", f, p, self.w.path("v.npy"), "--backend", "gl")
+        self.assertEqual((r.stdout, r.stderr), ("", ""))
+
+
+class Formats(Base):
+    def test_half_float_texture(self):
+        # R16F keeps 11 significant bits of the coefficients: error about 2^-11 of their size.
+        data = rng(9).random((19, 23))
+        f = self.w.save("f.npy", data)
+        p = self.w.save("p.npy", float32_positions(rng(10), data.shape, 500))
+        want = self.sample(f, p, "c.npy", "--precision", "single")
+        got = self.sample(f, p, "g.npy", "--backend", "gl", "--fetch", "precise", "--format", "r16f")
+        err = np.abs(got - want).max()
+        MEASURED.append(("precise r16f vs cpu single, max |error| (data in [0, 1])", err))
+        self.assertLess(err, 4e-3)
+        self.assertGreater(err, 1e-6, "r16f really stores half floats")
+
+    def test_r16_for_unfiltered_data_in_unit_range(self):
+        data = rng(11).random((9, 10))
+        f = self.w.save("f.npy", data)
+        p = self.w.save("p.npy", float32_positions(rng(12), data.shape, 200))
+        want = self.sample(f, p, "c.npy", "--degree", 1, "--precision", "single")
+        got = self.sample(f, p, "g.npy", "--backend", "gl", "--fetch", "linear", "--format", "r16")
+        err = np.abs(got - want).max()
+        MEASURED.append(("linear r16 vs cpu single, max |error|", err))
+        self.assertLess(err, 2.0 ** -7 + 2.0 ** -16)
+
+
+class Failures(Base):
+    def check_fails(self, args, out, message):
+        sentinel = b"pre-existing output, must stay byte-identical\n"
+        for existing in (False, True):
+            if os.path.exists(out):
+                os.remove(out)
+            if existing:
+                with open(out, "wb") as fh:
+                    fh.write(sentinel)
+            before = self.w.listing()
+            r = TOOL.run(*args)
+            what = " ".join(str(a) for a in args)
+            self.assertNotEqual(r.returncode, 0, what)
+            lines = r.stderr.splitlines()
+            self.assertEqual(len(lines), 1, "%s: stderr %r" % (what, r.stderr))
+            self.assertTrue(lines[0].startswith("splinetool: "), lines[0])
+            self.assertIn(message, lines[0], what)
+            self.assertEqual(self.w.listing(), before, what)
+            if existing:
+                with open(out, "rb") as fh:
+                    self.assertEqual(fh.read(), sentinel, what)
+            if os.environ.get("SPLINETOOL_SHOW_ERRORS"):
+                print("   ", lines[0])
+
+    def test_r16_refusals(self):
+        unit = self.w.save("unit.npy", rng(13).random((6, 7)))
+        wide = self.w.save("wide.npy", rng(14).random((6, 7)) * 3 - 1)
+        p = self.w.save("p.npy", float32_positions(rng(15), (6, 7), 5))
+        out = self.w.path("out.npy")
+        # Prefiltered coefficients overshoot [0, 1] even for data inside it.
+        self.check_fails(["sample", unit, p, out, "--backend", "gl", "--format", "r16"], out,
+                         "B-spline coefficients span")
+        self.check_fails(["sample", wide, p, out, "--backend", "gl", "--format", "r16",
+                          "--fetch", "linear"], out, "samples span")
+        self.check_fails(["resample", wide, out, "--zoom", 2, "--backend", "gl", "--format", "r16",
+                          "--method", "nearest"], out, "[0, 1]")
+
+    def test_bad_inputs_fail_cleanly_on_gl(self):
+        f3 = self.w.save("f3.npy", rng(16).random((4, 5, 6)))
+        f2 = self.w.save("f2.npy", rng(17).random((6, 7)))
+        p2 = self.w.save("p2.npy", rng(18).uniform(0, 5, (4, 2)))
+        out = self.w.path("out.npy")
+        self.check_fails(["sample", f3, p2, out, "--backend", "gl"], out, "shape")
+        self.check_fails(["sample", f2, p2, out, "--backend", "gl", "--derivative", 2], out,
+                         "derivative")
+        self.check_fails(["resample", f3, out, "--rotate", 10, "--backend", "gl"], out, "2-D")
+
+
+def main():
+    global TOOL
+    if len(sys.argv) < 2:
+        sys.exit("usage: test_gl_backend.py PATH/TO/splinetool [unittest args]")
+    TOOL = Tool(sys.argv[1])
+    info = json.loads(TOOL.ok("info", "--json").stdout)["gl"]
+    if not info["compiled"]:
+        print("SKIP: splinetool was built without the GL layer (SPLINEVIEW_BUILD_VIEWER=OFF)")
+        sys.exit(77)
+    if not info["works"]:
+        print("SKIP: no OpenGL 4.5 context here: %s" % info["none_reason"])
+        sys.exit(77)
+    print("GL: %s (EGL %s)" % (info["description"], info["platform"]))
+    prog = unittest.main(argv=[sys.argv[0]] + sys.argv[2:], verbosity=2, exit=False)
+    print("\nmeasured:")
+    for what, value in MEASURED:
+        print("  %-80s %.3g" % (what, value))
+    sys.exit(0 if prog.result.wasSuccessful() else 1)
+
+
+if __name__ == "__main__":
+    main()
