@@ -55,10 +55,11 @@ double max_abs(const sv::ArrayF& a);
 // An evaluator per option set, compiled once per process.
 sv::gl::Evaluator& evaluator(const sv::gl::EvalOptions& opt, std::size_t rank);
 
-// The measured filter precision of the texture unit in texel units: max |linear fetch - p| on
-// a ramp texture (c[k] = k) at random positions in [0, 60] of widths 61, 47 and 37, i.e. the
-// error of the hardware's coordinate-to-weight arithmetic over the positions the tests use.
-// On NVIDIA this is the 8-bit weight (about 2^-9); on Mesa llvmpipe it is float arithmetic.
+// The measured filter precision of the texture unit in texel units: max |linear fetch - exact|
+// on tent textures (slope 1 along one axis, constant along the others) of 2-D and 3-D shapes up
+// to 61 texels, every boundary mode, positions in [-3, N+2]: the error of the hardware's
+// coordinate-to-weight arithmetic over the positions the tests use. On NVIDIA this is the
+// 8-bit weight (about 2^-9); on Mesa llvmpipe it is float arithmetic.
 double filter_precision();
 
 // Records a measured error (relative to the data range), its bound, and the error in float ulps
