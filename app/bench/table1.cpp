@@ -136,7 +136,9 @@ Json run_table1(const Table1Options& opt) {
                   .c_str());
   }
   if (wall)
-    std::printf("\nThe GL timer gave implausible values here: times are wall-clock per frame.\n");
+    std::printf(
+        "\nThe GL timer is not used here (software renderer, or implausible values): times are "
+        "wall-clock per frame, including a share of the readback.\n");
   std::printf("\nfloat coefficients alone (CPU, double accumulation) vs double: SSE %.3e\n",
               float_cost.sse);
   std::printf("\n");
