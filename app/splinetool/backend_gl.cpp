@@ -156,10 +156,11 @@ class GlBackend final : public Backend {
     throw sv::Error(kDoubleRefused);
   }
 
-  // Null when a timer result was implausible (longer than the call that it timed): Mesa
-  // llvmpipe 22.3 can return a timestamp instead of an interval.
+  // Null on software renderers, whose timer results are not the draws' time (Mesa llvmpipe 22.3
+  // returns timestamps for small draws and a fraction of the time for large ones), and when a
+  // result was implausible (longer than the call that it timed).
   std::optional<double> gpu_ms() const override {
-    if (timer_implausible_) return std::nullopt;
+    if (timer_implausible_ || !timer_trusted_) return std::nullopt;
     return gpu_ms_;
   }
 
@@ -203,6 +204,9 @@ class GlBackend final : public Backend {
     if (context_) return;
     try {
       context_ = std::make_unique<gl::HeadlessContext>();
+      const std::string d = context_->description();
+      timer_trusted_ =
+          d.find("llvmpipe") == std::string::npos && d.find("softpipe") == std::string::npos;
     } catch (const std::exception& e) {
       throw sv::Error(std::string("--backend gl: no OpenGL 4.5 context: ") + e.what());
     }
@@ -249,6 +253,7 @@ class GlBackend final : public Backend {
   gl::TexFormat format_;
   double gpu_ms_ = 0;
   bool timer_implausible_ = false;
+  bool timer_trusted_ = true;
 };
 
 }  // namespace
