@@ -10,7 +10,10 @@
 //   SV_FETCH_CUBIC_LUT      the same fetch with (h0, h1, g0) read from a 1-D lookup texture
 //                           (Sigg & Hadwiger, GPU Gems 2 ch. 20), bound as sv_lut (unit 1)
 //   SV_FETCH_CUBIC_PRECISE  4^rank point fetches (texelFetch at texel centres) blended with fma:
-//                           no hardware filtering, so no filter-weight quantisation
+//                           no hardware filtering, so no filter-weight quantisation; with
+//                           SV_PRECISE_GATHER the same taps come from textureGather (2x2 texels
+//                           per call; single channel, reflect or periodic; 3-D from a 2-D array
+//                           copy bound as sv_layers, unit 2)
 // sv_fetch(tex, p) then calls the chosen one. Rank, boundary mode and derivative come from
 // bspline_common.glsl (SV_RANK, SV_BOUNDARY_*, SV_DERIVATIVE_AXIS; derivatives exist for
 // SV_FETCH_CUBIC and SV_FETCH_CUBIC_PRECISE).
@@ -118,6 +121,74 @@ vec4 sv_precise_row(SV_SAMPLER tex, int x[4], SV_VEC w[4], SV_OUTER outer) {
   return row;
 }
 
+#if defined(SV_PRECISE_GATHER)
+// The same taps and fma order as the texelFetch form below, read with textureGather: each call
+// returns one 2x2 block of texels as stored (no filtering, so just as exact), 4^rank / 4 calls
+// instead of 4^rank texelFetch. The block of texels j, j+1 (per axis) is the one gathered at
+// their shared corner, coordinate (j + 1) / N, half a texel away from any other block, and the
+// sampler's wrap mode extends its indices as sv_extend does: for reflect and periodic only, and
+// for single-channel textures (textureGather returns one component). 3-D textures are gathered
+// from a 2-D array copy with one layer per z (SplineTexture::layers(), unit 2); the z index is
+// extended here.
+#if SV_RANK == 3
+layout(binding = 2) uniform sampler2DArray sv_layers;
+#endif
+
+// Rows y = i-1 .. i+2 of the 4x4 taps around i (of z layer `layer` in 3-D), each over
+// x = i-1 .. i+2; lo and hi are the gather coordinates of the blocks starting at i-1 and i+1.
+void sv_gather_rows(SV_SAMPLER tex, vec2 lo, vec2 hi, float layer, out vec4 r[4]) {
+  // component order of textureGather: x = (0, 1), y = (1, 1), z = (1, 0), w = (0, 0)
+#if SV_RANK == 3
+  vec4 a = textureGather(sv_layers, vec3(lo.x, lo.y, layer));
+  vec4 b = textureGather(sv_layers, vec3(hi.x, lo.y, layer));
+  vec4 c = textureGather(sv_layers, vec3(lo.x, hi.y, layer));
+  vec4 d = textureGather(sv_layers, vec3(hi.x, hi.y, layer));
+#else
+  vec4 a = textureGather(tex, vec2(lo.x, lo.y));
+  vec4 b = textureGather(tex, vec2(hi.x, lo.y));
+  vec4 c = textureGather(tex, vec2(lo.x, hi.y));
+  vec4 d = textureGather(tex, vec2(hi.x, hi.y));
+#endif
+  r[0] = vec4(a.w, a.z, b.w, b.z);
+  r[1] = vec4(a.x, a.y, b.x, b.y);
+  r[2] = vec4(c.w, c.z, d.w, d.z);
+  r[3] = vec4(c.x, c.y, d.x, d.y);
+}
+
+// One 4x4 layer: rows over x in an fma chain, then blended over y, as sv_precise_row does.
+float sv_gather_layer(vec4 r[4], SV_VEC w[4]) {
+  float plane = 0.0;
+  for (int y = 0; y < 4; ++y) {
+    float row = w[0].x * r[y].x;
+    row = fma(w[1].x, r[y].y, row);
+    row = fma(w[2].x, r[y].z, row);
+    row = fma(w[3].x, r[y].w, row);
+    plane = fma(w[y].y, row, plane);
+  }
+  return plane;
+}
+
+vec4 sv_fetch_cubic_precise(SV_SAMPLER tex, SV_VEC p) {
+  SV_IVEC n = textureSize(tex, 0);
+  SV_VEC i = floor(p);
+  SV_VEC w[4];
+  sv_cubic_weights(p - i, w[0], w[1], w[2], w[3]);
+  vec2 inv = 1.0 / vec2(n.xy);
+  vec2 lo = i.xy * inv, hi = (i.xy + 2.0) * inv;
+  vec4 r[4];
+#if SV_RANK == 2
+  sv_gather_rows(tex, lo, hi, 0.0, r);
+  return vec4(sv_gather_layer(r, w), 0.0, 0.0, 1.0);
+#else
+  float acc = 0.0;
+  for (int z = 0; z < 4; ++z) {
+    sv_gather_rows(tex, lo, hi, float(sv_extend(ivec3(0, 0, int(i.z) + z - 1), n).z), r);
+    acc = fma(w[z].z, sv_gather_layer(r, w), acc);
+  }
+  return vec4(acc, 0.0, 0.0, 1.0);
+#endif
+}
+#else
 // Cubic B-spline (or its derivative) from 4^rank point fetches at texel centres, the indices
 // extended explicitly for the boundary mode, weights and blends in fma. The texture's filter
 // and wrap settings play no part.
@@ -144,6 +215,7 @@ vec4 sv_fetch_cubic_precise(SV_SAMPLER tex, SV_VEC p) {
   return acc;
 #endif
 }
+#endif
 
 #if defined(SV_FETCH_NEAREST)
 vec4 sv_fetch(SV_SAMPLER tex, SV_VEC p) { return sv_fetch_nearest(tex, p); }

@@ -3,13 +3,24 @@
 // (float32, array axis order), or the grid position origin + row * step_row + col * step_col
 // (SV_GRID; computed in double and rounded once to float, so a grid evaluates exactly where
 // evaluate() would at the float-rounded positions). Writes the fetch result as RGBA32F.
-// Drawn with view.vert (one triangle covering the viewport).
+// Compiled as a compute shader with SV_COMPUTE (the evaluator's default: on GPUs whose graphics
+// pipeline reaches only part of the chip, such as the H100, fragments run on a few SMs while
+// compute work uses all of them; docs/BENCHMARKS.md), otherwise as a fragment shader drawn
+// with view.vert (one triangle covering the viewport).
 #include "bspline_fetch.glsl"
 
 // Samples or B-spline coefficients; wrap mode and filtering come from the bound sampler.
 layout(binding = 0) uniform SV_SAMPLER u_tex;
 
+#if defined(SV_COMPUTE)
+// The pass as a compute shader (the default; 8x8 invocations per group, invocation (x, y) in
+// place of the fragment at (x, y)), storing into the same RGBA32F target as an image.
+layout(local_size_x = 8, local_size_y = 8) in;
+layout(binding = 0, rgba32f) uniform writeonly image2D u_out;
+layout(location = 4) uniform ivec2 u_size;  // fragments of this pass (columns, rows)
+#else
 layout(location = 0) out vec4 out_value;
+#endif
 
 #if defined(SV_GRID)
 // Grid origin and steps in array axis order (z, y, x) or (y, x) in the first SV_RANK
@@ -26,7 +37,13 @@ layout(location = 1) uniform int u_count;  // positions in this tile
 #endif
 
 void main() {
+#if defined(SV_COMPUTE)
+  ivec2 px = ivec2(gl_GlobalInvocationID.xy);
+  if (any(greaterThanEqual(px, u_size))) return;
+  vec4 out_value;
+#else
   ivec2 px = ivec2(gl_FragCoord.xy);
+#endif
 #if defined(SV_GRID)
   ivec2 rc = px + u_first;
   dvec3 q = u_origin + double(rc.y) * u_step_row + double(rc.x) * u_step_col;
@@ -38,7 +55,11 @@ void main() {
 #else
   int idx = px.y * u_width + px.x;
   if (idx >= u_count) {
+#if defined(SV_COMPUTE)
+    imageStore(u_out, px, vec4(0.0));
+#else
     out_value = vec4(0.0);
+#endif
     return;
   }
   int base = idx * SV_RANK;
@@ -49,4 +70,7 @@ void main() {
 #endif
 #endif
   out_value = sv_fetch(u_tex, p);
+#if defined(SV_COMPUTE)
+  imageStore(u_out, px, out_value);
+#endif
 }

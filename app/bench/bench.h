@@ -47,7 +47,14 @@ struct RotationOptions {
 };
 struct SpeedOptions {
   Common common;
-  int repeats = 0;  // timed frames after warm-up; 0 = default (50, quick 3)
+  int repeats = 0;                   // timed frames after warm-up; 0 = default (50, quick 3)
+  std::string only;                  // workloads whose name starts with this ("" = all)
+  std::vector<std::string> formats;  // texture formats ("" = r32f and r16f)
+  std::vector<std::string> fetches;  // flavours (empty = all)
+  // Experiment: each entry is a value of SPLINEVIEW_GL_EXP (comma-separated switches of the
+  // evaluator, "base" = none) under which every selected flavour is timed; the first entry's
+  // results are the reference of the others' max_abs_vs_first.
+  std::vector<std::string> exps;
 };
 
 Json run_accuracy(const AccuracyOptions& opt);

@@ -82,6 +82,14 @@ int main(int argc, char** argv) {
   add_common(speed, sp.common, "speed");
   speed->add_option("--repeats", sp.repeats, "timed frames after warm-up (default 50, quick 10)")
       ->type_name("N");
+  speed->add_option("--only", sp.only,
+                    "only the workloads whose name starts with this (zoom2d, "
+                    "oblique3d)");
+  speed->add_option("--formats", sp.formats, "texture formats (default r32f r16f)");
+  speed->add_option("--fetches", sp.fetches, "flavours (default all)");
+  speed->add_option("--exp", sp.exps,
+                    "experiment: time every flavour under each of these SPLINEVIEW_GL_EXP values "
+                    "(\"base\" = none)");
 
   try {
     app.parse(argc, argv);

@@ -4,8 +4,11 @@
 // (Marschner-Lobb). Each time is also given as a ratio to hardware bi/trilinear measured in the
 // same run on the same texture format. Goals: fast cubic (lut, otf) within 1.5x of linear,
 // precise within 3x.
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <cstdlib>
+#include <map>
 
 #include "bench.h"
 
@@ -79,43 +82,71 @@ Json run_speed(const SpeedOptions& opt) {
                        std::to_string(slice),
                    marschner_lobb(vn), oblique_grid(vn, slice)});
 
+  std::vector<gl::TexFormat> formats;
+  for (const std::string& f : opt.formats) formats.push_back(gl::parse_format(f));
+  if (formats.empty()) formats = {gl::TexFormat::R32F, gl::TexFormat::R16F};
+  std::vector<gl::Fetch> fetches;
+  for (const std::string& f : opt.fetches) fetches.push_back(gl::parse_fetch(f));
+  if (fetches.empty()) fetches = all_fetches();
+  std::vector<std::string> exps = opt.exps;
+  if (exps.empty()) exps = {""};
+
   Json rows = Json::array();
   for (const Workload& wl : loads) {
+    if (wl.name.rfind(opt.only, 0) != 0) continue;
     const std::size_t rank = wl.samples.rank();
     const sv::ArrayF coeffs = cubic_coefficients(wl.samples, sv::Boundary::Reflect);
     const double pixels = static_cast<double>(wl.grid.rows * wl.grid.cols);
-    for (gl::TexFormat format : {gl::TexFormat::R32F, gl::TexFormat::R16F}) {
+    for (gl::TexFormat format : formats) {
       const gl::SplineTexture tex_s(wl.samples, format), tex_c(coeffs, format);
-      double linear_ms = NAN;
-      std::vector<Json> group;
-      for (gl::Fetch f : all_fetches()) {
-        std::fprintf(stderr, "speed: %s %s %s\n", wl.name.c_str(), gl::format_name(format),
-                     gl::fetch_name(f));
-        gl::EvalOptions eo;
-        eo.fetch = f;
-        gl::Evaluator ev(eo, rank);
-        const gl::SplineTexture& tex = gl::fetch_prefiltered(f) ? tex_c : tex_s;
-        time_grid(ev, tex, wl.grid, c.quick ? 1 : 3);  // warm-up
-        const FrameTime t = time_grid(ev, tex, wl.grid, repeats);
-        const double ms = t.ms();
-        if (f == gl::Fetch::Linear) linear_ms = ms;
-        group.push_back({{"workload", wl.name},
-                         {"rank", rank},
-                         {"fetch", gl::fetch_name(f)},
-                         {"format", gl::format_name(format)},
-                         {"ms", ms},
-                         {"mpix_per_s", pixels / ms / 1e3},
-                         {"time", frame_time_json(t)}});
-      }
-      for (Json& r : group) {
-        const double ratio = r["ms"].get<double>() / linear_ms;
-        r["ratio_to_linear"] = std::isfinite(ratio) ? Json(ratio) : Json(nullptr);
-        const std::string f = r["fetch"];
-        if (f == "lut" || f == "otf" || f == "cubic-unfiltered")
-          r["meets_goal"] = ratio <= 1.5;
-        else if (f == "precise")
-          r["meets_goal"] = ratio <= 3.0;
-        rows.push_back(r);
+      std::map<gl::Fetch, sv::ArrayF> first;
+      for (const std::string& exp : exps) {
+        const bool experiment = !opt.exps.empty();
+        if (experiment) setenv("SPLINEVIEW_GL_EXP", exp == "base" ? "" : exp.c_str(), 1);
+        double linear_ms = NAN;
+        std::vector<Json> group;
+        for (gl::Fetch f : fetches) {
+          std::fprintf(stderr, "speed: %s %s %s %s\n", wl.name.c_str(), gl::format_name(format),
+                       gl::fetch_name(f), exp.c_str());
+          gl::EvalOptions eo;
+          eo.fetch = f;
+          gl::Evaluator ev(eo, rank);
+          const gl::SplineTexture& tex = gl::fetch_prefiltered(f) ? tex_c : tex_s;
+          sv::ArrayF result;
+          time_grid(ev, tex, wl.grid, c.quick ? 1 : 3, experiment ? &result : nullptr);  // warm-up
+          const FrameTime t = time_grid(ev, tex, wl.grid, repeats);
+          const double ms = t.ms();
+          if (f == gl::Fetch::Linear) linear_ms = ms;
+          Json diff = nullptr;
+          if (experiment) {
+            if (!first.count(f)) {
+              first[f] = std::move(result);
+            } else {
+              double d = 0;
+              for (std::size_t k = 0; k < result.size(); ++k)
+                d = std::max(d, static_cast<double>(std::fabs(result[k] - first[f][k])));
+              diff = d;
+            }
+          }
+          group.push_back({{"workload", experiment ? wl.name + " [" + exp + "]" : wl.name},
+                           {"rank", rank},
+                           {"fetch", gl::fetch_name(f)},
+                           {"format", gl::format_name(format)},
+                           {"ms", ms},
+                           {"mpix_per_s", pixels / ms / 1e3},
+                           {"time", frame_time_json(t)}});
+          if (experiment) group.back()["max_abs_vs_first"] = diff;
+        }
+        for (Json& r : group) {
+          const double ratio = r["ms"].get<double>() / linear_ms;
+          r["ratio_to_linear"] = std::isfinite(ratio) ? Json(ratio) : Json(nullptr);
+          const std::string f = r["fetch"];
+          if (f == "lut" || f == "otf" || f == "cubic-unfiltered")
+            r["meets_goal"] = ratio <= 1.5;
+          else if (f == "precise")
+            r["meets_goal"] = ratio <= 3.0;
+          rows.push_back(r);
+        }
       }
     }
   }
@@ -126,7 +157,7 @@ Json run_speed(const SpeedOptions& opt) {
       "linear in the same run\n\n",
       repeats);
   std::printf("%s", md_header({"workload", "format", "flavour", "ms / frame", "Mpixel/s",
-                               "x linear", "goal", "clock"})
+                               "x linear", "goal", "clock", "max diff vs first"})
                         .c_str());
   for (const Json& r : rows) {
     const std::string goal =
@@ -137,7 +168,10 @@ Json run_speed(const SpeedOptions& opt) {
                               r["ratio_to_linear"].is_null()
                                   ? "n/a"
                                   : fmt(r["ratio_to_linear"].get<double>(), "%.2f"),
-                              goal, r["time"]["source"].get<std::string>()})
+                              goal, r["time"]["source"].get<std::string>(),
+                              !r.contains("max_abs_vs_first") || r["max_abs_vs_first"].is_null()
+                                  ? ""
+                                  : fmt(r["max_abs_vs_first"].get<double>(), "%.2e")})
                           .c_str());
   }
   std::printf("\n");

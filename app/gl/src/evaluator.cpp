@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <cstdlib>
 #include <cstring>
 
 #include "splineview/error.h"
@@ -23,10 +24,14 @@ constexpr float kMaxPosition = 4194304.0f;  // 2^22
 // Uniform locations fixed by layout(location = ...) in shaders/evaluate.frag.
 constexpr GLint kWidth = 0, kCount = 1;                               // position list
 constexpr GLint kOrigin = 0, kStepRow = 1, kStepCol = 2, kFirst = 3;  // grid
-constexpr GLuint kSplineUnit = 0, kLutUnit = 1, kPositionBinding = 0;
+constexpr GLint kSize = 4;                                            // compute pass
+constexpr GLuint kSplineUnit = 0, kLutUnit = 1, kLayersUnit = 2, kPositionBinding = 0;
+constexpr GLuint kImageUnit = 0;
+constexpr int kGroupSide = 8;  // local_size_x and _y of evaluate.frag as a compute shader
 
-const std::vector<ShaderStage> kStages = {{GL_VERTEX_SHADER, "view.vert"},
-                                          {GL_FRAGMENT_SHADER, "evaluate.frag"}};
+const std::vector<ShaderStage> kFragmentStages = {{GL_VERTEX_SHADER, "view.vert"},
+                                                  {GL_FRAGMENT_SHADER, "evaluate.frag"}};
+const std::vector<ShaderStage> kComputeStages = {{GL_COMPUTE_SHADER, "evaluate.frag"}};
 
 // Float to IEEE half, round to nearest, ties to even (subnormals, overflow to infinity).
 std::uint16_t float_to_half(float f) {
@@ -129,7 +134,16 @@ class ScopedEvaluatorState {
       glGetIntegerv(GL_TEXTURE_BINDING_3D, &tex3d_[u]);
       glGetIntegerv(GL_SAMPLER_BINDING, &sampler_[u]);
     }
+    glActiveTexture(GL_TEXTURE0 + kLayersUnit);
+    glGetIntegerv(GL_TEXTURE_BINDING_2D_ARRAY, &layers_tex_);
+    glGetIntegerv(GL_SAMPLER_BINDING, &layers_sampler_);
     glActiveTexture(static_cast<GLenum>(active_));
+    glGetIntegeri_v(GL_IMAGE_BINDING_NAME, kImageUnit, &image_);
+    glGetIntegeri_v(GL_IMAGE_BINDING_LEVEL, kImageUnit, &image_level_);
+    glGetIntegeri_v(GL_IMAGE_BINDING_LAYERED, kImageUnit, &image_layered_);
+    glGetIntegeri_v(GL_IMAGE_BINDING_LAYER, kImageUnit, &image_layer_);
+    glGetIntegeri_v(GL_IMAGE_BINDING_ACCESS, kImageUnit, &image_access_);
+    glGetIntegeri_v(GL_IMAGE_BINDING_FORMAT, kImageUnit, &image_format_);
     glGetIntegerv(GL_SHADER_STORAGE_BUFFER_BINDING, &ssbo_generic_);
     glGetIntegeri_v(GL_SHADER_STORAGE_BUFFER_BINDING, kPositionBinding, &ssbo_);
     glGetInteger64i_v(GL_SHADER_STORAGE_BUFFER_START, kPositionBinding, &ssbo_start_);
@@ -154,7 +168,13 @@ class ScopedEvaluatorState {
       glBindTexture(GL_TEXTURE_3D, static_cast<GLuint>(tex3d_[u]));
       glBindSampler(static_cast<GLuint>(u), static_cast<GLuint>(sampler_[u]));
     }
+    glActiveTexture(GL_TEXTURE0 + kLayersUnit);
+    glBindTexture(GL_TEXTURE_2D_ARRAY, static_cast<GLuint>(layers_tex_));
+    glBindSampler(kLayersUnit, static_cast<GLuint>(layers_sampler_));
     glActiveTexture(static_cast<GLenum>(active_));
+    glBindImageTexture(kImageUnit, static_cast<GLuint>(image_), image_level_,
+                       image_layered_ ? GL_TRUE : GL_FALSE, image_layer_,
+                       static_cast<GLenum>(image_access_), static_cast<GLenum>(image_format_));
     if (ssbo_size_ > 0) {
       glBindBufferRange(GL_SHADER_STORAGE_BUFFER, kPositionBinding, static_cast<GLuint>(ssbo_),
                         static_cast<GLintptr>(ssbo_start_), static_cast<GLsizeiptr>(ssbo_size_));
@@ -175,11 +195,25 @@ class ScopedEvaluatorState {
  private:
   GLint active_ = GL_TEXTURE0;
   GLint tex1d_[2] = {}, tex2d_[2] = {}, tex3d_[2] = {}, sampler_[2] = {};
+  GLint layers_tex_ = 0, layers_sampler_ = 0;
+  GLint image_ = 0, image_level_ = 0, image_layered_ = 0, image_layer_ = 0;
+  GLint image_access_ = GL_READ_ONLY, image_format_ = GL_R8;
   GLint ssbo_generic_ = 0, ssbo_ = 0;
   GLint64 ssbo_start_ = 0, ssbo_size_ = 0;
   GLint pack_alignment_ = 4, pack_row_length_ = 0, pack_skip_rows_ = 0, pack_skip_pixels_ = 0;
   GLint pack_buffer_ = 0;
 };
+
+// Diagnostic switches (SPLINEVIEW_GL_EXP, comma-separated; splinebench speed --exp sets it),
+// read when an evaluator is built: "fragment" runs the pass as a fragment shader into the
+// framebuffer (the evaluator's pass before it became a compute shader), "nogather" makes the
+// precise fetch use texelFetch for every tap.
+bool exp_flag(const char* name) {
+  const char* e = std::getenv("SPLINEVIEW_GL_EXP");
+  if (!e) return false;
+  const std::string all = "," + std::string(e) + ",";
+  return all.find("," + std::string(name) + ",") != std::string::npos;
+}
 
 double median(std::vector<double> v) {
   std::sort(v.begin(), v.end());
@@ -359,9 +393,15 @@ SplineTexture::SplineTexture(const ArrayF& data, TexFormat format)
 struct Evaluator::Impl {
   EvalOptions opt;
   std::size_t rank = 2;
-  Program list_program;   // positions from a storage buffer
-  Program grid_program;   // positions from the grid mapping (compiled on first use)
-  ShaderDefines defines;  // of the list program; the grid program adds SV_GRID
+  bool compute = !exp_flag("fragment");  // the pass as a compute shader (default)
+  // The precise fetch gathers 2x2 texel blocks (SV_PRECISE_GATHER) from single-channel textures
+  // with a hardware wrap mode (reflect, periodic); otherwise it uses texelFetch for every tap.
+  bool gather = false;
+  // [grid][gathering]: programs for listed positions / the grid mapping, without or with
+  // SV_PRECISE_GATHER; compiled on first use (the constructor compiles the list program that a
+  // single-channel texture needs, so compile errors surface there).
+  Program programs[2][2];
+  ShaderDefines defines;  // shared by all programs; each adds its own
   Sampler sampler;
   Texture lut;
   VertexArray vao;
@@ -369,6 +409,20 @@ struct Evaluator::Impl {
   Texture target;
   Framebuffer framebuffer;
   Query query;
+
+  bool gathers_for(const SplineTexture& tex) const { return gather && tex.channels() == 1; }
+
+  Program& program(bool grid, bool gathering) {
+    Program& p = programs[grid ? 1 : 0][gathering ? 1 : 0];
+    if (!p) {
+      ShaderDefines d = defines;
+      if (grid) d.push_back({"SV_GRID", ""});
+      if (gathering) d.push_back({"SV_PRECISE_GATHER", ""});
+      if (compute) d.push_back({"SV_COMPUTE", ""});
+      p = Program(compute ? kComputeStages : kFragmentStages, d);
+    }
+    return p;
+  }
 
   // Makes the render target at least w x h (it is reused between calls).
   void ensure_target(int w, int h) {
@@ -389,22 +443,39 @@ struct Evaluator::Impl {
     glDisable(GL_CULL_FACE);
     glDisable(GL_FRAMEBUFFER_SRGB);
     glUseProgram(program.id());
-    glBindVertexArray(vao.id());
-    glBindFramebuffer(GL_DRAW_FRAMEBUFFER, framebuffer.id());
+    if (compute) {
+      glBindImageTexture(kImageUnit, target.id(), 0, GL_FALSE, 0, GL_WRITE_ONLY, GL_RGBA32F);
+    } else {
+      glBindVertexArray(vao.id());
+      glBindFramebuffer(GL_DRAW_FRAMEBUFFER, framebuffer.id());
+    }
     tex.texture().bind(kSplineUnit);
     sampler.bind(kSplineUnit);
     if (lut) {
       lut.bind(kLutUnit);
       glBindSampler(kLutUnit, 0);
     }
+    if (gathers_for(tex) && tex.rank() == 3) {
+      glBindTextureUnit(kLayersUnit, tex.layers());
+      sampler.bind(kLayersUnit);
+    }
     check_error("binding the evaluator's pass", __FILE__, __LINE__);
   }
 
-  // Draws one pass into (0, 0, w, h), timed when `ms` is given (waits for the result).
-  void draw(int w, int h, double* ms) {
-    glViewport(0, 0, w, h);
+  // Runs one pass over (0, 0, w, h), timed when `ms` is given (waits for the result).
+  void draw(const Program& program, int w, int h, double* ms) {
+    if (compute) {
+      SV_GL_CHECK(glProgramUniform2i(program.id(), kSize, w, h));
+    } else {
+      glViewport(0, 0, w, h);
+    }
     if (ms) SV_GL_CHECK(glBeginQuery(GL_TIME_ELAPSED, query.id()));
-    SV_GL_CHECK(glDrawArrays(GL_TRIANGLES, 0, 3));
+    if (compute) {
+      SV_GL_CHECK(glDispatchCompute(static_cast<GLuint>((w + kGroupSide - 1) / kGroupSide),
+                                    static_cast<GLuint>((h + kGroupSide - 1) / kGroupSide), 1));
+    } else {
+      SV_GL_CHECK(glDrawArrays(GL_TRIANGLES, 0, 3));
+    }
     if (ms) {
       SV_GL_CHECK(glEndQuery(GL_TIME_ELAPSED));
       GLuint64 ns = 0;
@@ -416,6 +487,7 @@ struct Evaluator::Impl {
   // Reads w x h values of `channels` components from the target (row 0 = the pass's first row).
   void read(int w, int h, std::size_t channels, std::vector<float>& out) {
     out.resize(static_cast<std::size_t>(w) * static_cast<std::size_t>(h) * channels);
+    if (compute) SV_GL_CHECK(glMemoryBarrier(GL_TEXTURE_UPDATE_BARRIER_BIT));
     SV_GL_CHECK(glGetTextureSubImage(target.id(), 0, 0, 0, 0, w, h, 1, pixel_format(channels),
                                      GL_FLOAT, static_cast<GLsizei>(out.size() * sizeof(float)),
                                      out.data()));
@@ -427,6 +499,20 @@ struct Evaluator::Impl {
                   "-D textures, got a " + std::to_string(tex.rank()) + "-D one");
   }
 };
+
+GLuint SplineTexture::layers() const {
+  if (rank() != 3) return 0;
+  if (!layers_) {
+    GLuint id = 0;
+    SV_GL_CHECK(glCreateTextures(GL_TEXTURE_2D_ARRAY, 1, &id));
+    layers_ = detail::Handle<detail::TextureTraits>(id);
+    const Texture& t = texture_;
+    SV_GL_CHECK(glTextureStorage3D(id, 1, t.internal_format(), t.width(), t.height(), t.depth()));
+    SV_GL_CHECK(glCopyImageSubData(t.id(), GL_TEXTURE_3D, 0, 0, 0, 0, id, GL_TEXTURE_2D_ARRAY, 0, 0,
+                                   0, 0, t.width(), t.height(), t.depth()));
+  }
+  return layers_.id();
+}
 
 Evaluator::Evaluator(const EvalOptions& opt, std::size_t rank) : impl_(std::make_unique<Impl>()) {
   Impl& m = *impl_;
@@ -465,7 +551,9 @@ Evaluator::Evaluator(const EvalOptions& opt, std::size_t rank) : impl_(std::make
     }
   }
   m.defines = defines;
-  m.list_program = Program(kStages, defines);
+  m.gather =
+      opt.fetch == Fetch::CubicPrecise && opt.boundary != Boundary::Mirror && !exp_flag("nogather");
+  m.program(false, m.gather);
   m.sampler = Sampler::create();
   m.sampler.set_filter(GL_LINEAR, GL_LINEAR);
   m.sampler.set_wrap(boundary_wrap(opt.boundary));
@@ -508,12 +596,13 @@ std::vector<float> Evaluator::evaluate(const SplineTexture& tex, const float* po
   if (!im.positions || im.positions.size() < buffer_bytes)
     im.positions = Buffer::create(buffer_bytes, nullptr, GL_DYNAMIC_STORAGE_BIT);
 
+  Program& program = im.program(false, im.gathers_for(tex));
   ScopedState saved;
   ScopedEvaluatorState saved_more;
   im.ensure_target(width, max_rows);
-  im.bind_pass(im.list_program, tex);
+  im.bind_pass(program, tex);
   SV_GL_CHECK(glBindBufferBase(GL_SHADER_STORAGE_BUFFER, kPositionBinding, im.positions.id()));
-  im.list_program.set(kWidth, width);
+  program.set(kWidth, width);
   std::vector<float> values;
   for (std::size_t first = 0; first < m; first += tile) {
     const std::size_t count = std::min(tile, m - first);
@@ -521,9 +610,9 @@ std::vector<float> Evaluator::evaluate(const SplineTexture& tex, const float* po
     SV_GL_CHECK(glNamedBufferSubData(im.positions.id(), 0,
                                      static_cast<GLsizeiptr>(count * rank * sizeof(float)),
                                      positions + first * rank));
-    im.list_program.set(kCount, static_cast<int>(count));
+    program.set(kCount, static_cast<int>(count));
     double ms = 0.0;
-    im.draw(width, rows, gpu_ms ? &ms : nullptr);
+    im.draw(program, width, rows, gpu_ms ? &ms : nullptr);
     if (gpu_ms) *gpu_ms += ms;
     im.read(width, rows, channels, values);
     std::copy_n(values.begin(), count * channels,
@@ -546,19 +635,15 @@ ArrayF Evaluator::render_grid(const SplineTexture& tex, const GridMapping& grid,
   const std::size_t channels = tex.channels();
   ArrayF out({grid.rows, grid.cols}, channels);
 
-  if (!im.grid_program) {
-    ShaderDefines defines = im.defines;
-    defines.push_back({"SV_GRID", ""});
-    im.grid_program = Program(kStages, defines);
-  }
+  const Program& grid_program = im.program(true, im.gathers_for(tex));
   // Positions in array axis order fill the first `rank` components of the dvec3 uniforms.
   const int tile_w = static_cast<int>(std::min<std::size_t>(kTileSide, grid.cols));
   const int tile_h = static_cast<int>(std::min<std::size_t>(kTileSide, grid.rows));
   ScopedState saved;
   ScopedEvaluatorState saved_more;
   im.ensure_target(tile_w, tile_h);
-  im.bind_pass(im.grid_program, tex);
-  const GLuint program = im.grid_program.id();
+  im.bind_pass(grid_program, tex);
+  const GLuint program = grid_program.id();
   SV_GL_CHECK(glProgramUniform3dv(program, kOrigin, 1, grid.origin.data()));
   SV_GL_CHECK(glProgramUniform3dv(program, kStepRow, 1, grid.step_row.data()));
   SV_GL_CHECK(glProgramUniform3dv(program, kStepCol, 1, grid.step_col.data()));
@@ -573,7 +658,7 @@ ArrayF Evaluator::render_grid(const SplineTexture& tex, const GridMapping& grid,
           glProgramUniform2i(program, kFirst, static_cast<GLint>(col0), static_cast<GLint>(row0)));
       for (int r = 0; r < repeats; ++r) {
         double ms = 0.0;
-        im.draw(w, h, gpu_ms ? &ms : nullptr);
+        im.draw(grid_program, w, h, gpu_ms ? &ms : nullptr);
         times[static_cast<std::size_t>(r)] += ms;
       }
       im.read(w, h, channels, values);

@@ -91,12 +91,17 @@ class SplineTexture {
   std::size_t channels() const { return channels_; }
   TexFormat format() const { return format_; }
   const Texture& texture() const { return texture_; }
+  // 3-D textures: a GL_TEXTURE_2D_ARRAY copy of texture() (layer k = z slice k, same format),
+  // made on the first call (by the evaluator's precise fetch, which gathers 2x2 texel blocks
+  // from it: textureGather has no 3-D form); 0 for 2-D textures. Doubles the texture memory.
+  GLuint layers() const;
 
  private:
   std::vector<std::size_t> dims_;
   std::size_t channels_ = 1;
   TexFormat format_ = TexFormat::R32F;
   Texture texture_;
+  mutable detail::Handle<detail::TextureTraits> layers_;
 };
 
 // A regular grid of positions for render_grid: output pixel (row r, column c) evaluates at
