@@ -105,18 +105,40 @@ Json run_speed(const SpeedOptions& opt) {
         if (experiment) setenv("SPLINEVIEW_GL_EXP", exp == "base" ? "" : exp.c_str(), 1);
         double linear_ms = NAN;
         std::vector<Json> group;
+        // Every flavour gets its evaluator and warm-up first; then the timed frames are taken in
+        // interleaved rounds (each round times every flavour once), and a flavour's time is the
+        // median of its round medians. GPU clock changes during the run (frames of 0.05-0.3 ms
+        // leave the GPU idle between the waited-for queries) then hit every flavour alike, so
+        // the ratios to linear stay comparable.
+        const int rounds = c.quick ? 1 : 5;
+        const int per_round = std::max(3, repeats / rounds);
+        std::vector<gl::Evaluator> evs;
+        std::vector<std::vector<FrameTime>> times(fetches.size());
+        std::vector<sv::ArrayF> results(fetches.size());
         for (gl::Fetch f : fetches) {
           std::fprintf(stderr, "speed: %s %s %s %s\n", wl.name.c_str(), gl::format_name(format),
                        gl::fetch_name(f), exp.c_str());
           gl::EvalOptions eo;
           eo.fetch = f;
-          gl::Evaluator ev(eo, rank);
+          evs.emplace_back(eo, rank);
           const gl::SplineTexture& tex = gl::fetch_prefiltered(f) ? tex_c : tex_s;
-          sv::ArrayF result;
-          time_grid(ev, tex, wl.grid, c.quick ? 1 : 3, experiment ? &result : nullptr);  // warm-up
-          const FrameTime t = time_grid(ev, tex, wl.grid, repeats);
+          time_grid(evs.back(), tex, wl.grid, c.quick ? 1 : 3,
+                    experiment ? &results[evs.size() - 1] : nullptr);  // warm-up
+        }
+        for (int round = 0; round < rounds; ++round)
+          for (std::size_t i = 0; i < fetches.size(); ++i) {
+            const gl::SplineTexture& tex = gl::fetch_prefiltered(fetches[i]) ? tex_c : tex_s;
+            times[i].push_back(time_grid(evs[i], tex, wl.grid, per_round));
+          }
+        for (std::size_t i = 0; i < fetches.size(); ++i) {
+          const gl::Fetch f = fetches[i];
+          std::vector<FrameTime>& ts = times[i];
+          std::sort(ts.begin(), ts.end(),
+                    [](const FrameTime& a, const FrameTime& b) { return a.ms() < b.ms(); });
+          const FrameTime t = ts[ts.size() / 2];
           const double ms = t.ms();
           if (f == gl::Fetch::Linear) linear_ms = ms;
+          sv::ArrayF& result = results[i];
           Json diff = nullptr;
           if (experiment) {
             if (!first.count(f)) {
@@ -134,6 +156,8 @@ Json run_speed(const SpeedOptions& opt) {
                            {"format", gl::format_name(format)},
                            {"ms", ms},
                            {"mpix_per_s", pixels / ms / 1e3},
+                           {"rounds", rounds},
+                           {"frames_per_round", per_round},
                            {"time", frame_time_json(t)}});
           if (experiment) group.back()["max_abs_vs_first"] = diff;
         }
