@@ -8,6 +8,7 @@
 #include <cstdio>
 
 #include "bench.h"
+#include "splineview/gl/grids.h"
 #include "splineview/metrics.h"
 #include "splineview/resample.h"
 
@@ -15,19 +16,6 @@ namespace bench {
 namespace {
 
 namespace gl = sv::gl;
-
-// sv::rotate's mapping: output (y, x) takes the input at R(-theta) (p - c) + c, c the centre.
-gl::GridMapping rotation_grid(std::size_t h, std::size_t w, double degrees) {
-  const double cy = (static_cast<double>(h) - 1) / 2, cx = (static_cast<double>(w) - 1) / 2;
-  const double th = degrees * M_PI / 180.0, c = std::cos(th), s = std::sin(th);
-  gl::GridMapping g;
-  g.rows = h;
-  g.cols = w;
-  g.origin = {-cx * s - cy * c + cy, -cx * c + cy * s + cx, 0.0};
-  g.step_row = {c, -s, 0.0};
-  g.step_col = {s, c, 0.0};
-  return g;
-}
 
 sv::Method method_of(gl::Fetch f) {
   switch (f) {
@@ -70,7 +58,7 @@ Json run_rotation(const RotationOptions& opt) {
                     {"degrees", opt.degrees},
                     {"disc", 0.35},
                     {"boundary", "reflect"}};
-  const gl::GridMapping grid = rotation_grid(h, w, opt.degrees);
+  const gl::GridMapping grid = gl::rotation_grid(h, w, opt.degrees);
 
   // CPU double results per method.
   const sv::ArrayD original = sv::ArrayD::from(image);

@@ -15,6 +15,7 @@
 
 #include "splineview/error.h"
 #include "splineview/gl/evaluator.h"
+#include "splineview/gl/grids.h"
 #include "splineview/gl/headless.h"
 
 namespace splinetool {
@@ -135,15 +136,7 @@ class GlBackend final : public Backend {
     const gl::Fetch fetch = fetch_of(opt.method);
     const sv::ArrayF data = coefficients(a, opt);
     const std::size_t h = a.dim(0), w = a.dim(1);
-    // sv::rotate's mapping: output (y, x) takes the input at R(-theta) (p - c) + c.
-    const double cy = (static_cast<double>(h) - 1) / 2, cx = (static_cast<double>(w) - 1) / 2;
-    const double th = degrees * M_PI / 180.0, c = std::cos(th), s = std::sin(th);
-    gl::GridMapping g;
-    g.rows = h;
-    g.cols = w;
-    g.origin = {-cx * s - cy * c + cy, -cx * c + cy * s + cx, 0.0};
-    g.step_row = {c, -s, 0.0};
-    g.step_col = {s, c, 0.0};
+    const gl::GridMapping g = gl::rotation_grid(h, w, degrees);
     const gl::SplineTexture tex = texture(data, fetch);
     gl::Evaluator& ev = evaluator(fetch, opt.boundary, -1, 2);
     double ms = 0;
