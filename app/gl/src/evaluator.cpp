@@ -33,6 +33,24 @@ const std::vector<ShaderStage> kFragmentStages = {{GL_VERTEX_SHADER, "view.vert"
                                                   {GL_FRAGMENT_SHADER, "evaluate.frag"}};
 const std::vector<ShaderStage> kComputeStages = {{GL_COMPUTE_SHADER, "evaluate.frag"}};
 
+// The tiled precise grid pass (SV_TILE): workgroup shape and shared-memory budget; a tile's box
+// of coefficients bigger than the budget makes the workgroup fall back to the untiled fetch.
+bool exp_flag(const char* name);
+
+struct TileShape {
+  int group_side;  // invocations per workgroup side
+  int rep;         // pixels per invocation per axis (the tile is group_side * rep pixels wide)
+  int budget;      // floats of shared memory (16 KiB)
+};
+// The default (16 x 16 invocations of 2 x 2 pixels: 32 x 32 pixel tiles) and the variants of
+// the H100 study ("tile16x1" etc. in SPLINEVIEW_GL_EXP).
+TileShape tile_shape() {
+  if (exp_flag("tile16x1")) return {16, 1, 4096};
+  if (exp_flag("tile16x4")) return {16, 4, 4096};
+  if (exp_flag("tile8x4")) return {8, 4, 4096};
+  return {16, 2, 4096};
+}
+
 // Float to IEEE half, round to nearest, ties to even (subnormals, overflow to infinity).
 std::uint16_t float_to_half(float f) {
   std::uint32_t x = 0;
@@ -207,7 +225,9 @@ class ScopedEvaluatorState {
 // Diagnostic switches (SPLINEVIEW_GL_EXP, comma-separated; splinebench speed --exp sets it),
 // read when an evaluator is built: "fragment" runs the pass as a fragment shader into the
 // framebuffer (the evaluator's pass before it became a compute shader), "nogather" makes the
-// precise fetch use texelFetch for every tap.
+// precise fetch use texelFetch for every tap, "notile" turns off the shared-memory tiled
+// precise grid pass, "tile2d" turns it on for 2-D textures too (off by default: on the H100 the
+// 2-D gather fetch, 4 textureGather per value, was as fast or faster).
 bool exp_flag(const char* name) {
   const char* e = std::getenv("SPLINEVIEW_GL_EXP");
   if (!e) return false;
@@ -401,6 +421,12 @@ struct Evaluator::Impl {
   // SV_PRECISE_GATHER; compiled on first use (the constructor compiles the list program that a
   // single-channel texture needs, so compile errors surface there).
   Program programs[2][2];
+  // The precise grid pass staging each tile's coefficients in shared memory (SV_TILE): compute
+  // pass, single-channel 3-D textures (2-D with "tile2d"); [gathering] for the fallback of large
+  // boxes.
+  bool tile = false;
+  TileShape tile_shape_;
+  Program tile_programs[2];
   ShaderDefines defines;  // shared by all programs; each adds its own
   Sampler sampler;
   Texture lut;
@@ -411,6 +437,23 @@ struct Evaluator::Impl {
   Query query;
 
   bool gathers_for(const SplineTexture& tex) const { return gather && tex.channels() == 1; }
+  bool tiles_for(const SplineTexture& tex) const { return tile && tex.channels() == 1; }
+
+  Program& tile_program(bool gathering) {
+    Program& p = tile_programs[gathering ? 1 : 0];
+    if (!p) {
+      ShaderDefines d = defines;
+      d.push_back({"SV_GRID", ""});
+      if (gathering) d.push_back({"SV_PRECISE_GATHER", ""});
+      d.push_back({"SV_COMPUTE", ""});
+      d.push_back({"SV_TILE", ""});
+      d.push_back({"SV_TILE_SIDE", std::to_string(tile_shape_.group_side)});
+      d.push_back({"SV_TILE_REP", std::to_string(tile_shape_.rep)});
+      d.push_back({"SV_TILE_BUDGET", std::to_string(tile_shape_.budget)});
+      p = Program(kComputeStages, d);
+    }
+    return p;
+  }
 
   Program& program(bool grid, bool gathering) {
     Program& p = programs[grid ? 1 : 0][gathering ? 1 : 0];
@@ -463,7 +506,7 @@ struct Evaluator::Impl {
   }
 
   // Runs one pass over (0, 0, w, h), timed when `ms` is given (waits for the result).
-  void draw(const Program& program, int w, int h, double* ms) {
+  void draw(const Program& program, int w, int h, double* ms, int group = kGroupSide) {
     if (compute) {
       SV_GL_CHECK(glProgramUniform2i(program.id(), kSize, w, h));
     } else {
@@ -471,8 +514,8 @@ struct Evaluator::Impl {
     }
     if (ms) SV_GL_CHECK(glBeginQuery(GL_TIME_ELAPSED, query.id()));
     if (compute) {
-      SV_GL_CHECK(glDispatchCompute(static_cast<GLuint>((w + kGroupSide - 1) / kGroupSide),
-                                    static_cast<GLuint>((h + kGroupSide - 1) / kGroupSide), 1));
+      SV_GL_CHECK(glDispatchCompute(static_cast<GLuint>((w + group - 1) / group),
+                                    static_cast<GLuint>((h + group - 1) / group), 1));
     } else {
       SV_GL_CHECK(glDrawArrays(GL_TRIANGLES, 0, 3));
     }
@@ -553,6 +596,9 @@ Evaluator::Evaluator(const EvalOptions& opt, std::size_t rank) : impl_(std::make
   m.defines = defines;
   m.gather =
       opt.fetch == Fetch::CubicPrecise && opt.boundary != Boundary::Mirror && !exp_flag("nogather");
+  m.tile = opt.fetch == Fetch::CubicPrecise && m.compute && !exp_flag("notile") &&
+           (rank == 3 || exp_flag("tile2d"));
+  m.tile_shape_ = tile_shape();
   m.program(false, m.gather);
   m.sampler = Sampler::create();
   m.sampler.set_filter(GL_LINEAR, GL_LINEAR);
@@ -635,7 +681,10 @@ ArrayF Evaluator::render_grid(const SplineTexture& tex, const GridMapping& grid,
   const std::size_t channels = tex.channels();
   ArrayF out({grid.rows, grid.cols}, channels);
 
-  const Program& grid_program = im.program(true, im.gathers_for(tex));
+  const bool tiled = im.tiles_for(tex);
+  const Program& grid_program =
+      tiled ? im.tile_program(im.gathers_for(tex)) : im.program(true, im.gathers_for(tex));
+  const int group = tiled ? im.tile_shape_.group_side * im.tile_shape_.rep : kGroupSide;
   // Positions in array axis order fill the first `rank` components of the dvec3 uniforms.
   const int tile_w = static_cast<int>(std::min<std::size_t>(kTileSide, grid.cols));
   const int tile_h = static_cast<int>(std::min<std::size_t>(kTileSide, grid.rows));
@@ -658,7 +707,7 @@ ArrayF Evaluator::render_grid(const SplineTexture& tex, const GridMapping& grid,
           glProgramUniform2i(program, kFirst, static_cast<GLint>(col0), static_cast<GLint>(row0)));
       for (int r = 0; r < repeats; ++r) {
         double ms = 0.0;
-        im.draw(grid_program, w, h, gpu_ms ? &ms : nullptr);
+        im.draw(grid_program, w, h, gpu_ms ? &ms : nullptr, group);
         times[static_cast<std::size_t>(r)] += ms;
       }
       im.read(w, h, channels, values);
