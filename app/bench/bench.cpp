@@ -11,6 +11,7 @@
 #include <thread>
 
 #include "splineview/error.h"
+#include "splineview/gl/gl.h"
 #include "splineview/io.h"
 #include "splineview/prefilter.h"
 #include "splineview/sampler.h"
@@ -173,10 +174,7 @@ double median(std::vector<double> v) {
 }
 
 bool gl_timer_trusted() {
-  static const bool trusted = [] {
-    const std::string d = context().description();
-    return d.find("llvmpipe") == std::string::npos && d.find("softpipe") == std::string::npos;
-  }();
+  static const bool trusted = (context(), gl::timer_queries_meaningful());
   return trusted;
 }
 

@@ -15,6 +15,7 @@
 
 #include "splineview/error.h"
 #include "splineview/gl/evaluator.h"
+#include "splineview/gl/gl.h"
 #include "splineview/gl/grids.h"
 #include "splineview/gl/headless.h"
 
@@ -197,9 +198,7 @@ class GlBackend final : public Backend {
     if (context_) return;
     try {
       context_ = std::make_unique<gl::HeadlessContext>();
-      const std::string d = context_->description();
-      timer_trusted_ =
-          d.find("llvmpipe") == std::string::npos && d.find("softpipe") == std::string::npos;
+      timer_trusted_ = gl::timer_queries_meaningful();
     } catch (const std::exception& e) {
       throw sv::Error(std::string("--backend gl: no OpenGL 4.5 context: ") + e.what());
     }

@@ -133,7 +133,11 @@ PanelActions Panel::draw(ViewerSettings& settings, const PanelView& v, float sca
     ImGui::Text("frame (CPU, frame to frame): %.2f ms", v.cpu_frame_ms->latest());
     plot("##cpu", *v.cpu_frame_ms, "ms", 48.0f * scale);
   }
-  if (v.gpu_pass_ms) {
+  if (v.gpu_pass_ms && !v.gpu_timer_meaningful) {
+    ImGui::TextDisabled(
+        "image pass (GL timer query): not shown, a software renderer's timer "
+        "does not measure GPU time");
+  } else if (v.gpu_pass_ms) {
     if (v.gpu_pass_ms->count() > 0) {
       ImGui::Text("image pass (GL timer query): %.3f ms", v.gpu_pass_ms->latest());
       plot("##gpu", *v.gpu_pass_ms, "ms", 48.0f * scale);

@@ -31,6 +31,7 @@ struct PanelView {
   const FrameHistory<kHistoryLength>* cpu_frame_ms = nullptr;
   const FrameHistory<kHistoryLength>* gpu_pass_ms = nullptr;
   std::string gl_description;
+  bool gpu_timer_meaningful = true;  // false on software renderers (gl::timer_queries_meaningful)
 };
 
 // Requests from the user, handled by the viewer after the panel is drawn.

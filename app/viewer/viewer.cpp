@@ -72,6 +72,7 @@ class Viewer {
         timer_(4) {
     settings_.method = options.method;
     gl_description_ = gl::context_description();
+    gpu_timer_meaningful_ = gl::timer_queries_meaningful();
     glfwSwapInterval(options.screenshot.empty() ? 1 : 0);
   }
 
@@ -220,6 +221,7 @@ class Viewer {
     panel_view.cpu_frame_ms = &cpu_frame_ms_;
     panel_view.gpu_pass_ms = &gpu_pass_ms_;
     panel_view.gl_description = gl_description_;
+    panel_view.gpu_timer_meaningful = gpu_timer_meaningful_;
     const PanelActions actions = panel_.draw(settings_, panel_view, scale_);
     ImGui::Render();
     handle_actions(actions, area);
@@ -266,6 +268,7 @@ class Viewer {
   std::optional<glm::dvec2> cursor_image_;
   std::string error_;
   std::string gl_description_;
+  bool gpu_timer_meaningful_ = true;
   int frames_since_load_ = 0;
   FrameHistory<kHistoryLength> cpu_frame_ms_;
   FrameHistory<kHistoryLength> gpu_pass_ms_;

@@ -85,6 +85,13 @@ bool check_error_nothrow(const char* call, const char* file, int line) noexcept 
   return false;
 }
 
+bool timer_queries_meaningful() {
+  const std::string renderer = gl_string(GL_RENDERER);
+  for (const char* soft : {"llvmpipe", "softpipe", "swrast"})
+    if (renderer.find(soft) != std::string::npos) return false;
+  return true;
+}
+
 std::string context_description() {
   return std::string(gl_string(GL_RENDERER)) + ", " + gl_string(GL_VERSION) + ", " +
          gl_string(GL_VENDOR);

@@ -25,6 +25,11 @@ bool check_error_nothrow(const char* call, const char* file, int line) noexcept;
 // Vendor, renderer and version strings of the current context, for logs and the UI.
 std::string context_description();
 
+// False on software renderers (Mesa llvmpipe/softpipe/swrast), whose GL_TIME_ELAPSED results
+// are not GPU time (llvmpipe 22.3 returns timestamps for small draws and a fraction of the work
+// for large ones): timing displays and benchmarks must not present them as such.
+bool timer_queries_meaningful();
+
 }  // namespace sv::gl
 
 // Runs a GL call and throws sv::Error naming it when it raised a GL error:
