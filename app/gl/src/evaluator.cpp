@@ -480,11 +480,7 @@ struct Evaluator::Impl {
 
   // Binds everything a pass needs (state is saved by the caller).
   void bind_pass(const Program& program, const SplineTexture& tex) {
-    glDisable(GL_BLEND);
-    glDisable(GL_DEPTH_TEST);
-    glDisable(GL_SCISSOR_TEST);
-    glDisable(GL_CULL_FACE);
-    glDisable(GL_FRAMEBUFFER_SRGB);
+    disable_fixed_function();
     glUseProgram(program.id());
     if (compute) {
       glBindImageTexture(kImageUnit, target.id(), 0, GL_FALSE, 0, GL_WRITE_ONLY, GL_RGBA32F);

@@ -49,4 +49,12 @@ ScopedState::~ScopedState() {
   check_error_nothrow("ScopedState (restoring GL state)", __FILE__, __LINE__);
 }
 
+void disable_fixed_function() {
+  glDisable(GL_BLEND);
+  glDisable(GL_DEPTH_TEST);
+  glDisable(GL_SCISSOR_TEST);
+  glDisable(GL_CULL_FACE);
+  glDisable(GL_FRAMEBUFFER_SRGB);
+}
+
 }  // namespace sv::gl

@@ -46,11 +46,7 @@ void ViewPass::draw(const ImageTextures& images, FetchMethod method, const glm::
 
   ScopedState saved;
   glViewport(viewport.x, viewport.y, viewport.width, viewport.height);
-  glDisable(GL_BLEND);
-  glDisable(GL_DEPTH_TEST);
-  glDisable(GL_SCISSOR_TEST);
-  glDisable(GL_CULL_FACE);
-  glDisable(GL_FRAMEBUFFER_SRGB);
+  disable_fixed_function();
   glUseProgram(program.id());
   glBindVertexArray(empty_vao_.id());
   images.for_method(method).bind(kImageUnit);

@@ -31,4 +31,8 @@ class ScopedState {
   GLint texture_unit0_ = 0;
 };
 
+// Disables what a full-screen or compute pass must not inherit (blend, depth test, scissor test,
+// cull face, sRGB conversion). Callers save the state first (ScopedState).
+void disable_fixed_function();
+
 }  // namespace sv::gl
