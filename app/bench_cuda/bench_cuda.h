@@ -1,0 +1,31 @@
+// Shared declarations of splinebench-cuda: one function per subcommand, each returning its JSON
+// report and printing a short Markdown table on stdout (progress on stderr).
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+namespace cbench {
+
+using Json = nlohmann::json;
+
+struct PrefilterOptions {
+  bool quick = false;  // small sizes, few repeats
+  int repeats = 20;    // timed runs per case (median reported)
+  std::uint64_t seed = 1;
+};
+
+struct ReconstructOptions {
+  bool quick = false;
+  int repeats = 20;
+  std::size_t positions = std::size_t{1} << 24;  // random positions per run
+  std::uint64_t seed = 1;
+};
+
+Json run_prefilter(const PrefilterOptions& opt);
+Json run_reconstruct(const ReconstructOptions& opt);
+
+}  // namespace cbench

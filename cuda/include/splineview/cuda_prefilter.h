@@ -1,0 +1,58 @@
+// The CUDA B-spline prefilter: exact (to float32 working precision, like the CPU prefilter) for
+// every line length, degrees 2..7 (0 and 1 are the identity), boundary modes reflect, mirror and
+// periodic, 1-3 D, 1-4 interleaved channels.
+//
+// Method: every axis pass splits each line into chunks; a thread block loads a tile of lines x
+// (chunk + 2 * apron) samples into shared memory with coalesced reads (for the x axis the tile
+// is transposed on the way in and out), runs the causal/anticausal recursions of each pole per
+// line from shared memory, and writes the chunk back. The apron is the extended signal (boundary
+// mode) or the neighbouring chunk, long enough that the neglected tail of every recursion is
+// below half an ulp (the same horizon the CPU prefilter uses). For in-place passes the aprons of
+// chunked lines are first copied aside, so no block reads what another block writes.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+
+#include "splineview/array.h"
+#include "splineview/cuda_memory.h"
+
+namespace sv::cuda {
+
+enum class PrefilterKernel {
+  Tiled,  // shared-memory tiles with aprons, coalesced on every axis (the default)
+  Naive,  // one thread per line walking global memory, as published (benchmark baseline)
+};
+
+struct PrefilterConfig {
+  int degree = 3;  // 0..7
+  Boundary boundary = Boundary::Reflect;
+  PrefilterKernel kernel = PrefilterKernel::Tiled;
+  int chunk = 0;  // samples per tile along the axis (Tiled); 0 = automatic
+  int lines = 0;  // lines per thread block (Tiled); 0 = automatic
+};
+
+// In place on `data` (device memory holding layout.size() floats), all axes in turn.
+void prefilter(float* data, const Layout& layout, const PrefilterConfig& cfg);
+// One axis only (array order, 0 = slowest), in place; for benchmarks and tests.
+void prefilter_axis(float* data, const Layout& layout, std::size_t axis,
+                    const PrefilterConfig& cfg);
+
+// Texel formats a prefilter can write into (CUDA arrays behind GL textures).
+enum class SurfaceFormat {
+  R32F,     // 1 channel, float
+  RGBA32F,  // up to 4 channels, float4 (missing channels written as 0, alpha 1)
+  R16F,     // 1 channel, half
+};
+
+// Prefilters `src` (device, layout.size() floats; left unchanged) and writes the coefficients
+// into the CUDA surface object `surface` (a cudaSurfaceObject_t over a 1-D/2-D/3-D CUDA array
+// of the layout's extents and `format`). `scratch` must hold layout.size() floats (it is the one
+// extra copy); it may be null for a 1-D layout.
+void prefilter_to_surface(const float* src, const Layout& layout, std::uint64_t surface,
+                          SurfaceFormat format, float* scratch, const PrefilterConfig& cfg);
+
+// Host convenience (splinetool --backend cuda): uploads, filters in place, downloads.
+void prefilter(ArrayF& a, const PrefilterConfig& cfg);
+
+}  // namespace sv::cuda
