@@ -1,0 +1,2 @@
+// (being written)
+#include "splineview/cuda_prefilter.h"
