@@ -13,13 +13,14 @@ namespace sv::cuda::detail {
 inline void check(cudaError_t err, const char* what) {
   if (err == cudaSuccess) return;
   cudaGetLastError();  // clear a non-sticky error so later calls can proceed
-  if (err == cudaErrorMemoryAllocation)
-    throw Error(std::string(what) + ": out of GPU memory");
+  if (err == cudaErrorMemoryAllocation) throw Error(std::string(what) + ": out of GPU memory");
   throw Error(std::string(what) + ": " + cudaGetErrorString(err));
 }
 
 // After a kernel launch: reports launch-configuration errors at once (execution errors surface
 // at the next synchronising call).
-inline void check_launch(const char* what) { check(cudaGetLastError(), what); }
+inline void check_launch(const char* what) {
+  check(cudaGetLastError(), what);
+}
 
 }  // namespace sv::cuda::detail

@@ -33,8 +33,7 @@ DeviceBuffer::DeviceBuffer(std::size_t count) : count_(count) {
   if (err != cudaSuccess) {
     cudaGetLastError();
     count_ = 0;
-    throw Error("allocating " + std::to_string(count * sizeof(float)) +
-                " bytes of GPU memory: " +
+    throw Error("allocating " + std::to_string(count * sizeof(float)) + " bytes of GPU memory: " +
                 (err == cudaErrorMemoryAllocation ? std::string("out of GPU memory")
                                                   : std::string(cudaGetErrorString(err))));
   }
@@ -97,7 +96,9 @@ void copy_device(float* dst, const float* src, std::size_t count) {
         "copying on the GPU");
 }
 
-void synchronize(const char* what) { check(cudaDeviceSynchronize(), what); }
+void synchronize(const char* what) {
+  check(cudaDeviceSynchronize(), what);
+}
 
 EventTimer::EventTimer() {
   cudaEvent_t a = nullptr, b = nullptr;
@@ -115,8 +116,12 @@ EventTimer::~EventTimer() {
   cudaEventDestroy(static_cast<cudaEvent_t>(end_));
 }
 
-void EventTimer::start() { check(cudaEventRecord(static_cast<cudaEvent_t>(begin_)), "timing"); }
-void EventTimer::stop() { check(cudaEventRecord(static_cast<cudaEvent_t>(end_)), "timing"); }
+void EventTimer::start() {
+  check(cudaEventRecord(static_cast<cudaEvent_t>(begin_)), "timing");
+}
+void EventTimer::stop() {
+  check(cudaEventRecord(static_cast<cudaEvent_t>(end_)), "timing");
+}
 
 double EventTimer::ms() {
   check(cudaEventSynchronize(static_cast<cudaEvent_t>(end_)), "timing");

@@ -2,6 +2,7 @@
 // available() says so without throwing.
 #include <string>
 
+#include "splineview/bspline.h"
 #include "splineview/cuda_device.h"
 #include "splineview/cuda_memory.h"
 #include "splineview/cuda_prefilter.h"
@@ -20,7 +21,9 @@ bool available(std::string* why) {
   if (why) cuda_devices(why);
   return false;
 }
-void require(const char* what) { no_cuda(what); }
+void require(const char* what) {
+  no_cuda(what);
+}
 
 DeviceBuffer::DeviceBuffer(std::size_t count) : count_(count) {
   if (count) no_cuda("allocating GPU memory");
@@ -37,20 +40,51 @@ DeviceBuffer& DeviceBuffer::operator=(DeviceBuffer&& o) noexcept {
   o.count_ = 0;
   return *this;
 }
-void DeviceBuffer::upload(const float*, std::size_t) { no_cuda("copying to the GPU"); }
-void DeviceBuffer::download(float*, std::size_t) const { no_cuda("copying from the GPU"); }
-void DeviceBuffer::fill(float) { no_cuda("filling a GPU buffer"); }
-void DeviceBuffer::copy_from(const DeviceBuffer&) { no_cuda("copying on the GPU"); }
-void copy_device(float*, const float*, std::size_t) { no_cuda("copying on the GPU"); }
-void synchronize(const char* what) { no_cuda(what); }
-EventTimer::EventTimer() { no_cuda("creating a CUDA event"); }
+void DeviceBuffer::upload(const float*, std::size_t) {
+  no_cuda("copying to the GPU");
+}
+void DeviceBuffer::download(float*, std::size_t) const {
+  no_cuda("copying from the GPU");
+}
+void DeviceBuffer::fill(float) {
+  no_cuda("filling a GPU buffer");
+}
+void DeviceBuffer::copy_from(const DeviceBuffer&) {
+  no_cuda("copying on the GPU");
+}
+void copy_device(float*, const float*, std::size_t) {
+  no_cuda("copying on the GPU");
+}
+void synchronize(const char* what) {
+  no_cuda(what);
+}
+EventTimer::EventTimer() {
+  no_cuda("creating a CUDA event");
+}
 EventTimer::~EventTimer() = default;
 void EventTimer::start() {}
 void EventTimer::stop() {}
-double EventTimer::ms() { return 0; }
-std::size_t device_memory_used() { no_cuda("querying GPU memory"); }
+double EventTimer::ms() {
+  return 0;
+}
+std::size_t device_memory_used() {
+  no_cuda("querying GPU memory");
+}
 
-void prefilter(float*, const Layout&, const PrefilterConfig&) { no_cuda("CUDA prefilter"); }
+namespace {
+// The same argument checks as the CUDA build, so bad input gets the same sentence everywhere.
+void check_config(const Layout& layout, const PrefilterConfig& cfg, const char* what) {
+  layout.check(what);
+  check_degree(cfg.degree, 0, kMaxDegree);
+  if (cfg.chunk < 0 || cfg.lines < 0)
+    throw Error(std::string(what) + ": chunk and lines must be >= 0");
+}
+}  // namespace
+
+void prefilter(float*, const Layout& layout, const PrefilterConfig& cfg) {
+  check_config(layout, cfg, "CUDA prefilter");
+  no_cuda("CUDA prefilter");
+}
 void prefilter_axis(float*, const Layout&, std::size_t, const PrefilterConfig&) {
   no_cuda("CUDA prefilter");
 }
@@ -58,16 +92,24 @@ void prefilter_to_surface(const float*, const Layout&, std::uint64_t, SurfaceFor
                           const PrefilterConfig&) {
   no_cuda("CUDA prefilter");
 }
-void prefilter(ArrayF&, const PrefilterConfig&) { no_cuda("CUDA prefilter"); }
+void prefilter(ArrayF&, const PrefilterConfig&) {
+  no_cuda("CUDA prefilter");
+}
 
 struct SplineVolume::Impl {};
 SplineVolume::SplineVolume(const float*, const Layout&, Boundary) {
   no_cuda("CUDA reconstruction");
 }
-SplineVolume::SplineVolume(const ArrayF&, Boundary) { no_cuda("CUDA reconstruction"); }
+SplineVolume::SplineVolume(const ArrayF&, Boundary) {
+  no_cuda("CUDA reconstruction");
+}
 SplineVolume::~SplineVolume() = default;
-const Layout& SplineVolume::layout() const { no_cuda("CUDA reconstruction"); }
-Boundary SplineVolume::boundary() const { no_cuda("CUDA reconstruction"); }
+const Layout& SplineVolume::layout() const {
+  no_cuda("CUDA reconstruction");
+}
+Boundary SplineVolume::boundary() const {
+  no_cuda("CUDA reconstruction");
+}
 void SplineVolume::sample(Fetch, const float*, std::size_t, float*) const {
   no_cuda("CUDA reconstruction");
 }

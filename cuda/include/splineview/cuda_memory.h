@@ -54,10 +54,10 @@ class DeviceBuffer {
   std::size_t size() const { return count_; }
   std::size_t bytes() const { return count_ * sizeof(float); }
 
-  void upload(const float* host, std::size_t count);          // count <= size()
-  void download(float* host, std::size_t count) const;        // count <= size()
-  void fill(float value);                                     // e.g. poison with NaN
-  void copy_from(const DeviceBuffer& src);                    // device to device, same size
+  void upload(const float* host, std::size_t count);    // count <= size()
+  void download(float* host, std::size_t count) const;  // count <= size()
+  void fill(float value);                               // e.g. poison with NaN
+  void copy_from(const DeviceBuffer& src);              // device to device, same size
 
  private:
   float* ptr_ = nullptr;
