@@ -17,6 +17,11 @@ inline void check(cudaError_t err, const char* what) {
   throw Error(std::string(what) + ": " + cudaGetErrorString(err));
 }
 
+// Bookkeeping of device memory the library allocates outside DeviceBuffer (stream-ordered
+// scratch), so that allocation_stats() reports the true peak.
+void note_alloc(std::size_t bytes);
+void note_free(std::size_t bytes);
+
 // After a kernel launch: reports launch-configuration errors at once (execution errors surface
 // at the next synchronising call).
 inline void check_launch(const char* what) {

@@ -1,6 +1,7 @@
 // Device buffers, copies, events and availability (see cuda_memory.h).
 #include <cuda_runtime.h>
 
+#include <atomic>
 #include <string>
 
 #include "check.cuh"
@@ -10,6 +11,32 @@
 namespace sv::cuda {
 
 using detail::check;
+
+namespace {
+std::atomic<std::size_t> g_current{0}, g_peak{0};
+void count_alloc(std::size_t bytes) {
+  const std::size_t now = g_current += bytes;
+  std::size_t peak = g_peak.load();
+  while (now > peak && !g_peak.compare_exchange_weak(peak, now)) {
+  }
+}
+}  // namespace
+
+namespace detail {
+void note_alloc(std::size_t bytes) {
+  count_alloc(bytes);
+}
+void note_free(std::size_t bytes) {
+  g_current -= bytes;
+}
+}  // namespace detail
+
+AllocationStats allocation_stats() {
+  return {g_current.load(), g_peak.load()};
+}
+void reset_allocation_peak() {
+  g_peak = g_current.load();
+}
 
 bool available(std::string* why) {
   std::string reason;
@@ -38,10 +65,14 @@ DeviceBuffer::DeviceBuffer(std::size_t count) : count_(count) {
                                                   : std::string(cudaGetErrorString(err))));
   }
   ptr_ = static_cast<float*>(p);
+  count_alloc(count * sizeof(float));
 }
 
 DeviceBuffer::~DeviceBuffer() {
-  if (ptr_) cudaFree(ptr_);
+  if (ptr_) {
+    cudaFree(ptr_);
+    g_current -= count_ * sizeof(float);
+  }
 }
 
 DeviceBuffer::DeviceBuffer(DeviceBuffer&& o) noexcept : ptr_(o.ptr_), count_(o.count_) {
@@ -51,7 +82,10 @@ DeviceBuffer::DeviceBuffer(DeviceBuffer&& o) noexcept : ptr_(o.ptr_), count_(o.c
 
 DeviceBuffer& DeviceBuffer::operator=(DeviceBuffer&& o) noexcept {
   if (this != &o) {
-    if (ptr_) cudaFree(ptr_);
+    if (ptr_) {
+      cudaFree(ptr_);
+      g_current -= count_ * sizeof(float);
+    }
     ptr_ = o.ptr_;
     count_ = o.count_;
     o.ptr_ = nullptr;

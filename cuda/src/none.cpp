@@ -67,6 +67,10 @@ void EventTimer::stop() {}
 double EventTimer::ms() {
   return 0;
 }
+AllocationStats allocation_stats() {
+  return {};
+}
+void reset_allocation_peak() {}
 std::size_t device_memory_used() {
   no_cuda("querying GPU memory");
 }

@@ -38,11 +38,11 @@ namespace {
 using detail::check;
 using detail::check_launch;
 
-constexpr int kThreads = 256;     // threads per block (loads and stores)
-constexpr int kColumnLines = 32;  // lines per column tile (one warp-wide row)
-constexpr int kTransLines = 32;   // lines per transposed tile (rows * channels <= this)
-constexpr int kWholeMax = 512;    // lines up to this length are filtered as one tile
-constexpr int kChunk = 256;       // chunk length of longer lines
+constexpr int kThreads = 256;    // threads per block (loads and stores)
+constexpr int kLines = 32;       // lines per tile: one warp runs the recursions
+constexpr int kMaxWindow = 384;  // longest window (chunk + 2 aprons) of a chunked tile: 48 KiB
+constexpr int kMaxWholeWindow = 1088;  // longest window of a whole-line tile (136 KiB)
+constexpr int kBatch = 8;              // values per register batch in the recursions
 
 enum class SurfaceKind : int { None = 0, R32F, RGBA32F, R16F };
 
@@ -54,15 +54,16 @@ struct Pass {
   SurfaceKind surface_kind;
   long long outer, inner, lines_total;
   int n, H, L, chunks;
-  int lines;  // lines per tile
-  int rows;   // transposed: rows of o per tile
-  int S;      // shared stride of one line (transposed) ; column: S = window length
+  int lines;  // column tiles: lines per tile (<= kLines)
+  int rows;   // transposed tiles: rows of o per tile (rows * channels <= kLines)
+  int S;      // shared row stride of one line (transposed tiles)
   int channels;
   int boundary;  // 0 reflect, 1 mirror, 2 periodic
   int rank;
   int nx, ny;  // surface coordinates of a point
   float gain;
   float z[3];
+  int hz[3];  // horizon of each pole (warm-up length of a segment's recursion)
   bool whole;
 };
 
@@ -86,36 +87,94 @@ __device__ __forceinline__ int extend(long long k, int n, int boundary) {
   return static_cast<int>(r < n ? r : p - 1 - r);
 }
 
-// Position of window sample w of tile line l in shared memory.
-template <bool kTrans>
+// Position of window sample w of tile line l in shared memory: column tiles interleave the
+// lines (a warp reads one row), transposed tiles keep each line contiguous (odd stride S).
+template <int C>
 __device__ __forceinline__ int sidx(const Pass& P, int l, int w) {
-  return kTrans ? l * P.S + w : w * P.lines + l;
+  return C == 0 ? w * kLines + l : l * P.S + w;
 }
 
-// Runs the causal and anticausal recursion of every pole over one line of the tile in place.
-// The starts assume the signal continues as its end value (exact for constant tails); their
-// error dies out within the apron.
-template <bool kTrans, int NP>
-__device__ __forceinline__ void filter_line(const Pass& P, float* sh, int l, int len) {
-  const int st = kTrans ? 1 : P.lines;
-  float* b = sh + sidx<kTrans>(P, l, 0);
+// Runs a first-order recursion over `count` values at b[pos * ST], pos = first, first + dir, ...,
+// from the state `c` before the first, and returns the state after the last. Causal:
+// c <- x + z c; anticausal: c <- z (c - x), as fma(z, c, -z x). With kWrite the states are
+// stored in place. Values come in register batches, the next batch loaded before the current
+// one is used, so shared-memory latency hides behind the chain of fmas.
+template <int ST, bool kCausal, bool kWrite>
+__device__ __forceinline__ float run(float* b, int first, int count, float z, float c) {
+  constexpr int dir = kCausal ? 1 : -1;
+  float cur[kBatch], nxt[kBatch];
+#pragma unroll
+  for (int j = 0; j < kBatch; ++j) cur[j] = j < count ? b[(first + dir * j) * ST] : 0.0f;
+  for (int base = 0; base < count; base += kBatch) {
+#pragma unroll
+    for (int j = 0; j < kBatch; ++j) {
+      const int i = base + kBatch + j;
+      nxt[j] = i < count ? b[(first + dir * i) * ST] : 0.0f;
+    }
+#pragma unroll
+    for (int j = 0; j < kBatch; ++j) {
+      if (base + j < count) {
+        c = kCausal ? fmaf(z, c, cur[j]) : fmaf(z, c, -z * cur[j]);
+        if (kWrite) b[(first + dir * (base + j)) * ST] = c;
+      }
+    }
+#pragma unroll
+    for (int j = 0; j < kBatch; ++j) cur[j] = nxt[j];
+  }
+  return c;
+}
+
+// The recursions of every pole over the tile's lines, in place, by all threads of the block:
+// thread t takes line t % 32 and segment t / 32 of the window. A segment's recursion starts hq
+// values early (hq = the pole's horizon), reading its neighbour's values before anyone writes
+// (hence the first __syncthreads of each direction), so that the start error has died out where
+// the segment begins: the apron idea again, inside the tile. The window's own ends start from
+// the assumption that the signal continues as its end value.
+constexpr int kSegments = kThreads / kLines;
+
+template <int ST, int NP>
+__device__ __forceinline__ void filter_tile(const Pass& P, float* line, bool active, int len) {
+  const int seg = threadIdx.x / kLines;
+  const int seg_len = (len + kSegments - 1) / kSegments;
+  const int a = min(len, seg * seg_len), e = min(len, a + seg_len);
+  const bool has = active && a < e;
 #pragma unroll
   for (int q = 0; q < NP; ++q) {
     const float z = P.z[q];
-    float c = b[0] * (1.0f / (1.0f - z));
-    b[0] = c;
-#pragma unroll 8
-    for (int k = 1; k < len; ++k) {
-      c = fmaf(z, c, b[k * st]);
-      b[k * st] = c;
+    const int hq = P.hz[q];
+    // Causal.
+    float c = 0.0f;
+    if (has && a > 0) {
+      const int ws = max(0, a - hq);
+      c = run<ST, true, false>(line, ws + 1, a - ws - 1, z, line[ws * ST] * (1.0f / (1.0f - z)));
     }
-    c *= z / (z - 1.0f);
-    b[(len - 1) * st] = c;
-#pragma unroll 8
-    for (int k = len - 2; k >= 0; --k) {
-      c = z * (c - b[k * st]);
-      b[k * st] = c;
+    __syncthreads();
+    if (has) {
+      int first = a;
+      if (a == 0) {
+        c = line[0] * (1.0f / (1.0f - z));
+        line[0] = c;
+        first = 1;
+      }
+      run<ST, true, true>(line, first, e - first, z, c);
     }
+    __syncthreads();
+    // Anticausal.
+    if (has && e < len) {
+      const int we = min(len, e + hq) - 1;
+      c = run<ST, false, false>(line, we - 1, we - e, z, line[we * ST] * (z / (z - 1.0f)));
+    }
+    __syncthreads();
+    if (has) {
+      int first = e - 1;
+      if (e == len) {
+        c = line[(len - 1) * ST] * (z / (z - 1.0f));
+        line[(len - 1) * ST] = c;
+        first = len - 2;
+      }
+      run<ST, false, true>(line, first, first - a + 1, z, c);
+    }
+    __syncthreads();
   }
 }
 
@@ -157,23 +216,27 @@ __device__ __forceinline__ void store_surface(const Pass& P, long long point, co
   }
 }
 
-template <bool kTrans, int NP>
+// One tile: lines x window [s - H, e + H) of chunk [s, e). C = 0: column tile (inner >= 32);
+// C = 1..4: transposed tile of the x axis with C interleaved channels. NP: number of poles.
+template <int C, int NP>
 __global__ void __launch_bounds__(kThreads) tile_kernel(Pass P) {
   extern __shared__ float sh[];
   const int ch = blockIdx.y;
   const int s = ch * P.L;
   const int e = min(s + P.L, P.n);
-  const int len = e - s + 2 * P.H;  // window [s - H, e + H)
+  const int m = e - s;
   const int H = P.H;
+  const int len = m + 2 * H;
+  const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
+  constexpr int kWarps = kThreads / 32;
+  constexpr int CC = C > 0 ? C : 1;  // channels of a transposed tile (no division by 0)
 
-  // The block's lines: column tiles cover i in [i0, i0 + lines) of one o; transposed tiles
-  // cover all channels of o in [o0, o0 + rows).
   long long o0 = 0, i0 = 0;
-  int valid_lines = P.lines, valid_rows = P.rows;
-  if (kTrans) {
+  int valid_lines, valid_rows = 0;
+  if (C > 0) {
     o0 = static_cast<long long>(blockIdx.x) * P.rows;
     valid_rows = static_cast<int>(min(static_cast<long long>(P.rows), P.outer - o0));
-    valid_lines = valid_rows * static_cast<int>(P.inner);
+    valid_lines = valid_rows * C;
   } else {
     const long long tiles_per_o = (P.inner + P.lines - 1) / P.lines;
     o0 = blockIdx.x / tiles_per_o;
@@ -181,82 +244,110 @@ __global__ void __launch_bounds__(kThreads) tile_kernel(Pass P) {
     valid_lines = static_cast<int>(min(static_cast<long long>(P.lines), P.inner - i0));
   }
 
-  // 1. Load: centre always from src; aprons from src (out of place), the side buffer (in place)
-  //    or, for whole lines, from the tile itself in step 2.
+  // 1. Load (times the gain): the centre always from src; the aprons too when they can be read
+  //    there (chunked, out of place), else from the side buffer or, for whole lines, in step 2.
   const bool apron_direct = !P.whole && P.apron == nullptr;
-  const int w_first = (P.whole || !apron_direct) ? H : 0;
-  const int w_last = (P.whole || !apron_direct) ? H + (e - s) : len;  // exclusive
-  if (kTrans) {
-    const int per_row = (w_last - w_first) * static_cast<int>(P.inner);
-    for (int t = threadIdx.x; t < valid_rows * per_row; t += blockDim.x) {
-      const int r = t / per_row, rem = t % per_row;
-      const int w = w_first + rem / static_cast<int>(P.inner);
-      const int c = rem % static_cast<int>(P.inner);
-      const int k = extend(static_cast<long long>(s) - H + w, P.n, P.boundary);
-      sh[sidx<true>(P, r * static_cast<int>(P.inner) + c, w)] =
-          P.gain * P.src[goff(P, o0 + r, k, c)];
+  const int w_first = apron_direct ? 0 : H;
+  const int w_last = apron_direct ? len : H + m;
+  const float gain = P.gain;
+  if (C == 0) {
+    const bool ok = lane < valid_lines;
+    const float* col = P.src + i0 + lane;
+    for (int w0 = w_first + warp; w0 < w_last; w0 += kWarps * 8) {
+      float v[8];
+#pragma unroll
+      for (int u = 0; u < 8; ++u) {
+        const int w = w0 + u * kWarps;
+        v[u] = 0.0f;
+        if (ok && w < w_last)
+          v[u] =
+              __ldg(col + (o0 * P.n + extend(static_cast<long long>(s) - H + w, P.n, P.boundary)) *
+                              P.inner);
+      }
+#pragma unroll
+      for (int u = 0; u < 8; ++u) {
+        const int w = w0 + u * kWarps;
+        if (w < w_last) sh[sidx<C>(P, lane, w)] = gain * v[u];
+      }
     }
   } else {
-    for (int t = threadIdx.x; t < (w_last - w_first) * P.lines; t += blockDim.x) {
-      const int w = w_first + t / P.lines, l = t % P.lines;
-      if (l >= valid_lines) continue;
-      const int k = extend(static_cast<long long>(s) - H + w, P.n, P.boundary);
-      sh[sidx<false>(P, l, w)] = P.gain * P.src[goff(P, o0, k, i0 + l)];
+    // A warp per row: lanes walk the row's window in order (coalesced), eight loads in flight.
+    const int per_row = (w_last - w_first) * CC;
+    for (int r = warp; r < valid_rows; r += kWarps) {
+      const float* row = P.src + (o0 + r) * P.n * CC;
+      float* line0 = sh + sidx<C>(P, r * CC, 0);
+      for (int f0 = lane; f0 < per_row; f0 += 32 * 8) {
+        float v[8];
+#pragma unroll
+        for (int u = 0; u < 8; ++u) {
+          const int f = f0 + 32 * u;
+          v[u] = 0.0f;
+          if (f < per_row) {
+            const int w = w_first + f / CC, c = f % CC;
+            v[u] = __ldg(row + extend(static_cast<long long>(s) - H + w, P.n, P.boundary) * CC + c);
+          }
+        }
+#pragma unroll
+        for (int u = 0; u < 8; ++u) {
+          const int f = f0 + 32 * u;
+          if (f < per_row) line0[(f % CC) * P.S + w_first + f / CC] = gain * v[u];
+        }
+      }
     }
   }
   if (!P.whole && !apron_direct) {
-    // Aprons from the side buffer: per line, H left and H right values.
-    for (int t = threadIdx.x; t < 2 * H * valid_lines; t += blockDim.x) {
+    for (int t = threadIdx.x; t < 2 * H * valid_lines; t += kThreads) {
       const int l = t % valid_lines, hs = t / valid_lines;
       const int side = hs / H, h = hs % H;
-      const long long g =
-          kTrans ? (o0 + l / P.inner) * P.inner + l % P.inner : o0 * P.inner + i0 + l;
-      const int w = side == 0 ? h : H + (e - s) + h;
-      sh[sidx<kTrans>(P, l, w)] = P.gain * P.apron[aoff(P, ch, side, h, g)];
+      const long long g = C > 0 ? (o0 + l / CC) * C + l % CC : o0 * P.inner + i0 + l;
+      const int w = side == 0 ? h : H + m + h;
+      sh[sidx<C>(P, l, w)] = gain * __ldg(P.apron + aoff(P, ch, side, h, g));
     }
   }
   __syncthreads();
 
   // 2. Whole lines: the apron is the boundary extension of the tile's own centre.
-  if (P.whole) {
-    for (int t = threadIdx.x; t < 2 * H * valid_lines; t += blockDim.x) {
+  if (P.whole && H > 0) {
+    for (int t = threadIdx.x; t < 2 * H * valid_lines; t += kThreads) {
       const int l = t % valid_lines, hs = t / valid_lines;
       const int w = hs < H ? hs : H + P.n + (hs - H);
       const int k = extend(static_cast<long long>(w) - H, P.n, P.boundary);
-      sh[sidx<kTrans>(P, l, w)] = sh[sidx<kTrans>(P, l, H + k)];
+      sh[sidx<C>(P, l, w)] = sh[sidx<C>(P, l, H + k)];
     }
     __syncthreads();
   }
 
-  // 3. Recursions, one thread per line.
-  for (int l = threadIdx.x; l < valid_lines; l += blockDim.x)
-    filter_line<kTrans, NP>(P, sh, l, len);
-  __syncthreads();
+  // 3. Recursions, all threads (line x segment); ends with __syncthreads.
+  {
+    const int l = threadIdx.x % kLines;
+    const bool active = l < valid_lines;
+    if (C == 0)
+      filter_tile<kLines, NP>(P, sh + l, active, len);
+    else
+      filter_tile<1, NP>(P, sh + (active ? l : 0) * P.S, active, len);
+  }
 
   // 4. Store the chunk [s, e).
-  const int m = e - s;
-  if (kTrans) {
-    const int C = static_cast<int>(P.inner);
-    if (P.surface_kind != SurfaceKind::None) {
-      for (int t = threadIdx.x; t < valid_rows * m; t += blockDim.x) {
-        const int r = t / m, w = H + t % m;
-        float v[4];
-        for (int c = 0; c < C; ++c) v[c] = sh[sidx<true>(P, r * C + c, w)];
-        store_surface(P, (o0 + r) * P.n + s + (t % m), v);
-      }
-    } else {
-      const int per_row = m * C;
-      for (int t = threadIdx.x; t < valid_rows * per_row; t += blockDim.x) {
-        const int r = t / per_row, rem = t % per_row;
-        const int w = H + rem / C, c = rem % C;
-        P.dst[goff(P, o0 + r, s + rem / C, c)] = sh[sidx<true>(P, r * C + c, w)];
-      }
+  if (C == 0) {
+    if (lane < valid_lines) {
+      float* col = P.dst + i0 + lane;
+      for (int w = H + warp; w < H + m; w += kWarps)
+        col[(o0 * P.n + s + w - H) * P.inner] = sh[sidx<C>(P, lane, w)];
     }
+  } else if (P.surface_kind != SurfaceKind::None) {
+    for (int r = 0; r < valid_rows; ++r)
+      for (int x = threadIdx.x; x < m; x += kThreads) {
+        float v[4] = {0, 0, 0, 0};
+#pragma unroll
+        for (int c = 0; c < C; ++c) v[c] = sh[sidx<C>(P, r * C + c, H + x)];
+        store_surface(P, (o0 + r) * P.n + s + x, v);
+      }
   } else {
-    for (int t = threadIdx.x; t < m * P.lines; t += blockDim.x) {
-      const int w = H + t / P.lines, l = t % P.lines;
-      if (l >= valid_lines) continue;
-      P.dst[goff(P, o0, s + t / P.lines, i0 + l)] = sh[sidx<false>(P, l, w)];
+    for (int r = 0; r < valid_rows; ++r) {
+      float* row = P.dst + ((o0 + r) * P.n + s) * C;
+#pragma unroll 4
+      for (int f = threadIdx.x; f < m * C; f += kThreads)
+        row[f] = sh[sidx<C>(P, r * C + f % CC, H + f / CC)];
     }
   }
 }
@@ -343,32 +434,66 @@ int apron(const Poles& p) {
   return h;
 }
 
+// The stream-ordered pool returns its memory to the system at every synchronisation by default,
+// which makes the next allocation slow (tens of microseconds); keep it instead (the pool then
+// holds the largest side buffer used so far).
+void keep_pool_memory() {
+  static const bool done = [] {
+    int dev = 0;
+    cudaMemPool_t pool = nullptr;
+    if (cudaGetDevice(&dev) == cudaSuccess &&
+        cudaDeviceGetDefaultMemPool(&pool, dev) == cudaSuccess) {
+      std::uint64_t keep = ~std::uint64_t{0};
+      cudaMemPoolSetAttribute(pool, cudaMemPoolAttrReleaseThreshold, &keep);
+    }
+    cudaGetLastError();
+    return true;
+  }();
+  (void)done;
+}
+
+int multiprocessors() {
+  static const int count = [] {
+    int dev = 0, n = 0;
+    if (cudaGetDevice(&dev) != cudaSuccess ||
+        cudaDeviceGetAttribute(&n, cudaDevAttrMultiProcessorCount, dev) != cudaSuccess) {
+      cudaGetLastError();
+      return 100;
+    }
+    return n;
+  }();
+  return count;
+}
+
 int boundary_code(Boundary b) {
   return b == Boundary::Mirror ? 1 : b == Boundary::Periodic ? 2 : 0;
 }
 
-template <bool kTrans>
-void launch_tile(const Pass& P, int npoles, dim3 grid, std::size_t shmem) {
-  auto pick = [&](void (*kernel)(Pass)) {
-    if (shmem > 48 * 1024)  // opt in to large tiles (cheap; set per launch)
-      check(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                 static_cast<int>(shmem)),
-            "configuring the CUDA prefilter");
-    kernel<<<grid, kThreads, shmem>>>(P);
-  };
-  switch (npoles) {
+template <int C>
+void launch_tile_c(const Pass& P, int npoles, dim3 grid, std::size_t shmem) {
+  void (*kernel)(Pass) = npoles == 0   ? tile_kernel<C, 0>
+                         : npoles == 1 ? tile_kernel<C, 1>
+                         : npoles == 2 ? tile_kernel<C, 2>
+                                       : tile_kernel<C, 3>;
+  if (shmem > 48 * 1024)  // opt in to large tiles (cheap; set per launch)
+    check(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                               static_cast<int>(shmem)),
+          "configuring the CUDA prefilter");
+  kernel<<<grid, kThreads, shmem>>>(P);
+}
+
+void launch_tile(const Pass& P, int C, int npoles, dim3 grid, std::size_t shmem) {
+  switch (C) {
     case 0:
-      pick(tile_kernel<kTrans, 0>);
-      break;
+      return launch_tile_c<0>(P, npoles, grid, shmem);
     case 1:
-      pick(tile_kernel<kTrans, 1>);
-      break;
+      return launch_tile_c<1>(P, npoles, grid, shmem);
     case 2:
-      pick(tile_kernel<kTrans, 2>);
-      break;
+      return launch_tile_c<2>(P, npoles, grid, shmem);
+    case 3:
+      return launch_tile_c<3>(P, npoles, grid, shmem);
     default:
-      pick(tile_kernel<kTrans, 3>);
-      break;
+      return launch_tile_c<4>(P, npoles, grid, shmem);
   }
 }
 
@@ -397,19 +522,44 @@ void tiled_pass(const float* src, float* dst, const Layout& layout, std::size_t 
   P.nx = static_cast<int>(layout.dims.back());
   P.ny = layout.rank() >= 2 ? static_cast<int>(layout.dims[layout.rank() - 2]) : 1;
   P.gain = static_cast<float>(poles.gain);
-  for (int q = 0; q < poles.count; ++q) P.z[q] = static_cast<float>(poles.z[q]);
+  for (int q = 0; q < poles.count; ++q) {
+    P.z[q] = static_cast<float>(poles.z[q]);
+    P.hz[q] = horizon(poles.z[q]);
+  }
   P.H = poles.count ? apron(poles) : 0;
 
-  const int chunk = cfg.chunk > 0 ? cfg.chunk : (n <= kWholeMax ? n : kChunk);
+  // Chunks: as long as the shared-memory window allows, balanced (no short last chunk).
+  // Automatic chunks: the longest the shared-memory window allows, balanced (no short last
+  // chunk), then halved while the grid would leave the GPU short of blocks (small images).
+  const int max_chunk = std::max(16, kMaxWindow - 2 * P.H);
+  int chunk = cfg.chunk;
+  if (chunk == 0) {
+    const bool trans_axis = inner <= 4;
+    const long long line_tiles =
+        trans_axis ? (outer + std::max(1LL, kLines / inner) - 1) / std::max(1LL, kLines / inner)
+                   : outer * ((inner + kLines - 1) / kLines);
+    const long long want_blocks = 4LL * multiprocessors();
+    int count = (n + max_chunk - 1) / max_chunk;
+    // Whole lines need no aprons from other blocks (no side buffer, no extra reads): take them
+    // up to the largest tile when the grid still has blocks enough.
+    if (n + 2 * P.H <= kMaxWholeWindow && line_tiles >= 2LL * multiprocessors()) count = 1;
+    while (line_tiles * count < want_blocks && (n + 2 * count - 1) / (2 * count) >= 4 * P.H &&
+           (n + 2 * count - 1) / (2 * count) >= 64)
+      count *= 2;
+    chunk = (n + count - 1) / count;
+  }
   P.L = std::min(chunk, n);
   P.chunks = (n + P.L - 1) / P.L;
   P.whole = P.chunks == 1;
   const int window = P.L + 2 * P.H;
-  const bool trans = inner < 32;
-  const int want = cfg.lines > 0 ? cfg.lines : (trans ? kTransLines : kColumnLines);
-  if (trans) {
-    P.rows = std::max(1, want / static_cast<int>(inner));
-    P.lines = P.rows * static_cast<int>(inner);
+  // Transposed tiles for the x axis (inner = channels); column tiles elsewhere. An axis with
+  // inner < 32 that is not x (e.g. y of a 2 x 4 x 3 array) is treated like x with `inner`
+  // channels only when inner <= 4; otherwise column tiles with fewer valid lines.
+  const int C = inner <= 4 ? static_cast<int>(inner) : 0;
+  const int want = cfg.lines > 0 ? std::min(cfg.lines, kLines) : kLines;
+  if (C > 0) {
+    P.rows = std::max(1, want / C);
+    P.lines = P.rows * C;
     P.S = window | 1;  // odd stride: per-line walks hit distinct banks
   } else {
     P.rows = 1;
@@ -417,29 +567,37 @@ void tiled_pass(const float* src, float* dst, const Layout& layout, std::size_t 
     P.S = window;
   }
   const std::size_t shmem =
-      static_cast<std::size_t>(trans ? P.lines * P.S : P.lines * window) * sizeof(float);
+      static_cast<std::size_t>(C > 0 ? P.lines * P.S : kLines * window) * sizeof(float);
   if (shmem > 200 * 1024)
-    throw Error("CUDA prefilter: tile of " + std::to_string(shmem) +
-                " bytes exceeds shared memory; use a shorter chunk or fewer lines");
+    throw Error("CUDA prefilter: a tile of " + std::to_string(shmem) +
+                " bytes exceeds shared memory; use a shorter chunk");
 
-  DeviceBuffer aprons;
+  // The side buffer comes from the stream-ordered allocator: no device-wide synchronisation,
+  // freed in stream order after the pass.
+  float* aprons = nullptr;
+  std::size_t apron_bytes = 0;
   if (!P.whole && src == dst && kind == SurfaceKind::None) {
-    aprons = DeviceBuffer(static_cast<std::size_t>(P.chunks) * 2 * P.H * P.lines_total);
-    P.apron = aprons.data();
+    apron_bytes = static_cast<std::size_t>(P.chunks) * 2 * P.H * P.lines_total * sizeof(float);
+    keep_pool_memory();
+    void* p = nullptr;
+    check(cudaMallocAsync(&p, apron_bytes, 0), "CUDA prefilter: allocating the apron buffer");
+    aprons = static_cast<float*>(p);
+    detail::note_alloc(apron_bytes);
+    P.apron = aprons;
     gather_aprons<<<2048, 256>>>(P);
     check_launch("CUDA prefilter (aprons)");
   }
   const long long blocks_x =
-      trans ? (outer + P.rows - 1) / P.rows : outer * ((inner + P.lines - 1) / P.lines);
+      C > 0 ? (outer + P.rows - 1) / P.rows : outer * ((inner + P.lines - 1) / P.lines);
   if (blocks_x > 0x7fffffffLL || P.chunks > 65535)
     throw Error("CUDA prefilter: array too large for one launch");
   const dim3 grid(static_cast<unsigned>(blocks_x), static_cast<unsigned>(P.chunks));
-  if (trans)
-    launch_tile<true>(P, poles.count, grid, shmem);
-  else
-    launch_tile<false>(P, poles.count, grid, shmem);
+  launch_tile(P, C, poles.count, grid, shmem);
   check_launch("CUDA prefilter");
-  if (aprons.size()) synchronize("CUDA prefilter");  // the side buffer dies with this scope
+  if (aprons) {
+    check(cudaFreeAsync(aprons, 0), "CUDA prefilter: freeing the apron buffer");
+    detail::note_free(apron_bytes);
+  }
 }
 
 void naive_pass(float* data, const Layout& layout, std::size_t axis, const PrefilterConfig& cfg,

@@ -86,6 +86,15 @@ class EventTimer {
   void* end_ = nullptr;
 };
 
+// Bytes held by DeviceBuffers (this process, this library): now, and the most at any time since
+// the last reset_peak(); the benchmarks report the peak of a prefilter from it.
+struct AllocationStats {
+  std::size_t current = 0;
+  std::size_t peak = 0;
+};
+AllocationStats allocation_stats();
+void reset_allocation_peak();
+
 // Device memory in use right now (total - free, all processes), in bytes; for peak reports.
 std::size_t device_memory_used();
 

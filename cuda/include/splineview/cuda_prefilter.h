@@ -28,8 +28,8 @@ struct PrefilterConfig {
   int degree = 3;  // 0..7
   Boundary boundary = Boundary::Reflect;
   PrefilterKernel kernel = PrefilterKernel::Tiled;
-  int chunk = 0;  // samples per tile along the axis (Tiled); 0 = automatic
-  int lines = 0;  // lines per thread block (Tiled); 0 = automatic
+  int chunk = 0;  // samples per tile along the axis (Tiled); 0 = automatic (longest that fits)
+  int lines = 0;  // lines per tile, at most 32 (Tiled); 0 = 32
 };
 
 // In place on `data` (device memory holding layout.size() floats), all axes in turn.
