@@ -89,6 +89,9 @@ Json run_prefilter(const PrefilterOptions& opt) {
     orig.upload(host.data(), n);
 
     std::vector<Variant> variants = {{"tiled", {}}};
+    Variant reg{"tiled, loads through registers", {}};
+    reg.cfg.async_loads = false;
+    variants.push_back(reg);
     if (c.sweep) {
       Variant v64{"tiled, 16 lines", {}};
       v64.cfg.lines = 16;

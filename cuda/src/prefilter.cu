@@ -20,6 +20,7 @@
 //  - chunked and in place: from a side buffer that gather_aprons() fills before the pass, so
 //    that no block reads samples another block may already have overwritten.
 #include <cuda_fp16.h>
+#include <cuda_pipeline.h>
 #include <cuda_runtime.h>
 
 #include <algorithm>
@@ -65,6 +66,7 @@ struct Pass {
   float z[3];
   int hz[3];  // horizon of each pole (warm-up length of a segment's recursion)
   bool whole;
+  bool async_loads;  // global -> shared through cp.async (else through registers)
 };
 
 // Maps any integer index into [0, n-1] per the boundary mode (sv::extend_index).
@@ -244,13 +246,41 @@ __global__ void __launch_bounds__(kThreads) tile_kernel(Pass P) {
     valid_lines = static_cast<int>(min(static_cast<long long>(P.lines), P.inner - i0));
   }
 
-  // 1. Load (times the gain): the centre always from src; the aprons too when they can be read
-  //    there (chunked, out of place), else from the side buffer or, for whole lines, in step 2.
+  // 1. Load: the centre always from src; the aprons too when they can be read there (chunked,
+  //    out of place), else from the side buffer or, for whole lines, in step 2. The filter is
+  //    linear, so the gain is applied once, at the store. With async_loads every load of the
+  //    tile is in flight at once (cp.async, no registers); otherwise in batches of eight.
   const bool apron_direct = !P.whole && P.apron == nullptr;
   const int w_first = apron_direct ? 0 : H;
   const int w_last = apron_direct ? len : H + m;
   const float gain = P.gain;
-  if (C == 0) {
+  if (P.async_loads) {
+    if (C == 0) {
+      if (lane < valid_lines) {
+        const float* col = P.src + i0 + lane;
+        for (int w = w_first + warp; w < w_last; w += kWarps)
+          __pipeline_memcpy_async(
+              sh + sidx<C>(P, lane, w),
+              col +
+                  (o0 * P.n + extend(static_cast<long long>(s) - H + w, P.n, P.boundary)) * P.inner,
+              sizeof(float));
+      }
+    } else {
+      const int per_row = (w_last - w_first) * CC;
+      for (int r = warp; r < valid_rows; r += kWarps) {
+        const float* row = P.src + (o0 + r) * P.n * CC;
+        float* line0 = sh + sidx<C>(P, r * CC, 0);
+        for (int f = lane; f < per_row; f += 32) {
+          const int w = w_first + f / CC, c = f % CC;
+          __pipeline_memcpy_async(
+              line0 + c * P.S + w,
+              row + extend(static_cast<long long>(s) - H + w, P.n, P.boundary) * CC + c,
+              sizeof(float));
+        }
+      }
+    }
+    __pipeline_commit();
+  } else if (C == 0) {
     const bool ok = lane < valid_lines;
     const float* col = P.src + i0 + lane;
     for (int w0 = w_first + warp; w0 < w_last; w0 += kWarps * 8) {
@@ -267,7 +297,7 @@ __global__ void __launch_bounds__(kThreads) tile_kernel(Pass P) {
 #pragma unroll
       for (int u = 0; u < 8; ++u) {
         const int w = w0 + u * kWarps;
-        if (w < w_last) sh[sidx<C>(P, lane, w)] = gain * v[u];
+        if (w < w_last) sh[sidx<C>(P, lane, w)] = v[u];
       }
     }
   } else {
@@ -290,7 +320,7 @@ __global__ void __launch_bounds__(kThreads) tile_kernel(Pass P) {
 #pragma unroll
         for (int u = 0; u < 8; ++u) {
           const int f = f0 + 32 * u;
-          if (f < per_row) line0[(f % CC) * P.S + w_first + f / CC] = gain * v[u];
+          if (f < per_row) line0[(f % CC) * P.S + w_first + f / CC] = v[u];
         }
       }
     }
@@ -301,9 +331,10 @@ __global__ void __launch_bounds__(kThreads) tile_kernel(Pass P) {
       const int side = hs / H, h = hs % H;
       const long long g = C > 0 ? (o0 + l / CC) * C + l % CC : o0 * P.inner + i0 + l;
       const int w = side == 0 ? h : H + m + h;
-      sh[sidx<C>(P, l, w)] = gain * __ldg(P.apron + aoff(P, ch, side, h, g));
+      sh[sidx<C>(P, l, w)] = __ldg(P.apron + aoff(P, ch, side, h, g));
     }
   }
+  if (P.async_loads) __pipeline_wait_prior(0);
   __syncthreads();
 
   // 2. Whole lines: the apron is the boundary extension of the tile's own centre.
@@ -332,14 +363,14 @@ __global__ void __launch_bounds__(kThreads) tile_kernel(Pass P) {
     if (lane < valid_lines) {
       float* col = P.dst + i0 + lane;
       for (int w = H + warp; w < H + m; w += kWarps)
-        col[(o0 * P.n + s + w - H) * P.inner] = sh[sidx<C>(P, lane, w)];
+        col[(o0 * P.n + s + w - H) * P.inner] = gain * sh[sidx<C>(P, lane, w)];
     }
   } else if (P.surface_kind != SurfaceKind::None) {
     for (int r = 0; r < valid_rows; ++r)
       for (int x = threadIdx.x; x < m; x += kThreads) {
         float v[4] = {0, 0, 0, 0};
 #pragma unroll
-        for (int c = 0; c < C; ++c) v[c] = sh[sidx<C>(P, r * C + c, H + x)];
+        for (int c = 0; c < C; ++c) v[c] = gain * sh[sidx<C>(P, r * C + c, H + x)];
         store_surface(P, (o0 + r) * P.n + s + x, v);
       }
   } else {
@@ -347,13 +378,13 @@ __global__ void __launch_bounds__(kThreads) tile_kernel(Pass P) {
       float* row = P.dst + ((o0 + r) * P.n + s) * C;
 #pragma unroll 4
       for (int f = threadIdx.x; f < m * C; f += kThreads)
-        row[f] = sh[sidx<C>(P, r * C + f % CC, H + f / CC)];
+        row[f] = gain * sh[sidx<C>(P, r * C + f % CC, H + f / CC)];
     }
   }
 }
 
-// Copies the aprons of every chunk of every line into the side buffer (raw samples; the pass
-// applies the gain). Index order: line fastest.
+// Copies the aprons of every chunk of every line into the side buffer (raw samples). Index
+// order: line fastest.
 __global__ void gather_aprons(Pass P) {
   const long long total = static_cast<long long>(P.chunks) * 2 * P.H * P.lines_total;
   for (long long t = blockIdx.x * static_cast<long long>(blockDim.x) + threadIdx.x; t < total;
@@ -551,6 +582,7 @@ void tiled_pass(const float* src, float* dst, const Layout& layout, std::size_t 
   P.L = std::min(chunk, n);
   P.chunks = (n + P.L - 1) / P.L;
   P.whole = P.chunks == 1;
+  P.async_loads = cfg.async_loads;
   const int window = P.L + 2 * P.H;
   // Transposed tiles for the x axis (inner = channels); column tiles elsewhere. An axis with
   // inner < 32 that is not x (e.g. y of a 2 x 4 x 3 array) is treated like x with `inner`

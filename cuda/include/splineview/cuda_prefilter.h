@@ -30,6 +30,7 @@ struct PrefilterConfig {
   PrefilterKernel kernel = PrefilterKernel::Tiled;
   int chunk = 0;  // samples per tile along the axis (Tiled); 0 = automatic (longest that fits)
   int lines = 0;  // lines per tile, at most 32 (Tiled); 0 = 32
+  bool async_loads = true;  // tiles load through cp.async (Tiled); false: through registers
 };
 
 // In place on `data` (device memory holding layout.size() floats), all axes in turn.
