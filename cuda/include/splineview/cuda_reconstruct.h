@@ -27,8 +27,8 @@ const char* fetch_name(Fetch f);  // "nearest", "linear", "cubic", "precise"
 Fetch parse_fetch(const std::string& s);
 
 // Coefficients (or raw samples for nearest/linear) resident on the device: a CUDA array with
-// texture objects for the hardware fetches and a linear copy for the precise one. 1-4 channels
-// (3 are stored as 4).
+// texture objects, filtered for the hardware fetches and point-sampled for nearest and the
+// precise taps. 1-4 channels (3 are stored as 4).
 class SplineVolume {
  public:
   // From device memory (layout.size() floats) or from the host.
