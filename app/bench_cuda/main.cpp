@@ -38,8 +38,7 @@ int main(int argc, char** argv) {
   reconstruct->add_option("--repeats", rc.repeats, "timed runs per case")->capture_default_str();
   reconstruct->add_option("--positions", rc.positions, "random positions per run")
       ->capture_default_str();
-  reconstruct->add_option("--seed", rc.seed, "seed of the random positions")
-      ->capture_default_str();
+  reconstruct->add_option("--seed", rc.seed, "seed of the random positions")->capture_default_str();
 
   CLI11_PARSE(app, argc, argv);
   try {
