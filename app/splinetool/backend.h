@@ -1,8 +1,9 @@
 // Compute backends of splinetool: the operations the commands need (prefilter, point sampling,
 // zoom, rotation), behind one small interface so that the CUDA and OpenGL paths slot in without
 // touching the commands. Backends: cpu (the core library), gl (the GLSL fetch family through a
-// headless EGL context; prefiltering stays on the CPU, in float). cuda is not implemented yet:
-// asking for it fails with a sentence that says so.
+// headless EGL context; prefiltering stays on the CPU, in float) and cuda (prefilter and
+// reconstruction kernels of cuda/, in float; refused with the reason where no device can run
+// them).
 #pragma once
 
 #include <cstddef>
@@ -42,40 +43,50 @@ class Backend {
   virtual sv::ArrayD rotate(const sv::ArrayD& a, double degrees,
                             const sv::ResampleOptions& opt) = 0;
 
-  // GPU time of the operations run so far, in milliseconds (GL timer queries); nullopt for
-  // backends without one.
+  // GPU time of the operations run so far, in milliseconds (GL timer queries, CUDA events around
+  // the kernels); nullopt for backends without one.
   virtual std::optional<double> gpu_ms() const { return std::nullopt; }
 };
 
-// What the GL backend evaluates with; empty strings mean the default (fetch otf, format r32f).
-// Other backends accept only empty options.
+// What a GPU backend evaluates with; empty strings mean the backend's default (default_fetch();
+// format r32f). cpu accepts only empty options, cuda no format.
 struct BackendOptions {
-  std::string fetch;   // one of fetch_names()
-  std::string format;  // one of format_names()
+  std::string fetch;   // one of fetch_names(backend)
+  std::string format;  // gl only: one of format_names()
 };
 
 // Names accepted by --backend, in the order the help text lists them.
 std::vector<std::string> backend_names();
 
-// True when this build can create the named backend (gl: compiled in; whether a GL context can
-// be created on this machine is gl_status()'s question).
+// True when this build can create the named backend (gl: compiled in; cuda: built with the CUDA
+// toolkit). Whether a GL context can be created on this machine is gl_status()'s question,
+// whether a CUDA device is there sv::cuda_devices()'s.
 bool backend_available(const std::string& name);
 
 // Creates the named backend; throws sv::Error with a one-line sentence when the name is
-// unknown, the backend is not implemented or not built, or the options do not fit it. The gl
-// backend creates its GL context lazily, on the first operation.
+// unknown, the backend is not built, or the options do not fit it, and for cuda when no device
+// can run its kernels (checked here, before any work). The gl backend creates its GL context
+// lazily, on the first operation.
 std::unique_ptr<Backend> make_backend(const std::string& name, const BackendOptions& opt = {});
 
-// The GL fetch flavours and texture formats by name, known without GL so that the command line
-// can be checked before any context exists (they match sv::gl::fetch_name / format_name).
-std::vector<std::string> fetch_names();   // nearest, linear, cubic-unfiltered, lut, otf, precise
-std::vector<std::string> format_names();  // r32f, r16f, r16
-bool fetch_is_prefiltered(const std::string& fetch);  // lut, otf, precise
-int fetch_degree(const std::string& fetch);           // 0 nearest, 1 linear, 3 the cubic ones
-bool fetch_has_derivative(const std::string& fetch);  // otf, precise, cubic-unfiltered
-// The fetch flavour that resamples with `method` on the GL backend ("" when there is none,
-// e.g. quintic); `cubic_fetch` is the flavour of the prefiltered cubic.
-std::string fetch_for_method(sv::Method method, const std::string& cubic_fetch);
+// The fetch flavours of the GPU backends and the GL texture formats by name, known without GL or
+// CUDA so that the command line can be checked before any context or device exists (they match
+// sv::gl::fetch_name / format_name and sv::cuda::fetch_name).
+// gl: nearest, linear, cubic-unfiltered, lut, otf, precise; cuda: nearest, linear, cubic,
+// precise; cpu: none.
+std::vector<std::string> fetch_names(const std::string& backend = "gl");
+std::vector<std::string> all_fetch_names();             // the union, for the command line parser
+std::string default_fetch(const std::string& backend);  // gl otf, cuda precise, cpu ""
+std::vector<std::string> format_names();                // r32f, r16f, r16
+bool fetch_is_prefiltered(const std::string& fetch);    // lut, otf, precise, cubic
+int fetch_degree(const std::string& fetch);             // 0 nearest, 1 linear, 3 the cubic ones
+// gl: otf, precise, cubic-unfiltered; cuda: none (its kernels evaluate values only).
+bool fetch_has_derivative(const std::string& fetch, const std::string& backend = "gl");
+// The fetch flavour that resamples with `method` on a GPU backend ("" when there is none, e.g.
+// quintic); `cubic_fetch` is the flavour of the prefiltered cubic ("" = the default). cuda has
+// no separate unfiltered fetch: cubic-unfiltered runs the cubic flavour on the raw samples.
+std::string fetch_for_method(sv::Method method, const std::string& cubic_fetch,
+                             const std::string& backend = "gl");
 
 // Whether the GL backend works here: compiled in, and a headless context could be created.
 struct GlStatus {

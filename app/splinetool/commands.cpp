@@ -44,16 +44,22 @@ const char* precision_name(Precision p) {
   return p == Precision::Single ? "single" : "double";
 }
 
+// The GPU backends: they evaluate through named fetch flavours and compute in float.
+bool is_gpu(const std::string& backend) {
+  return backend == "gl" || backend == "cuda";
+}
+
 // --precision as given, or the backend's own when it was left out (double on cpu; single on gl,
-// whose textures are float).
+// whose textures are float, and on cuda, whose kernels are).
 Precision resolve_precision(const std::string& given, const std::string& backend,
                             const char* command) {
-  if (given.empty()) return backend == "gl" ? Precision::Single : Precision::Double;
+  if (given.empty()) return is_gpu(backend) ? Precision::Single : Precision::Double;
   const Precision p = parse_precision(given);
-  if (backend == "gl" && p == Precision::Double)
-    throw sv::Error(std::string(command) +
-                    ": --backend gl computes in single precision (float textures); use "
-                    "--precision single or leave it out");
+  if (is_gpu(backend) && p == Precision::Double)
+    throw sv::Error(std::string(command) + ": --backend " + backend +
+                    " computes in single precision (" +
+                    (backend == "gl" ? "float textures" : "float kernels") +
+                    "); use --precision single or leave it out");
   return p;
 }
 
@@ -61,12 +67,30 @@ BackendOptions backend_options(const CommonArgs& common) {
   return BackendOptions{common.fetch, common.format};
 }
 
-// The report fields every computing command adds: how the GL backend fetched (null elsewhere)
-// and the GPU time of the computation (null without a GPU timer).
+// "a, b or c" (or "a, b, c" with last = ", ").
+std::string join_names(const std::vector<std::string>& names, const char* last = " or ") {
+  std::string list;
+  for (std::size_t i = 0; i < names.size(); ++i)
+    list += (i == 0 ? "" : (i + 1 == names.size() ? last : ", ")) + names[i];
+  return list;
+}
+
+// The prefiltered (interpolating cubic) flavours of a GPU backend, in fetch_names() order.
+std::vector<std::string> prefiltered_fetches(const std::string& backend) {
+  std::vector<std::string> out;
+  for (const std::string& f : fetch_names(backend))
+    if (fetch_is_prefiltered(f)) out.push_back(f);
+  return out;
+}
+
+// The report fields every computing command adds: how a GPU backend fetched (null elsewhere),
+// the GL texture format (null off gl) and the GPU time of the computation (null without a GPU
+// timer).
 Json gpu_json(const Backend& backend, const std::string& fetch, const CommonArgs& common) {
   const bool gl = std::string(backend.name()) == "gl";
+  const bool gpu = is_gpu(backend.name());
   const std::optional<double> ms = backend.gpu_ms();
-  return Json{{"fetch", gl && !fetch.empty() ? Json(fetch) : Json(nullptr)},
+  return Json{{"fetch", gpu && !fetch.empty() ? Json(fetch) : Json(nullptr)},
               {"format", gl ? Json(common.format.empty() ? "r32f" : common.format) : Json(nullptr)},
               {"gpu_ms", ms ? Json(*ms) : Json(nullptr)}};
 }
@@ -207,7 +231,7 @@ void run_prefilter(const PrefilterArgs& args) {
   sv::check_degree(args.degree, 0, sv::kMaxDegree);
   const sv::PrefilterOptions opt{args.degree, sv::parse_boundary(args.boundary),
                                  args.common.threads};
-  const Precision precision = parse_precision(args.precision);
+  const Precision precision = resolve_precision(args.precision, args.common.backend, "prefilter");
   check_output(args.out, {".npy", ".nrrd"}, "prefilter");
 
   sv::Loaded in = sv::load_any(args.in, args.channels);
@@ -239,11 +263,13 @@ void run_sample(const SampleArgs& args) {
   const Precision precision = resolve_precision(args.precision, args.common.backend, "sample");
   check_output(args.out, {".npy"}, "sample");
 
-  // On gl the fetch flavour decides the degree and whether IN is prefiltered.
-  const bool gl = args.common.backend == "gl";
-  const std::string fetch = gl ? (args.common.fetch.empty() ? "otf" : args.common.fetch) : "";
+  // On gl and cuda the fetch flavour decides the degree and whether IN is prefiltered.
+  const std::string& name = args.common.backend;
+  const bool gpu = is_gpu(name);
+  const std::string fetch =
+      gpu ? (args.common.fetch.empty() ? default_fetch(name) : args.common.fetch) : "";
   int degree = args.degree;
-  if (gl) {
+  if (gpu) {
     if (fetch_is_prefiltered(fetch) && args.degree != 3)
       throw sv::Error("sample: --fetch " + fetch +
                       " evaluates the cubic B-spline only (--degree 3); degree " +
@@ -251,14 +277,17 @@ void run_sample(const SampleArgs& args) {
     if (!fetch_is_prefiltered(fetch) && args.degree_given && args.degree != fetch_degree(fetch))
       throw sv::Error("sample: --fetch " + fetch + " is degree " +
                       std::to_string(fetch_degree(fetch)) + "; --degree " +
-                      std::to_string(args.degree) +
-                      " applies to the prefiltered flavours (lut, otf, precise) only");
+                      std::to_string(args.degree) + " applies to the prefiltered flavours (" +
+                      join_names(prefiltered_fetches(name), ", ") + ") only");
     degree = fetch_degree(fetch);
-    if (args.derivative >= 0 && !fetch_has_derivative(fetch))
+    if (args.derivative >= 0 && name == "cuda")
+      throw sv::Error(
+          "sample: --backend cuda evaluates values only, no derivatives; use --backend cpu or gl");
+    if (args.derivative >= 0 && !fetch_has_derivative(fetch, name))
       throw sv::Error("sample: --fetch " + fetch +
                       " has no derivative on --backend gl (use --fetch otf or precise)");
   }
-  const bool prefilter = !args.no_prefilter && (!gl || fetch_is_prefiltered(fetch));
+  const bool prefilter = !args.no_prefilter && (!gpu || fetch_is_prefiltered(fetch));
 
   sv::Loaded in = sv::load_any(args.in, args.channels);
   const std::size_t rank = in.array.rank(), channels = in.array.channels();
@@ -314,22 +343,26 @@ void run_resample(const ResampleArgs& args) {
   const sv::ResampleOptions opt{sv::parse_method(args.method), sv::parse_boundary(args.boundary),
                                 args.common.threads};
   const Precision precision = resolve_precision(args.precision, args.common.backend, "resample");
-  // On gl: the method picks the fetch; --fetch picks the flavour of the prefiltered cubic.
+  // On gl and cuda: the method picks the fetch; --fetch picks the flavour of the prefiltered
+  // cubic (on cuda also of cubic-unfiltered, which has no fetch of its own there).
   std::string fetch;
-  if (args.common.backend == "gl") {
+  const std::string& name = args.common.backend;
+  if (is_gpu(name)) {
+    const bool cuda = name == "cuda";
     const std::string& f = args.common.fetch;
     if (!f.empty() && !fetch_is_prefiltered(f))
-      throw sv::Error(
-          "resample: --fetch picks the flavour of --method cubic (lut, otf or "
-          "precise); for " +
-          f + " use --method " + f);
-    if (!f.empty() && opt.method != sv::Method::Cubic)
-      throw sv::Error("resample: --fetch " + f + " applies to --method cubic only, not --method " +
-                      args.method);
-    fetch = fetch_for_method(opt.method, f);
+      throw sv::Error("resample: --fetch picks the flavour of --method cubic (" +
+                      join_names(prefiltered_fetches(name)) + "); for " + f + " use --method " + f);
+    const bool takes_flavour =
+        opt.method == sv::Method::Cubic || (cuda && opt.method == sv::Method::CubicUnfiltered);
+    if (!f.empty() && !takes_flavour)
+      throw sv::Error("resample: --fetch " + f + " applies to --method cubic" +
+                      (cuda ? " or cubic-unfiltered" : "") + " only, not --method " + args.method);
+    fetch = fetch_for_method(opt.method, f, name);
     if (fetch.empty())
-      throw sv::Error("resample: --backend gl evaluates cubic B-splines only; --method " +
-                      args.method + " needs --backend cpu");
+      throw sv::Error("resample: --backend " + name + " evaluates " +
+                      (cuda ? "B-splines of degree 0, 1 and 3" : "cubic B-splines") +
+                      " only; --method " + args.method + " needs --backend cpu");
   }
   check_output(args.out, {".npy", ".png", ".nrrd"}, "resample");
 

@@ -10,10 +10,10 @@ namespace splinetool {
 
 // Options every command takes.
 struct CommonArgs {
-  std::string backend = "cpu";  // cpu | cuda | gl (cuda is not implemented in this version)
+  std::string backend = "cpu";  // cpu | cuda | gl
   bool json = false;            // print a JSON object on stdout
   unsigned threads = 0;         // CPU threads; 0 = all hardware threads
-  std::string fetch;            // gl only: fetch flavour ("" = otf)
+  std::string fetch;            // gl and cuda: fetch flavour ("" = otf on gl, precise on cuda)
   std::string format;           // gl only: texture format ("" = r32f)
 };
 
@@ -22,7 +22,7 @@ struct PrefilterArgs {
   std::string in, out;
   int degree = 3;
   std::string boundary = "reflect";
-  std::string precision = "double";
+  std::string precision;  // "" = the backend's own: double on cpu, single on cuda
   bool channels = false;
 };
 
@@ -32,7 +32,7 @@ struct SampleArgs {
   int degree = 3;
   bool degree_given = false;  // --degree was on the command line
   std::string boundary = "reflect";
-  std::string precision;  // "" = the backend's own: double on cpu, single on gl
+  std::string precision;  // "" = the backend's own: double on cpu, single on gl and cuda
   bool channels = false;
   bool no_prefilter = false;
   int derivative = -1;  // >= 0: derivative along this array axis
@@ -47,7 +47,7 @@ struct ResampleArgs {
   int repeat = 1;
   std::string method = "cubic";
   std::string boundary = "reflect";
-  std::string precision;  // "" = the backend's own: double on cpu, single on gl
+  std::string precision;  // "" = the backend's own: double on cpu, single on gl and cuda
   bool channels = false;
   std::string reference;  // compare the result with this file
   bool compare_original = false;

@@ -22,14 +22,16 @@ const char* const kBoundaryHelp =
 const char* const kPrecisionHelp =
     "single: float samples and coefficients (the sampler accumulates in double); double: all "
     "double";
-const char* const kPrecisionHelpGl =
+const char* const kPrecisionHelpGpu =
     "single: float samples and coefficients (the CPU sampler accumulates in double); double: "
-    "all double. Default: double on cpu, single on gl (float textures; double is refused)";
+    "all double. Default: double on cpu, single on gl and cuda (float textures and kernels; "
+    "double is refused there)";
 
 void add_common(CLI::App* sub, CommonArgs& common, bool threads = true) {
   sub->add_option("--backend", common.backend,
-                  "compute backend: cpu, or gl (GLSL fetches in a headless EGL context; "
-                  "prefiltering on the CPU in float); cuda is not implemented yet")
+                  "compute backend: cpu, gl (GLSL fetches in a headless EGL context; "
+                  "prefiltering on the CPU in float) or cuda (prefilter and evaluation kernels "
+                  "in float; needs a CUDA device)")
       ->type_name("NAME")
       ->check(CLI::IsMember(splinetool::backend_names()))
       ->capture_default_str();
@@ -49,17 +51,18 @@ void add_boundary(CLI::App* sub, std::string& boundary) {
 
 void add_precision(CLI::App* sub, std::string& precision) {
   CLI::Option* o = sub->add_option("--precision", precision,
-                                   precision.empty() ? kPrecisionHelpGl : kPrecisionHelp)
+                                   precision.empty() ? kPrecisionHelpGpu : kPrecisionHelp)
                        ->type_name("P")
                        ->check(CLI::IsMember({"single", "double"}));
   if (!precision.empty()) o->capture_default_str();
 }
 
-// --fetch and --format: how the gl backend evaluates (refused on other backends).
-void add_gl_options(CLI::App* sub, CommonArgs& common, const char* fetch_help) {
+// --fetch and --format: how the gl and cuda backends evaluate (refused on cpu; each backend
+// checks that the name is one of its own, after parsing).
+void add_gpu_options(CLI::App* sub, CommonArgs& common, const char* fetch_help) {
   sub->add_option("--fetch", common.fetch, fetch_help)
       ->type_name("F")
-      ->check(CLI::IsMember(splinetool::fetch_names()));
+      ->check(CLI::IsMember(splinetool::all_fetch_names()));
   sub->add_option("--format", common.format,
                   "gl only: texture format r32f (default), r16f (half float) or r16 (16-bit "
                   "unsigned normalised: data in [0, 1] only, so no prefiltered flavour)")
@@ -128,7 +131,8 @@ int main(int argc, char** argv) {
   CLI::Option* sample_degree = sample
                                    ->add_option("--degree", smp.degree,
                                                 "B-spline degree 0..7 (0 nearest, 1 linear); on "
-                                                "gl the fetch decides (3 for lut, otf, precise)")
+                                                "gl and cuda the fetch decides (3 for the cubic "
+                                                "flavours)")
                                    ->type_name("N")
                                    ->check(CLI::Range(0, 7))
                                    ->capture_default_str();
@@ -142,11 +146,13 @@ int main(int argc, char** argv) {
                    "evaluate the first derivative along this array axis instead")
       ->type_name("AXIS")
       ->check(CLI::NonNegativeNumber);
-  add_gl_options(sample, smp.common,
-                 "gl only: nearest, linear (hardware filtering), cubic-unfiltered (cubic "
-                 "B-spline on the raw samples), or the prefiltered cubic as lut (Sigg-Hadwiger "
-                 "lookup table), otf (weights computed on the fly; default) or precise (16 point "
-                 "fetches, fma blends; 64 in 3-D)");
+  add_gpu_options(sample, smp.common,
+                  "gl: nearest, linear (hardware filtering), cubic-unfiltered (cubic B-spline on "
+                  "the raw samples), or the prefiltered cubic as lut (Sigg-Hadwiger lookup "
+                  "table), otf (weights computed on the fly; default) or precise (16 point "
+                  "fetches, fma blends; 64 in 3-D). cuda: nearest, linear (texture hardware), "
+                  "cubic (hardware-filtered fetches, 8-bit weights) or precise (point taps, fma; "
+                  "default)");
   add_common(sample, smp.common);
 
   splinetool::ResampleArgs res;
@@ -193,9 +199,10 @@ int main(int argc, char** argv) {
   resample->add_option("--peak", res.peak, "peak value for the PSNR")
       ->type_name("P")
       ->capture_default_str();
-  add_gl_options(resample, res.common,
-                 "gl only: flavour of --method cubic: lut, otf (default) or precise; the other "
-                 "methods map to their own fetch (quintic and septic are cpu only)");
+  add_gpu_options(resample, res.common,
+                  "gl: flavour of --method cubic: lut, otf (default) or precise; cuda: flavour of "
+                  "--method cubic and cubic-unfiltered: cubic or precise (default). The other "
+                  "methods map to their own fetch (quintic and septic are cpu only)");
   add_common(resample, res.common);
 
   splinetool::CompareArgs cmp;

@@ -1,0 +1,523 @@
+#!/usr/bin/env python3
+"""Contract tests of `splinetool --backend cuda` (the prefilter and reconstruction kernels).
+
+Usage: test_cuda_backend.py PATH/TO/splinetool contract|device [unittest args]
+
+contract (runs everywhere, CI included): with no CUDA device visible (CUDA_VISIBLE_DEVICES=""
+  hides those of a GPU machine), every `--backend cuda` command exits 1 with exactly one line
+  naming --backend cuda and the reason `splinetool info` gives, before it reads IN, and OUT is
+  neither created nor changed (a pre-existing OUT stays byte-identical); fetch and format names
+  that cuda does not have are refused the same way; info still reports the reason.
+device (skips, exit 77, "SKIP: reason", where `splinetool info` lists no CUDA device): against
+  --backend cpu, with the bounds
+    prefilter                     16 float ulp of max |coefficient| (cpu single and cpu double)
+    sample precise                2e-6 of the data range against the cpu double reference
+    sample cubic                  + d * 2^-8 of the coefficient range (d = spatial rank)
+    sample linear                 + d * 2^-8 of the sample range
+      (the texture unit's filter weights have 8 fraction bits on NVIDIA)
+    sample nearest                identical except at rounding ties (< 1 % of the positions)
+    resample (zoom, rotate)       the same per method, plus d * 2^-24 * max |position| times the
+                                  value range for the float rounding of the positions (the
+                                  spline's slope is at most the range of what it interpolates)
+  and prints the measured errors; refusals that need a device (precision, degree, derivative,
+  methods) fail with one line and OUT untouched; JSON reports fetch, format (null) and gpu_ms.
+"""
+import json
+import os
+import sys
+import unittest
+
+import numpy as np
+
+from cli_util import Tool, Workdir, load
+
+TOOL = None  # set in main()
+NO_DEVICE = {"CUDA_VISIBLE_DEVICES": ""}  # the CUDA runtime then sees no device
+MEASURED = []  # (what, value) lines printed at the end
+
+PRECISE_RELATIVE = 2e-6  # of the data range, against the cpu double reference
+HARDWARE = 2.0 ** -8  # per spatial axis, of the texture's value range
+PREFILTER_ULP = 16
+# The cpu options that compute the spline each cuda fetch evaluates: the double reference, but
+# nearest against the same float samples (it returns them unchanged).
+CPU_EQUIVALENT = {"precise": [], "cubic": [], "linear": ["--degree", 1],
+                  "nearest": ["--degree", 0, "--precision", "single"]}
+
+
+def rng(seed):
+    return np.random.default_rng(seed)
+
+
+def float32_positions(generator, shape, m, lo=-2.0, hi_offset=2.0):
+    """m positions uniform in [lo, N - 1 + hi_offset] per axis, exactly representable in float32
+    (the kernels take float32; the CPU then evaluates at the very same points)."""
+    cols = [generator.uniform(lo, n - 1 + hi_offset, m) for n in shape]
+    p = np.stack(cols, axis=-1).astype(np.float32)
+    return p[:, 0] if len(shape) == 1 else p
+
+
+def span(a):
+    return float(np.max(a) - np.min(a))
+
+
+class Base(unittest.TestCase):
+    def setUp(self):
+        self.w = Workdir()
+
+    def tearDown(self):
+        self.w.close()
+
+    def check_fails(self, args, out, message, env=None):
+        """Runs `args` without OUT and with a pre-existing OUT: exit status 1, one stderr line
+        'splinetool: ...' containing each of `message` (a string or a list), no file created,
+        changed or removed. Returns that line."""
+        messages = [message] if isinstance(message, str) else list(message)
+        sentinel = b"pre-existing output, must stay byte-identical\n"
+        for existing in ([False, True] if out else [False]):
+            if out and os.path.exists(out):
+                os.remove(out)
+            if existing:
+                with open(out, "wb") as fh:
+                    fh.write(sentinel)
+            before = self.w.listing()
+            r = TOOL.run(*args, env=env)
+            what = " ".join(str(a) for a in args)
+            self.assertEqual(r.returncode, 1, "%s: %r" % (what, r.stderr))
+            lines = r.stderr.splitlines()
+            self.assertEqual(len(lines), 1, "%s: stderr %r" % (what, r.stderr))
+            self.assertTrue(lines[0].startswith("splinetool: "), lines[0])
+            for m in messages:
+                self.assertIn(m, lines[0], what)
+            self.assertEqual(r.stdout, "", what)
+            self.assertEqual(self.w.listing(), before, "%s: files changed" % what)
+            if existing:
+                with open(out, "rb") as fh:
+                    self.assertEqual(fh.read(), sentinel, what)
+            if os.environ.get("SPLINETOOL_SHOW_ERRORS"):
+                print("   ", lines[0])
+        return lines[0]
+
+
+# ----------------------------------------------------------------------------------------------
+# contract: no device
+
+
+class NoDevice(Base):
+    @classmethod
+    def setUpClass(cls):
+        j = json.loads(ok_env(NO_DEVICE, "info", "--json").stdout)
+        cls.info = j
+        cls.reason = j["cuda_none_reason"]
+
+    def setUp(self):
+        super().setUp()
+        self.f2 = self.w.save("f2.npy", rng(1).random((6, 7)))
+        self.f3 = self.w.save("f3.npy", rng(2).random((4, 5, 6)))
+        self.p2 = self.w.save("p2.npy", rng(3).uniform(0, 5, (4, 2)).astype(np.float32))
+
+    def test_info_reports_why(self):
+        self.assertEqual(self.info["cuda_devices"], [], "CUDA_VISIBLE_DEVICES='' hides devices")
+        self.assertTrue(self.reason)
+        self.assertIn("cuda", self.info["backends"])
+        self.assertEqual(self.info["backends"]["cuda"], self.info["cuda_compiled"])
+        r = ok_env(NO_DEVICE, "info")
+        self.assertIn("CUDA devices: none (%s)" % self.reason, r.stdout)
+
+    def test_every_command_refuses_and_writes_nothing(self):
+        w = self.w
+        out, png, nrrd = w.path("out.npy"), w.path("out.png"), w.path("out.nrrd")
+        cases = [
+            (["prefilter", self.f2, out], out),
+            (["prefilter", self.f3, nrrd, "--degree", 5, "--boundary", "mirror"], nrrd),
+            (["prefilter", self.f2, out, "--precision", "single"], out),
+            (["sample", self.f2, self.p2, out], out),
+            (["sample", self.f2, self.p2, out, "--fetch", "cubic", "--boundary", "periodic"], out),
+            (["sample", self.f2, self.p2, out, "--fetch", "linear"], out),
+            (["sample", self.f2, self.p2, out, "--fetch", "nearest", "--no-prefilter"], out),
+            (["resample", self.f2, out, "--zoom", 2], out),
+            (["resample", self.f3, nrrd, "--zoom", 0.5, "--method", "linear"], nrrd),
+            (["resample", self.f2, png, "--rotate", 10, "--repeat", 3], png),
+            (["resample", self.f2, out, "--rotate", 360, "--fetch", "cubic"], out),
+            (["compare", self.f2, self.f2], None),
+            (["info"], None),
+        ]
+        expected = "splinetool: --backend cuda cannot run here: %s; use --backend cpu" % self.reason
+        for args, target in cases:
+            line = self.check_fails(args + ["--backend", "cuda"], target,
+                                    ["--backend cuda", "CUDA", self.reason], env=NO_DEVICE)
+            self.assertEqual(line, expected)
+
+    def test_refuses_before_reading_or_checking_anything(self):
+        # The device is asked for first: a missing IN, a bad OUT extension or an impossible
+        # combination all get the CUDA sentence, so no work precedes it.
+        w = self.w
+        missing = w.path("missing.npy")
+        for args, target in [
+                (["prefilter", missing, w.path("out.npy")], w.path("out.npy")),
+                (["sample", self.f2, missing, w.path("out.npy")], w.path("out.npy")),
+                (["sample", self.f2, self.p2, w.path("out.txt")], w.path("out.txt")),
+                (["resample", missing, w.path("out.npy"), "--zoom", 2], w.path("out.npy")),
+                (["resample", self.f3, w.path("out.npy"), "--rotate", 10], w.path("out.npy")),
+                (["sample", self.f2, self.p2, w.path("out.npy"), "--precision", "double"],
+                 w.path("out.npy")),
+                (["resample", self.f2, w.path("out.npy"), "--zoom", 2, "--method", "septic"],
+                 w.path("out.npy"))]:
+            self.check_fails(args + ["--backend", "cuda"], target, self.reason, env=NO_DEVICE)
+
+    def test_option_names_are_checked_per_backend(self):
+        out = self.w.path("out.npy")
+        for fetch in ("otf", "lut", "cubic-unfiltered"):
+            self.check_fails(["sample", self.f2, self.p2, out, "--backend", "cuda", "--fetch",
+                              fetch], out, "is not a fetch of --backend cuda", env=NO_DEVICE)
+        self.check_fails(["sample", self.f2, self.p2, out, "--backend", "cuda", "--format",
+                          "r16f"], out, "needs --backend gl", env=NO_DEVICE)
+        self.check_fails(["sample", self.f2, self.p2, out, "--fetch", "cubic"], out,
+                         "needs --backend gl or cuda")
+        self.check_fails(["sample", self.f2, self.p2, out, "--backend", "gl", "--fetch", "cubic"],
+                         out, ["cubic", "gl"])
+
+    def test_help_names_the_cuda_backend(self):
+        for cmd in ("sample", "resample"):
+            r = TOOL.ok(cmd, "--help")
+            self.assertIn("cuda", r.stdout)
+            self.assertIn("precise", r.stdout)
+
+
+# ----------------------------------------------------------------------------------------------
+# device
+
+
+class DeviceBase(Base):
+    def cuda(self, *args):
+        return TOOL.ok(*(list(args) + ["--backend", "cuda"]))
+
+    def coefficients(self, data_path, boundary, channels, degree=3):
+        """The cpu double coefficients of a file (for the texture value range)."""
+        c = self.w.path("coefficients.npy")
+        TOOL.ok("prefilter", data_path, c, "--boundary", boundary, "--degree", degree,
+                *(["--channels"] if channels else []))
+        return load(c)
+
+
+class Prefilter(DeviceBase):
+    SHAPES = [((40,), False, 1.0), ((23, 31), False, 1.0), ((9, 11, 13), False, 1.0),
+              ((12, 10, 3), True, 1.0), ((17, 19), False, 250.0), ((1,), False, 1.0),
+              ((2, 300), False, 1.0)]
+
+    def test_agrees_with_cpu(self):
+        worst_single, worst_double, seed = 0.0, 0.0, 10
+        cases = [(3, s) for s in self.SHAPES]
+        cases += [(n, self.SHAPES[n % len(self.SHAPES)]) for n in (2, 4, 5, 6, 7)]
+        for degree, (shape, channels, scale) in cases:
+            for boundary in ("reflect", "mirror", "periodic"):
+                seed += 1
+                data = rng(seed).random(shape) * scale - 0.25 * scale
+                f = self.w.save("f.npy", data)
+                common = ["--degree", degree, "--boundary", boundary] + (
+                    ["--channels"] if channels else [])
+                self.cuda("prefilter", f, self.w.path("g.npy"), *common)
+                TOOL.ok("prefilter", f, self.w.path("s.npy"), "--precision", "single", *common)
+                TOOL.ok("prefilter", f, self.w.path("d.npy"), *common)
+                g, s, d = (load(self.w.path(n)) for n in ("g.npy", "s.npy", "d.npy"))
+                self.assertEqual((g.shape, g.dtype), (s.shape, s.dtype))
+                ulp = float(np.spacing(np.float32(np.abs(d).max())))
+                e_single = float(np.abs(g.astype(float) - s).max()) / ulp
+                e_double = float(np.abs(g.astype(float) - d).max()) / ulp
+                what = "degree %d %s %s" % (degree, boundary, shape)
+                self.assertLessEqual(e_single, PREFILTER_ULP, what)
+                self.assertLessEqual(e_double, PREFILTER_ULP, what)
+                worst_single, worst_double = max(worst_single, e_single), max(worst_double,
+                                                                                e_double)
+        MEASURED.append(("prefilter vs cpu single: max |error| in ulp of max |c|", worst_single))
+        MEASURED.append(("prefilter vs cpu double: max |error| in ulp of max |c|", worst_double))
+
+    def test_degrees_0_and_1_are_the_identity(self):
+        data = rng(5).random((5, 7))
+        f = self.w.save("f.npy", data)
+        for n in (0, 1):
+            self.cuda("prefilter", f, self.w.path("c.npy"), "--degree", n)
+            np.testing.assert_array_equal(load(self.w.path("c.npy")), data.astype(np.float32))
+
+    def test_json(self):
+        f = self.w.save("f.npy", rng(6).random((8, 9)))
+        j = json.loads(self.cuda("prefilter", f, self.w.path("c.npy"), "--json").stdout)
+        self.assertEqual((j["backend"], j["precision"], j["fetch"], j["format"]),
+                         ("cuda", "single", None, None))
+        self.assertGreaterEqual(j["gpu_ms"], 0.0)
+        self.assertLessEqual(j["gpu_ms"], j["seconds"] * 1e3 + 1.0)
+
+
+class Sample(DeviceBase):
+    CASES = [((40,), False, 1.0), ((23, 31), False, 1.0), ((9, 11, 13), False, 1.0),
+             ((12, 10, 3), True, 1.0), ((17, 19), False, 250.0)]
+
+    def run_case(self, shape, channels, scale, fetch, boundary, seed, extra=()):
+        g = rng(seed)
+        data = g.random(shape) * scale - 0.25 * scale
+        spatial = shape[:-1] if channels else shape
+        f = self.w.save("f.npy", data)
+        p = self.w.save("p.npy", float32_positions(g, spatial, 400))
+        common = ["--boundary", boundary] + (["--channels"] if channels else []) + list(extra)
+        out = self.w.path("g.npy")
+        self.cuda("sample", f, p, out, "--fetch", fetch, *common)
+        got = load(out)
+        TOOL.ok("sample", f, p, self.w.path("c.npy"), *(CPU_EQUIVALENT[fetch] + common))
+        want = load(self.w.path("c.npy"))
+        self.assertEqual((got.shape, got.dtype), (want.shape, want.dtype))
+        if fetch == "cubic":
+            texture = span(self.coefficients(f, boundary, channels))
+        else:
+            texture = span(data)
+        return got, want, span(data), texture, len(spatial)
+
+    def test_fetches_agree_with_cpu(self):
+        seed = 100
+        for fetch in ("precise", "cubic", "linear"):
+            worst, worst_ratio = 0.0, 0.0
+            for boundary in ("reflect", "mirror", "periodic"):
+                for shape, channels, scale in self.CASES:
+                    seed += 1
+                    got, want, data_span, tex_span, rank = self.run_case(
+                        shape, channels, scale, fetch, boundary, seed)
+                    err = float(np.abs(got - want).max())
+                    hardware = 0.0 if fetch == "precise" else rank * HARDWARE * tex_span
+                    limit = PRECISE_RELATIVE * data_span + hardware
+                    worst = max(worst, err / data_span)
+                    worst_ratio = max(worst_ratio, err / limit)
+                    self.assertLessEqual(err, limit, "%s %s %s: %.3g of the data range" %
+                                         (fetch, boundary, shape, err / data_span))
+            MEASURED.append(("sample %s vs cpu double: max |error| / data range" % fetch, worst))
+            MEASURED.append(("sample %s vs cpu double: max |error| / bound" % fetch, worst_ratio))
+
+    def test_nearest_agrees_except_at_ties(self):
+        seed = 200
+        for boundary in ("reflect", "mirror", "periodic"):
+            for shape, channels, scale in self.CASES[:4]:
+                seed += 1
+                got, want = self.run_case(shape, channels, scale, "nearest", boundary, seed)[:2]
+                self.assertLess(np.mean(got != want), 0.01, "nearest %s %s" % (boundary, shape))
+
+    def test_unfiltered_cubic(self):
+        # --no-prefilter evaluates the cubic B-spline on IN as coefficients (cpu: --degree 3
+        # --no-prefilter).
+        data = rng(250).random((15, 18))
+        f = self.w.save("f.npy", data)
+        p = self.w.save("p.npy", float32_positions(rng(251), data.shape, 400))
+        TOOL.ok("sample", f, p, self.w.path("c.npy"), "--no-prefilter")
+        want = load(self.w.path("c.npy"))
+        for fetch in ("precise", "cubic"):
+            j = json.loads(self.cuda("sample", f, p, self.w.path("g.npy"), "--fetch", fetch,
+                                     "--no-prefilter", "--json").stdout)
+            self.assertEqual((j["prefilter"], j["degree"]), (False, 3))
+            err = float(np.abs(load(self.w.path("g.npy")) - want).max())
+            limit = PRECISE_RELATIVE + (0 if fetch == "precise" else 2 * HARDWARE)
+            MEASURED.append(("sample %s --no-prefilter vs cpu: max |error| (data in [0, 1])"
+                             % fetch, err))
+            self.assertLessEqual(err, limit, fetch)
+
+    def test_samples_are_interpolated(self):
+        data = rng(500).random((13, 17))
+        grid = np.stack(np.meshgrid(np.arange(13.0), np.arange(17.0), indexing="ij"),
+                        axis=-1).reshape(-1, 2).astype(np.float32)
+        f, p = self.w.save("f.npy", data), self.w.save("p.npy", grid)
+        self.cuda("sample", f, p, self.w.path("v.npy"))
+        err = float(np.abs(load(self.w.path("v.npy")) - data.reshape(-1)).max())
+        MEASURED.append(("precise at the sample positions: max |s(k) - f[k]|", err))
+        self.assertLessEqual(err, PRECISE_RELATIVE)
+
+    def test_shapes_dtypes_and_json(self):
+        for shape, channels in [((9,), False), ((6, 7), False), ((4, 5, 6), False),
+                                ((6, 7, 2), True), ((3, 4, 5, 4), True)]:
+            spatial = shape[:-1] if channels else shape
+            f = self.w.save("f.npy", rng(1).random(shape))
+            ch = ["--channels"] if channels else []
+            coord_sets = [float32_positions(rng(2), spatial, 11)]
+            if len(spatial) == 1:
+                coord_sets.append(coord_sets[0].reshape(-1, 1))
+            for coords in coord_sets:
+                p = self.w.save("p.npy", coords)
+                self.cuda("sample", f, p, self.w.path("g.npy"), *ch)
+                got = load(self.w.path("g.npy"))
+                TOOL.ok("sample", f, p, self.w.path("c.npy"), *ch)
+                want = load(self.w.path("c.npy"))
+                self.assertEqual((got.shape, got.dtype), (want.shape, want.dtype), shape)
+        f = self.w.save("f.npy", rng(5).random((8, 9)))
+        p = self.w.save("p.npy", float32_positions(rng(6), (8, 9), 20))
+        r = self.cuda("sample", f, p, self.w.path("v.npy"))
+        self.assertEqual((r.stdout, r.stderr), ("", ""), "silent without --json")
+        j = json.loads(self.cuda("sample", f, p, self.w.path("v.npy"), "--json").stdout)
+        self.assertEqual((j["backend"], j["fetch"], j["format"], j["precision"], j["degree"],
+                          j["prefilter"]), ("cuda", "precise", None, "single", 3, True))
+        self.assertGreaterEqual(j["gpu_ms"], 0.0)
+        self.assertLessEqual(j["gpu_ms"], j["seconds"] * 1e3 + 1.0)
+        j = json.loads(self.cuda("sample", f, p, self.w.path("v.npy"), "--fetch", "linear",
+                                 "--json").stdout)
+        self.assertEqual((j["fetch"], j["degree"], j["prefilter"]), ("linear", 1, False))
+
+
+class Resample(DeviceBase):
+    def bound(self, method, fetch, rank, data, data_path, channels, max_position, boundary):
+        data_span = span(data)
+        if method == "nearest":
+            return None
+        if method == "cubic":
+            tex_span = span(self.coefficients(data_path, boundary, channels))
+        else:
+            tex_span = data_span
+        hardware = rank * HARDWARE * tex_span if fetch in ("cubic", "linear") else 0.0
+        positions = rank * tex_span * 2.0 ** -24 * max_position
+        return PRECISE_RELATIVE * data_span + hardware + positions
+
+    def test_zoom_agrees_with_cpu(self):
+        worst = {}
+        for shape, factor, channels, boundary in [((10, 14), 1.5, False, "reflect"),
+                                                  ((4, 5, 6), 2, False, "mirror"),
+                                                  ((10, 14, 3), 0.5, True, "periodic"),
+                                                  ((9,), 3, False, "mirror"),
+                                                  ((16, 12), 1, False, "reflect"),
+                                                  ((40, 33), 2.5, False, "reflect")]:
+            data = rng(3).random(shape)
+            x = self.w.save("x.npy", data)
+            ch = ["--channels"] if channels else []
+            rank = len(shape) - (1 if channels else 0)
+            for method, fetch in [("cubic", "precise"), ("cubic", "cubic"), ("linear", "linear"),
+                                  ("cubic-unfiltered", "precise"), ("cubic-unfiltered", "cubic"),
+                                  ("nearest", "nearest")]:
+                args = ["--zoom", factor, "--method", method, "--boundary", boundary] + ch
+                flavour = ["--fetch", fetch] if method.startswith("cubic") else []
+                j = json.loads(self.cuda("resample", x, self.w.path("g.npy"), "--json",
+                                         *(args + flavour)).stdout)
+                self.assertEqual((j["fetch"], j["format"]), (fetch, None))
+                TOOL.ok("resample", x, self.w.path("c.npy"), *args)
+                TOOL.ok("resample", x, self.w.path("s.npy"), "--precision", "single", *args)
+                g, c = load(self.w.path("g.npy")), load(self.w.path("c.npy"))
+                s = load(self.w.path("s.npy"))
+                self.assertEqual((g.shape, g.dtype), (s.shape, s.dtype), (shape, method))
+                key = "%s/%s" % (method, fetch)
+                err = float(np.abs(g.astype(float) - c).max())
+                limit = self.bound(method, fetch, rank, data, x, channels, max(shape) + 1.0,
+                                   boundary)
+                if limit is None:
+                    self.assertLess(np.mean(g != s), 0.02, (shape, factor, key))
+                    continue
+                worst[key] = max(worst.get(key, 0.0), err)
+                self.assertLessEqual(err, limit, (shape, factor, key, boundary))
+        for key, v in sorted(worst.items()):
+            MEASURED.append(("resample --zoom %s vs cpu double, max |error| (data in [0, 1])"
+                             % key, v))
+
+    def test_rotation_and_repeat(self):
+        x = self.w.save("x.npy", rng(4).random((21, 17)))
+        for boundary in ("reflect", "mirror", "periodic"):
+            for fetch in ("precise", "cubic"):
+                args = ["--rotate", 10, "--fetch", fetch, "--boundary", boundary]
+                self.cuda("resample", x, self.w.path("k.npy"), "--repeat", 3, *args)
+                prev = x
+                for k in range(3):
+                    nxt = self.w.path("step%d.npy" % k)
+                    self.cuda("resample", prev, nxt, *args)
+                    prev = nxt
+                np.testing.assert_array_equal(load(self.w.path("k.npy")), load(prev), fetch)
+                TOOL.ok("resample", x, self.w.path("c.npy"), "--rotate", 10, "--repeat", 3,
+                        "--boundary", boundary)
+                err = float(np.abs(load(self.w.path("k.npy")).astype(float) -
+                                   load(self.w.path("c.npy"))).max())
+                MEASURED.append(("resample --rotate 10 --repeat 3 %s %s vs cpu double, max "
+                                 "|error|" % (fetch, boundary), err))
+                # Three steps, each within the one-step bound of what it resamples.
+                limit = 3 * self.bound("cubic", fetch, 2, load(x), x, False, 2 * 21.0, boundary)
+                self.assertLessEqual(err, limit, (fetch, boundary))
+
+    def test_photograph(self):
+        # The bundled 512 x 512 photograph, one rotation step: the realistic size, where the
+        # float rounding of positions near 512 shows.
+        ascent = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "assets",
+                              "ascent.png")
+        tex_span = span(self.coefficients(ascent, "reflect", False))
+        data_span = span(self.coefficients(ascent, "reflect", False, degree=0))  # the samples
+        for fetch in ("precise", "cubic"):
+            j = json.loads(self.cuda("resample", ascent, self.w.path("g.npy"), "--rotate", 10,
+                                     "--fetch", fetch, "--json").stdout)
+            TOOL.ok("resample", ascent, self.w.path("c.npy"), "--rotate", 10)
+            err = float(np.abs(load(self.w.path("g.npy")).astype(float) -
+                               load(self.w.path("c.npy"))).max())
+            MEASURED.append(("resample ascent.png --rotate 10 %s vs cpu double, max |error|"
+                             % fetch, err))
+            MEASURED.append(("resample ascent.png --rotate 10 %s: gpu_ms" % fetch, j["gpu_ms"]))
+            # Rotated positions reach 512 / sqrt(2) beyond the centre: below 1024.
+            limit = (PRECISE_RELATIVE * data_span + 2 * tex_span * 2.0 ** -24 * 1024 +
+                     (2 * HARDWARE * tex_span if fetch == "cubic" else 0.0))
+            self.assertLessEqual(err, limit, fetch)
+
+
+class Refusals(DeviceBase):
+    def test_what_cuda_cannot_do(self):
+        w = self.w
+        f2 = w.save("f2.npy", rng(16).random((6, 7)))
+        p2 = w.save("p2.npy", float32_positions(rng(18), (6, 7), 4))
+        p3 = w.save("p3.npy", float32_positions(rng(18), (4, 5, 6), 4))
+        big = w.save("big.npy", np.array([[0.0, 2.0 ** 31]], dtype=np.float64))
+        out = w.path("out.npy")
+        cases = [
+            (["prefilter", f2, out, "--precision", "double"], "single precision"),
+            (["sample", f2, p2, out, "--precision", "double"], "single precision"),
+            (["sample", f2, p2, out, "--degree", 5], "--degree 3"),
+            (["sample", f2, p2, out, "--fetch", "precise", "--degree", 2], "--degree 3"),
+            (["sample", f2, p2, out, "--fetch", "linear", "--degree", 3], "degree 1"),
+            (["sample", f2, p2, out, "--derivative", 0], "no derivatives"),
+            (["sample", f2, p3, out], "shape"),
+            (["sample", f2, big, out], "2^30"),
+            (["resample", f2, out, "--zoom", 2, "--method", "quintic"], "degree 0, 1 and 3"),
+            (["resample", f2, out, "--zoom", 2, "--method", "septic"], "degree 0, 1 and 3"),
+            (["resample", f2, out, "--zoom", 2, "--fetch", "linear"], "--method linear"),
+            (["resample", f2, out, "--zoom", 2, "--method", "linear", "--fetch", "cubic"],
+             "--method cubic or cubic-unfiltered only"),
+            (["resample", f2, out, "--zoom", 2, "--precision", "double"], "single precision"),
+        ]
+        for args, message in cases:
+            self.check_fails(args + ["--backend", "cuda"], out, message)
+
+
+def ok_env(env, *args):
+    """TOOL.ok with `env` set on top of this process's environment."""
+    r = TOOL.run(*args, env=env)
+    if r.returncode != 0:
+        raise AssertionError("splinetool %s failed (%d): %s" %
+                             (" ".join(str(a) for a in args), r.returncode, r.stderr))
+    return r
+
+
+def main():
+    global TOOL
+    if len(sys.argv) < 3 or sys.argv[2] not in ("contract", "device"):
+        sys.exit("usage: test_cuda_backend.py PATH/TO/splinetool contract|device [unittest args]")
+    TOOL = Tool(sys.argv[1])
+    part = sys.argv[2]
+    if part == "contract":
+        print("with CUDA_VISIBLE_DEVICES='': %s" %
+              json.loads(ok_env(NO_DEVICE, "info", "--json").stdout)["cuda_none_reason"])
+        classes = [NoDevice]
+    else:
+        info = json.loads(TOOL.ok("info", "--json").stdout)
+        if not info["cuda_devices"]:
+            print("SKIP: no CUDA device: %s" % info["cuda_none_reason"])
+            sys.exit(77)
+        for d in info["cuda_devices"]:
+            print("CUDA device %d: %s (compute capability %s)" %
+                  (d["index"], d["name"], d["compute_capability"]))
+        classes = [Prefilter, Sample, Resample, Refusals]
+    loader = unittest.TestLoader()
+    names = sys.argv[3:]
+    if names:
+        suite = loader.loadTestsFromNames(names, sys.modules[__name__])
+    else:
+        suite = unittest.TestSuite(loader.loadTestsFromTestCase(c) for c in classes)
+    result = unittest.TextTestRunner(verbosity=2).run(suite)
+    print("\nmeasured:")
+    for what, value in MEASURED:
+        print("  %-84s %.3g" % (what, value))
+    sys.exit(0 if result.wasSuccessful() else 1)
+
+
+if __name__ == "__main__":
+    main()
