@@ -48,26 +48,51 @@ layout(location = 1) uniform int u_count;  // positions in this tile
 // Shared-memory tiled precise fetch over a grid (SV_TILE with SV_COMPUTE, SV_GRID,
 // SV_FETCH_CUBIC_PRECISE, a single-channel texture; the host uses it for 3-D). Each workgroup
 // of SV_TILE_SIDE^2 invocations is one tile of (SV_TILE_SIDE * SV_TILE_REP)^2 outputs. The grid
-// mapping is affine, so the positions of a tile lie (up to the rounding to float) within the box
-// of its four corner positions; that box of coefficient indices, widened by the cubic support
-// (floor(min) - 1 .. floor(max) + 2 per axis), is loaded once into shared memory with texelFetch
-// and the boundary extension (sv_extend), and every invocation (SV_TILE_REP^2 output pixels
-// each, SV_TILE_SIDE apart) then blends its 4^rank taps from there with the weights and fma
-// order of sv_fetch_cubic_precise: the same arithmetic on the same texel values, no hardware
-// filtering.
-// A box of more than SV_TILE_BUDGET texels (magnification below about 1) makes the whole
-// workgroup use sv_fetch instead (the branch is uniform per workgroup); an invocation whose taps
-// fall outside the box anyway (the float rounding of an interior position crossing a corner's
-// texel boundary) uses sv_fetch on its own.
+// mapping is affine, so the positions of a tile lie (up to rounding) within the box of its four
+// corner positions; that box of coefficient indices, widened by the cubic support
+// (floor(min) - 1 .. floor(max) + 2 per axis, plus a margin for the float arithmetic of the
+// corners), is loaded once into shared memory with texelFetch (and the boundary extension,
+// sv_extend, unless the box lies inside the texture), and every invocation (SV_TILE_REP^2
+// output pixels, SV_TILE_SIDE apart) then blends its 4^rank taps from there with the weights and
+// fma order of sv_fetch_cubic_precise: the same arithmetic on the same texel values, no
+// hardware filtering. Each pixel's position is the grid's double-precision position rounded
+// once to float, exactly as in the untiled grid pass.
+// A box of more than SV_TILE_BUDGET texels (magnification below about 1 for 32-pixel tiles)
+// makes the whole workgroup use sv_fetch instead (the branch is uniform per workgroup); an
+// invocation whose taps fall outside the box anyway (rounding at a corner's texel boundary)
+// uses sv_fetch on its own.
 shared float sv_tile[SV_TILE_BUDGET];
+vec4 sv_tile_row(int o) { return vec4(sv_tile[o], sv_tile[o + 1], sv_tile[o + 2], sv_tile[o + 3]); }
 
-SV_VEC sv_grid_position(ivec2 rc) {
-  dvec3 q = u_origin + double(rc.y) * u_step_row + double(rc.x) * u_step_col;
+// Conversions run at a fraction of the FP32 rate, so the tiled pass avoids most of them:
+// double(x) for 0 <= x < 2^32 from the bits of 2^52 + x; the integer of an integer-valued float
+// |i| < 2^22 from the bits of i + 1.5 * 2^23 (exponent 23: the low mantissa bits are i + 2^22);
+// float(x) for 0 <= x < 2^23 from the bits of 2^23 + x.
+double sv_exact_double(int x) {
+  return packDouble2x32(uvec2(uint(x), 0x43300000u)) - 4503599627370496.0;
+}
+SV_IVEC sv_exact_int(SV_VEC i) { return floatBitsToInt(i + 12582912.0) - 0x4B400000; }
+float sv_exact_float(int x) { return intBitsToFloat(x + 0x4B000000) - 8388608.0; }
+
+// The grid position of column col in the row whose part u_origin + row * u_step_row is q_row:
+// the operations and order of the untiled grid pass (main below), with the row part shared.
+SV_VEC sv_grid_position_in(dvec3 q_row, int col) {
+  dvec3 q = q_row + sv_exact_double(col) * u_step_col;
 #if SV_RANK == 2
   return vec2(dvec2(q.y, q.x));
 #else
   return vec3(dvec3(q.z, q.y, q.x));
 #endif
+}
+dvec3 sv_grid_row(int row) { return u_origin + sv_exact_double(row) * u_step_row; }
+
+// One row of 4 taps (t, along x) weighted with w[0..3].x in the fma order of sv_precise_row.
+float sv_tile_blend_row(vec4 t, SV_VEC w[4]) {
+  float row = w[0].x * t.x;
+  row = fma(w[1].x, t.y, row);
+  row = fma(w[2].x, t.z, row);
+  row = fma(w[3].x, t.w, row);
+  return row;
 }
 
 // The precise blend from shared memory: l = index of tap 0 per axis relative to the box origin,
@@ -75,26 +100,16 @@ SV_VEC sv_grid_position(ivec2 rc) {
 float sv_tile_fetch(SV_IVEC l, SV_IVEC ext, SV_VEC w[4]) {
 #if SV_RANK == 2
   float acc = 0.0;
-  for (int y = 0; y < 4; ++y) {
-    int o = (l.y + y) * ext.x + l.x;
-    float row = w[0].x * sv_tile[o];
-    row = fma(w[1].x, sv_tile[o + 1], row);
-    row = fma(w[2].x, sv_tile[o + 2], row);
-    row = fma(w[3].x, sv_tile[o + 3], row);
-    acc = fma(w[y].y, row, acc);
-  }
+  for (int y = 0; y < 4; ++y)
+    acc = fma(w[y].y, sv_tile_blend_row(sv_tile_row((l.y + y) * ext.x + l.x), w), acc);
   return acc;
 #else
   float acc = 0.0;
   for (int z = 0; z < 4; ++z) {
     float plane = 0.0;
     for (int y = 0; y < 4; ++y) {
-      int o = ((l.z + z) * ext.y + l.y + y) * ext.x + l.x;
-      float row = w[0].x * sv_tile[o];
-      row = fma(w[1].x, sv_tile[o + 1], row);
-      row = fma(w[2].x, sv_tile[o + 2], row);
-      row = fma(w[3].x, sv_tile[o + 3], row);
-      plane = fma(w[y].y, row, plane);
+      vec4 t = sv_tile_row(((l.z + z) * ext.y + l.y + y) * ext.x + l.x);
+      plane = fma(w[y].y, sv_tile_blend_row(t, w), plane);
     }
     acc = fma(w[z].z, plane, acc);
   }
@@ -102,54 +117,81 @@ float sv_tile_fetch(SV_IVEC l, SV_IVEC ext, SV_VEC w[4]) {
 #endif
 }
 
+// One output at p: from shared memory when its taps lie in the box, else from the texture.
+vec4 sv_tile_pixel(SV_VEC p, bool fits, SV_IVEC base, SV_IVEC ext) {
+  SV_VEC i = floor(p);
+  SV_IVEC l = sv_exact_int(i) - SV_IVEC(1) - base;  // fits: |p| < 2^21 in this tile
+  if (fits && all(greaterThanEqual(l, SV_IVEC(0))) && all(lessThanEqual(l + SV_IVEC(4), ext))) {
+    SV_VEC w[4];
+    sv_cubic_weights(p - i, w[0], w[1], w[2], w[3]);
+    return vec4(sv_tile_fetch(l, ext, w), 0.0, 0.0, 1.0);
+  }
+  return sv_fetch(u_tex, p);
+}
+
 void main() {
   // The tile's corners (clamped to this pass), the same for every invocation of the group.
   const int side = SV_TILE_SIDE * SV_TILE_REP;  // pixels per tile side
   ivec2 c0 = ivec2(gl_WorkGroupID.xy) * side;
   ivec2 c1 = min(c0 + ivec2(side - 1), u_size - 1);
-  SV_VEC p00 = sv_grid_position(c0 + u_first);
-  SV_VEC p01 = sv_grid_position(ivec2(c1.x, c0.y) + u_first);
-  SV_VEC p10 = sv_grid_position(ivec2(c0.x, c1.y) + u_first);
-  SV_VEC p11 = sv_grid_position(c1 + u_first);
-  SV_IVEC base = SV_IVEC(floor(min(min(p00, p01), min(p10, p11)))) - SV_IVEC(1);
-  SV_IVEC ext = SV_IVEC(floor(max(max(p00, p01), max(p10, p11)))) + SV_IVEC(3) - base;
+  // The corners in float arithmetic (no conversions beyond the floors), the box widened by a
+  // margin above their rounding error (|p| < 2^21 is required for the tile, see below); a
+  // position outside it anyway is caught per invocation.
+#if SV_RANK == 2
+  SV_VEC o = vec2(u_origin.y, u_origin.x), sr = vec2(u_step_row.y, u_step_row.x),
+         sc = vec2(u_step_col.y, u_step_col.x);
+#else
+  SV_VEC o = vec3(u_origin.z, u_origin.y, u_origin.x),
+         sr = vec3(u_step_row.z, u_step_row.y, u_step_row.x),
+         sc = vec3(u_step_col.z, u_step_col.y, u_step_col.x);
+#endif
+  ivec2 f0 = c0 + u_first, f1 = c1 + u_first;
+  float r0 = sv_exact_float(f0.y), r1 = sv_exact_float(f1.y);
+  float q0 = sv_exact_float(f0.x), q1 = sv_exact_float(f1.x);
+  SV_VEC p00 = o + r0 * sr + q0 * sc, p01 = o + r0 * sr + q1 * sc;
+  SV_VEC p10 = o + r1 * sr + q0 * sc, p11 = o + r1 * sr + q1 * sc;
+  SV_VEC lo = min(min(p00, p01), min(p10, p11)), hi = max(max(p00, p01), max(p10, p11));
+  SV_VEC margin = SV_VEC(1e-3) + 1e-5 * max(abs(lo), abs(hi));
+  bool small = all(lessThan(max(abs(lo), abs(hi)), SV_VEC(2097152.0)));  // 2^21
+  lo = clamp(floor(lo - margin), SV_VEC(-2097152.0), SV_VEC(2097152.0));
+  hi = clamp(floor(hi + margin), SV_VEC(-2097152.0), SV_VEC(2097152.0));
+  SV_IVEC base = sv_exact_int(lo) - SV_IVEC(1);
+  SV_IVEC ext = sv_exact_int(hi) + SV_IVEC(3) - base;
 #if SV_RANK == 2
   int volume = ext.x * ext.y;
 #else
   int volume = ext.x * ext.y * ext.z;
 #endif
-  bool fits = volume <= SV_TILE_BUDGET;  // uniform over the workgroup
+  bool fits = small && volume <= SV_TILE_BUDGET;  // uniform over the workgroup
   if (fits) {
     SV_IVEC n = textureSize(u_tex, 0);
+    // Flat index t -> box indices; the quotients by ext.x and ext.y come from float reciprocals,
+    // exact here: t < SV_TILE_BUDGET <= 2^12, so (t + 1/2) / e stays at least 1 / (2 e) from an integer while
+    // its rounding error is below 2^-10 / e.
+    vec2 inv = 1.0 / vec2(ext.xy);
+    bool inside = all(greaterThanEqual(base, SV_IVEC(0))) && all(lessThanEqual(base + ext, n));
     for (int t = int(gl_LocalInvocationIndex); t < volume; t += SV_TILE_SIDE * SV_TILE_SIDE) {
-      int r = t / ext.x;
+      int r = int((float(t) + 0.5) * inv.x);
 #if SV_RANK == 2
       SV_IVEC k = ivec2(t - r * ext.x, r);
 #else
-      int zq = r / ext.y;
+      int zq = int((float(r) + 0.5) * inv.y);
       SV_IVEC k = ivec3(t - r * ext.x, r - zq * ext.y, zq);
 #endif
-      sv_tile[t] = texelFetch(u_tex, sv_extend(base + k, n), 0).r;
+      // boxes inside the texture (uniform) need no boundary extension
+      SV_IVEC j = inside ? base + k : sv_extend(base + k, n);
+      sv_tile[t] = texelFetch(u_tex, j, 0).r;
     }
     barrier();
   }
   // Each invocation computes SV_TILE_REP^2 pixels, SV_TILE_SIDE apart.
   for (int sy = 0; sy < SV_TILE_REP; ++sy) {
+    dvec3 q_row = sv_grid_row(c0.y + int(gl_LocalInvocationID.y) + sy * SV_TILE_SIDE + u_first.y);
     for (int sx = 0; sx < SV_TILE_REP; ++sx) {
       ivec2 px = c0 + ivec2(gl_LocalInvocationID.xy) + ivec2(sx, sy) * SV_TILE_SIDE;
-      SV_VEC p = sv_grid_position(px + u_first);
-      vec4 out_value;
-      SV_VEC i = floor(p);
-      SV_IVEC l = SV_IVEC(i) - SV_IVEC(1) - base;
-      if (fits && all(greaterThanEqual(l, SV_IVEC(0))) &&
-          all(lessThanEqual(l + SV_IVEC(4), ext))) {
-        SV_VEC w[4];
-        sv_cubic_weights(p - i, w[0], w[1], w[2], w[3]);
-        out_value = vec4(sv_tile_fetch(l, ext, w), 0.0, 0.0, 1.0);
-      } else {
-        out_value = sv_fetch(u_tex, p);
-      }
-      if (all(lessThan(px, u_size))) imageStore(u_out, px, out_value);
+      SV_VEC p = sv_grid_position_in(q_row, px.x + u_first.x);
+      vec4 v = sv_tile_pixel(p, fits, base, ext);
+      if (all(lessThan(px, u_size))) imageStore(u_out, px, v);
     }
   }
 }

@@ -39,16 +39,31 @@ bool exp_flag(const char* name);
 
 struct TileShape {
   int group_side;  // invocations per workgroup side
-  int rep;         // pixels per invocation per axis (the tile is group_side * rep pixels wide)
-  int budget;      // floats of shared memory (16 KiB)
+  int rep;         // pixels per invocation per axis (the tile is group_side * rep pixels wide);
+                   // 0: 4 where a 64-pixel tile's box fits the budget, else 2 (tile_rep)
+  int budget;      // texels of the box in shared memory (16 KiB of floats)
 };
-// The default (16 x 16 invocations of 2 x 2 pixels: 32 x 32 pixel tiles) and the variants of
-// the H100 study ("tile16x1" etc. in SPLINEVIEW_GL_EXP).
+// The default (16 x 16 invocations of 4 x 4 or 2 x 2 pixels: 64 x 64 or 32 x 32 pixel tiles)
+// and the fixed shapes of the H100 study ("tile16x1" etc. in SPLINEVIEW_GL_EXP).
 TileShape tile_shape() {
   if (exp_flag("tile16x1")) return {16, 1, 4096};
+  if (exp_flag("tile16x2")) return {16, 2, 4096};
   if (exp_flag("tile16x4")) return {16, 4, 4096};
   if (exp_flag("tile8x4")) return {8, 4, 4096};
-  return {16, 2, 4096};
+  return {16, 0, 4096};
+}
+
+// Pixels per invocation per axis for `grid`: the larger tiles (fewer box texels and corner
+// computations per pixel; H100: 1.34x against 1.42x linear for 32-pixel tiles, oblique 3-D
+// slice at 8x) where their box, estimated from the grid steps with room to spare, fits the
+// budget (magnification above about 7 for an oblique 3-D slice), else 2.
+int tile_rep(const TileShape& shape, const GridMapping& grid, std::size_t rank) {
+  if (shape.rep > 0) return shape.rep;
+  const double pixels = shape.group_side * 4 - 1;
+  double volume = 1;
+  for (std::size_t d = 0; d < rank; ++d)
+    volume *= pixels * (std::fabs(grid.step_row[d]) + std::fabs(grid.step_col[d])) + 5;
+  return volume <= 0.75 * shape.budget ? 4 : 2;
 }
 
 // Float to IEEE half, round to nearest, ties to even (subnormals, overflow to infinity).
@@ -423,10 +438,10 @@ struct Evaluator::Impl {
   Program programs[2][2];
   // The precise grid pass staging each tile's coefficients in shared memory (SV_TILE): compute
   // pass, single-channel 3-D textures (2-D with "tile2d"); [gathering] for the fallback of large
-  // boxes.
+  // boxes, [1, 2 or 4 pixels per invocation per axis].
   bool tile = false;
   TileShape tile_shape_;
-  Program tile_programs[2];
+  Program tile_programs[2][3];
   ShaderDefines defines;  // shared by all programs; each adds its own
   Sampler sampler;
   Texture lut;
@@ -439,8 +454,8 @@ struct Evaluator::Impl {
   bool gathers_for(const SplineTexture& tex) const { return gather && tex.channels() == 1; }
   bool tiles_for(const SplineTexture& tex) const { return tile && tex.channels() == 1; }
 
-  Program& tile_program(bool gathering) {
-    Program& p = tile_programs[gathering ? 1 : 0];
+  Program& tile_program(bool gathering, int rep) {
+    Program& p = tile_programs[gathering ? 1 : 0][rep == 4 ? 2 : rep == 2 ? 1 : 0];
     if (!p) {
       ShaderDefines d = defines;
       d.push_back({"SV_GRID", ""});
@@ -448,7 +463,7 @@ struct Evaluator::Impl {
       d.push_back({"SV_COMPUTE", ""});
       d.push_back({"SV_TILE", ""});
       d.push_back({"SV_TILE_SIDE", std::to_string(tile_shape_.group_side)});
-      d.push_back({"SV_TILE_REP", std::to_string(tile_shape_.rep)});
+      d.push_back({"SV_TILE_REP", std::to_string(rep)});
       d.push_back({"SV_TILE_BUDGET", std::to_string(tile_shape_.budget)});
       p = Program(kComputeStages, d);
     }
@@ -678,9 +693,10 @@ ArrayF Evaluator::render_grid(const SplineTexture& tex, const GridMapping& grid,
   ArrayF out({grid.rows, grid.cols}, channels);
 
   const bool tiled = im.tiles_for(tex);
+  const int rep = tiled ? tile_rep(im.tile_shape_, grid, im.rank) : 1;
   const Program& grid_program =
-      tiled ? im.tile_program(im.gathers_for(tex)) : im.program(true, im.gathers_for(tex));
-  const int group = tiled ? im.tile_shape_.group_side * im.tile_shape_.rep : kGroupSide;
+      tiled ? im.tile_program(im.gathers_for(tex), rep) : im.program(true, im.gathers_for(tex));
+  const int group = tiled ? im.tile_shape_.group_side * rep : kGroupSide;
   // Positions in array axis order fill the first `rank` components of the dvec3 uniforms.
   const int tile_w = static_cast<int>(std::min<std::size_t>(kTileSide, grid.cols));
   const int tile_h = static_cast<int>(std::min<std::size_t>(kTileSide, grid.rows));
