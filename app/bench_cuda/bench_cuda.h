@@ -14,6 +14,7 @@ using Json = nlohmann::json;
 
 struct PrefilterOptions {
   bool quick = false;  // small sizes, few repeats
+  std::string only;    // run only the case whose name starts with this (e.g. "256^3")
   int repeats = 20;    // timed runs per case (median reported)
   std::uint64_t seed = 1;
 };

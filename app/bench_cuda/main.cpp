@@ -25,6 +25,8 @@ int main(int argc, char** argv) {
       "device-to-device copy measured in the same run; tiled vs naive kernels");
   prefilter->add_option("--out", out, "JSON report file")->type_name("FILE");
   prefilter->add_flag("--quick", pf.quick, "small sizes, few repeats");
+  prefilter->add_option("--only", pf.only, "only the case whose name starts with this, e.g. 256^3")
+      ->type_name("NAME");
   prefilter->add_option("--repeats", pf.repeats, "timed runs per case")->capture_default_str();
   prefilter->add_option("--seed", pf.seed, "seed of the random data")->capture_default_str();
 

@@ -77,6 +77,7 @@ Json run_prefilter(const PrefilterOptions& opt) {
       "9800 GTX ms |\n|---|---|---|---|---|---|---|---|---|\n");
 
   for (const Case& c : cases) {
+    if (!opt.only.empty() && c.name.rfind(opt.only, 0) != 0) continue;
     std::fprintf(stderr, "prefilter %s\n", c.name.c_str());
     const cu::Layout layout{c.dims, c.channels};
     const std::size_t n = layout.size();

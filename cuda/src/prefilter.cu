@@ -221,7 +221,7 @@ __device__ __forceinline__ void store_surface(const Pass& P, long long point, co
 // One tile: lines x window [s - H, e + H) of chunk [s, e). C = 0: column tile (inner >= 32);
 // C = 1..4: transposed tile of the x axis with C interleaved channels. NP: number of poles.
 template <int C, int NP>
-__global__ void __launch_bounds__(kThreads) tile_kernel(Pass P) {
+__global__ void __launch_bounds__(kThreads, 5) tile_kernel(Pass P) {
   extern __shared__ float sh[];
   const int ch = blockIdx.y;
   const int s = ch * P.L;
@@ -506,10 +506,15 @@ void launch_tile_c(const Pass& P, int npoles, dim3 grid, std::size_t shmem) {
                          : npoles == 1 ? tile_kernel<C, 1>
                          : npoles == 2 ? tile_kernel<C, 2>
                                        : tile_kernel<C, 3>;
-  if (shmem > 48 * 1024)  // opt in to large tiles (cheap; set per launch)
+  // Opt in to large tiles, and prefer the largest shared-memory carveout: the tiles are the
+  // occupancy limit (cheap calls; set per launch).
+  if (shmem > 48 * 1024)
     check(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
                                static_cast<int>(shmem)),
           "configuring the CUDA prefilter");
+  check(cudaFuncSetAttribute(kernel, cudaFuncAttributePreferredSharedMemoryCarveout,
+                             cudaSharedmemCarveoutMaxShared),
+        "configuring the CUDA prefilter");
   kernel<<<grid, kThreads, shmem>>>(P);
 }
 
