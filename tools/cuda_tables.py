@@ -1,0 +1,55 @@
+#!/usr/bin/env python3
+"""Prints the CUDA tables of docs/BENCHMARKS.md from one run of tools/cuda_study.sh:
+    tools/cuda_tables.py OUT_DIR
+(OUT_DIR holds prefilter.json, peers.json and reconstruct.json of the same run)."""
+import json
+import sys
+
+
+def main():
+    d = sys.argv[1]
+    pf = json.load(open(f"{d}/prefilter.json"))
+    pe = json.load(open(f"{d}/peers.json"))
+    rc = json.load(open(f"{d}/reconstruct.json"))
+    peers = {c["name"]: c for c in pe["cases"]}
+    print(f"<!-- table: cuda-prefilter ({pf['device']}; cupy {pe['cupy']}, scipy {pe['scipy']}) -->")
+    print("| data | MB | copy ms | per axis ms | fraction of copy per axis | **total ms** | "
+          "naive total ms | cupyx ms | scipy (CPU) ms | vs cupyx | vs scipy | extra MB | "
+          "9800 GTX ms (published) |")
+    print("|---|---|---|---|---|---|---|---|---|---|---|---|---|")
+    for c in pf["cases"]:
+        v = {x["name"]: x for x in c["variants"]}
+        t = v["tiled"]
+        nv = next(x for x in c["variants"] if x["name"].startswith("naive"))
+        p = peers.get(c["name"], {})
+        cu = p.get("cupyx", {}).get("total")
+        sc = p.get("scipy", {}).get("total")
+        axes = " / ".join(f"{x:.3f}" for x in t["axis_ms"])
+        fr = " / ".join(f"{100 * x:.0f}%" for x in t["axis_fraction_of_copy"])
+        vs_cu = f"{cu / t['total_ms']:.1f}x" if cu else "-"
+        vs_sc = f"{sc / t['total_ms']:.0f}x" if sc else "-"
+        print(f"| {c['name']} | {c['bytes'] / 1e6:.1f} | {c['copy_ms']:.3f} | {axes} | {fr} | "
+              f"**{t['total_ms']:.3f}** | {nv['total_ms']:.3f} | "
+              f"{cu:.3f} | {sc:.1f} | {vs_cu} | {vs_sc} | {t['extra_bytes'] / 1e6:.1f} | "
+              f"{c['published_9800gtx_ms'] or '-'} |" if cu and sc else
+              f"| {c['name']} | ... |")
+    print()
+    print("<!-- table: cuda-prefilter-variants -->")
+    big = [c for c in pf["cases"] if len(c["variants"]) > 3]
+    print("| variant | " + " | ".join(c["name"] for c in big) + " |")
+    print("|---" * (len(big) + 1) + "|")
+    for name in [x["name"] for x in big[0]["variants"]]:
+        cells = []
+        for c in big:
+            v = next((x for x in c["variants"] if x["name"] == name), None)
+            cells.append(" / ".join(f"{100 * x:.0f}%" for x in v["axis_fraction_of_copy"])
+                         if v else "-")
+        print(f"| {name} | " + " | ".join(cells) + " |")
+    print()
+    print("<!-- table: cuda-reconstruct -->")
+    print(json.dumps(rc, indent=1)[:0], end="")
+    print(open(f"{d}/reconstruct.md").read())
+
+
+if __name__ == "__main__":
+    main()
