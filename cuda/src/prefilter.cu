@@ -69,24 +69,26 @@ struct Pass {
   bool async_loads;  // global -> shared through cp.async (else through registers)
 };
 
-// Maps any integer index into [0, n-1] per the boundary mode (sv::extend_index).
-__device__ __forceinline__ int extend(long long k, int n, int boundary) {
-  if (k >= 0 && k < n) return static_cast<int>(k);
+// Maps an integer index into [0, n-1] per the boundary mode (sv::extend_index). 32-bit
+// arithmetic (64-bit division costs far more): indices stay within [-H, n + H + chunk] and axes
+// are limited to 2^30 samples (check_config), so nothing overflows.
+__device__ __forceinline__ int extend(int k, int n, int boundary) {
+  if (k >= 0 && k < n) return k;
   if (boundary == 1) {  // mirror, period 2n - 2
     if (n == 1) return 0;
-    const long long p = 2LL * n - 2;
-    long long r = k % p;
+    const int p = 2 * n - 2;
+    int r = k % p;
     if (r < 0) r += p;
-    return static_cast<int>(r < n ? r : p - r);
+    return r < n ? r : p - r;
   }
   if (boundary == 2) {  // periodic
-    long long r = k % n;
-    return static_cast<int>(r < 0 ? r + n : r);
+    const int r = k % n;
+    return r < 0 ? r + n : r;
   }
-  const long long p = 2LL * n;  // reflect
-  long long r = k % p;
+  const int p = 2 * n;  // reflect
+  int r = k % p;
   if (r < 0) r += p;
-  return static_cast<int>(r < n ? r : p - 1 - r);
+  return r < n ? r : p - 1 - r;
 }
 
 // Position of window sample w of tile line l in shared memory: column tiles interleave the
@@ -259,11 +261,9 @@ __global__ void __launch_bounds__(kThreads, 5) tile_kernel(Pass P) {
       if (lane < valid_lines) {
         const float* col = P.src + i0 + lane;
         for (int w = w_first + warp; w < w_last; w += kWarps)
-          __pipeline_memcpy_async(
-              sh + sidx<C>(P, lane, w),
-              col +
-                  (o0 * P.n + extend(static_cast<long long>(s) - H + w, P.n, P.boundary)) * P.inner,
-              sizeof(float));
+          __pipeline_memcpy_async(sh + sidx<C>(P, lane, w),
+                                  col + (o0 * P.n + extend(s - H + w, P.n, P.boundary)) * P.inner,
+                                  sizeof(float));
       }
     } else {
       const int per_row = (w_last - w_first) * CC;
@@ -272,10 +272,8 @@ __global__ void __launch_bounds__(kThreads, 5) tile_kernel(Pass P) {
         float* line0 = sh + sidx<C>(P, r * CC, 0);
         for (int f = lane; f < per_row; f += 32) {
           const int w = w_first + f / CC, c = f % CC;
-          __pipeline_memcpy_async(
-              line0 + c * P.S + w,
-              row + extend(static_cast<long long>(s) - H + w, P.n, P.boundary) * CC + c,
-              sizeof(float));
+          __pipeline_memcpy_async(line0 + c * P.S + w,
+                                  row + extend(s - H + w, P.n, P.boundary) * CC + c, sizeof(float));
         }
       }
     }
@@ -290,9 +288,7 @@ __global__ void __launch_bounds__(kThreads, 5) tile_kernel(Pass P) {
         const int w = w0 + u * kWarps;
         v[u] = 0.0f;
         if (ok && w < w_last)
-          v[u] =
-              __ldg(col + (o0 * P.n + extend(static_cast<long long>(s) - H + w, P.n, P.boundary)) *
-                              P.inner);
+          v[u] = __ldg(col + (o0 * P.n + extend(s - H + w, P.n, P.boundary)) * P.inner);
       }
 #pragma unroll
       for (int u = 0; u < 8; ++u) {
@@ -314,7 +310,7 @@ __global__ void __launch_bounds__(kThreads, 5) tile_kernel(Pass P) {
           v[u] = 0.0f;
           if (f < per_row) {
             const int w = w_first + f / CC, c = f % CC;
-            v[u] = __ldg(row + extend(static_cast<long long>(s) - H + w, P.n, P.boundary) * CC + c);
+            v[u] = __ldg(row + extend(s - H + w, P.n, P.boundary) * CC + c);
           }
         }
 #pragma unroll
@@ -339,11 +335,11 @@ __global__ void __launch_bounds__(kThreads, 5) tile_kernel(Pass P) {
 
   // 2. Whole lines: the apron is the boundary extension of the tile's own centre.
   if (P.whole && H > 0) {
-    for (int t = threadIdx.x; t < 2 * H * valid_lines; t += kThreads) {
-      const int l = t % valid_lines, hs = t / valid_lines;
+    // A warp per apron position, a lane per line (no division).
+    for (int hs = warp; hs < 2 * H; hs += kWarps) {
       const int w = hs < H ? hs : H + P.n + (hs - H);
-      const int k = extend(static_cast<long long>(w) - H, P.n, P.boundary);
-      sh[sidx<C>(P, l, w)] = sh[sidx<C>(P, l, H + k)];
+      const int k = extend(w - H, P.n, P.boundary);
+      if (lane < valid_lines) sh[sidx<C>(P, lane, w)] = sh[sidx<C>(P, lane, H + k)];
     }
     __syncthreads();
   }
@@ -396,8 +392,7 @@ __global__ void gather_aprons(Pass P) {
     const int side = static_cast<int>(rest % 2);
     const int ch = static_cast<int>(rest / 2);
     const int s = ch * P.L, e = min(s + P.L, P.n);
-    const long long pos = side == 0 ? static_cast<long long>(s) - P.H + h : e + h;
-    const int k = extend(pos, P.n, P.boundary);
+    const int k = extend(side == 0 ? s - P.H + h : e + h, P.n, P.boundary);
     const long long o = g / P.inner, i = g % P.inner;
     const_cast<float*>(P.apron)[t] = P.src[goff(P, o, k, i)];
   }
@@ -677,7 +672,7 @@ void check_config(const Layout& layout, const PrefilterConfig& cfg, const char* 
   if (cfg.chunk < 0 || cfg.lines < 0)
     throw Error(std::string(what) + ": chunk and lines must be >= 0");
   for (std::size_t d : layout.dims)
-    if (d > 0x7fffffffULL) throw Error(std::string(what) + ": axis longer than 2^31 samples");
+    if (d > (1ULL << 30)) throw Error(std::string(what) + ": axis longer than 2^30 samples");
 }
 
 }  // namespace
