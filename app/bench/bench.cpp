@@ -15,6 +15,7 @@
 #include "splineview/io.h"
 #include "splineview/prefilter.h"
 #include "splineview/sampler.h"
+#include "splineview/synthetic.h"
 
 namespace bench {
 
@@ -67,21 +68,7 @@ sv::ArrayF load_asset(const Common& c, const std::string& name) {
 }
 
 sv::ArrayF marschner_lobb(std::size_t n) {
-  const double fm = 6.0, alpha = 0.25;
-  sv::ArrayF a({n, n, n});
-  const auto coord = [n](std::size_t i) {
-    return -1.0 + 2.0 * (static_cast<double>(i) + 0.5) / static_cast<double>(n);
-  };
-  for (std::size_t z = 0; z < n; ++z)
-    for (std::size_t y = 0; y < n; ++y)
-      for (std::size_t x = 0; x < n; ++x) {
-        const double px = coord(x), py = coord(y), pz = coord(z);
-        const double r = std::sqrt(px * px + py * py);
-        const double rho_r = std::cos(2 * M_PI * fm * std::cos(M_PI * r / 2));
-        a.at3(z, y, x) = static_cast<float>((1 - std::sin(M_PI * pz / 2) + alpha * (1 + rho_r)) /
-                                            (2 * (1 + alpha)));
-      }
-  return a;
+  return sv::marschner_lobb(n);
 }
 
 sv::ArrayF smooth_image(std::size_t height, std::size_t width) {

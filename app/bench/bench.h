@@ -79,7 +79,7 @@ void write_report(const Json& report, const Common& c);
 sv::ArrayF random_array(std::vector<std::size_t> dims, std::size_t channels, std::uint64_t seed);
 sv::ArrayF load_asset(const Common& c, const std::string& name);  // "ascent.png", "coffee.png"
 // The Marschner-Lobb test signal (f_M = 6, alpha = 0.25) sampled at n^3 points over [-1, 1]^3
-// (sample centres), values in [0, 1].
+// (sample centres), values in [0, 1]: sv::marschner_lobb (splineview/synthetic.h).
 sv::ArrayF marschner_lobb(std::size_t n);
 // A smooth 2-D test image of any size: a few oriented sinusoids plus a radial chirp, in [0, 1].
 sv::ArrayF smooth_image(std::size_t height, std::size_t width);
