@@ -15,6 +15,7 @@ The output is NRRD0004 with gzip encoding, x (= i) fastest, spacings 2 2 3 mm. T
 deterministic (gzip level 9, mtime 0).
 """
 import gzip
+import os
 import struct
 import sys
 
@@ -69,7 +70,6 @@ def main():
     with open(out + ".tmp", "wb") as f:
         f.write(header.encode("ascii"))
         f.write(gzip.compress(bytes(voxels), compresslevel=9, mtime=0))
-    import os
     os.replace(out + ".tmp", out)
     print(f"{out}: {nx}x{ny}x{nz} uchar, spacings {spacing[0]:g} {spacing[1]:g} {spacing[2]:g}")
 
