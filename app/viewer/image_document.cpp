@@ -1,4 +1,4 @@
-// Loading, CPU prefiltering and upload of the viewer's image (see image_document.h).
+// Loading, upload and prefiltering of the viewer's image (see image_document.h).
 #include "image_document.h"
 
 #include <chrono>
@@ -6,6 +6,7 @@
 #include <system_error>
 
 #include "splineview/error.h"
+#include "splineview/gl/cuda_interop.h"
 #include "splineview/io.h"
 #include "splineview/prefilter.h"
 
@@ -36,15 +37,56 @@ const char* channel_name(std::size_t channels) {
   }
 }
 
-}  // namespace
-
-std::vector<float> ImageDocument::value_at(int x, int y) const {
-  std::vector<float> v;
-  if (x < 0 || y < 0 || x >= width() || y >= height()) return v;
-  for (std::size_t c = 0; c < samples.channels(); ++c)
-    v.push_back(samples.at2(static_cast<std::size_t>(y), static_cast<std::size_t>(x), c));
-  return v;
+// The coefficient texture: R32F for grey, RGBA32F otherwise (the interop writes those two),
+// swizzled like gl::upload_image's textures so the shaders always read RGBA. The interop fills
+// the colour channels it is not given with 0 and alpha with 1, so grey + alpha lands in (r, g).
+gl::Texture coefficient_texture(const ArrayF& samples) {
+  const std::size_t channels = samples.channels();
+  gl::Texture t =
+      gl::Texture::create_2d(channels == 1 ? GL_R32F : GL_RGBA32F, static_cast<int>(samples.dim(1)),
+                             static_cast<int>(samples.dim(0)));
+  t.set_filter(GL_LINEAR, GL_LINEAR);
+  t.set_wrap(GL_MIRRORED_REPEAT);
+  switch (channels) {
+    case 1:
+      t.set_swizzle(GL_RED, GL_RED, GL_RED, GL_ONE);
+      break;
+    case 2:
+      t.set_swizzle(GL_RED, GL_RED, GL_RED, GL_GREEN);
+      break;
+    case 3:
+      t.set_swizzle(GL_RED, GL_GREEN, GL_BLUE, GL_ONE);
+      break;
+    default:
+      t.set_swizzle(GL_RED, GL_GREEN, GL_BLUE, GL_ALPHA);
+      break;
+  }
+  return t;
 }
+
+// Level 0 of `texture` as floats, the first `channels` of each texel (swizzles do not apply to
+// image queries, so this is what is stored).
+ArrayF read_back(const gl::Texture& texture, const std::vector<std::size_t>& dims,
+                 std::size_t channels) {
+  const std::size_t stored = texture.internal_format() == GL_R32F ? 1 : 4;
+  std::vector<float> texels(dims[0] * dims[1] * stored);
+  GLint alignment = 0, row_length = 0;
+  glGetIntegerv(GL_PACK_ALIGNMENT, &alignment);
+  glGetIntegerv(GL_PACK_ROW_LENGTH, &row_length);
+  glPixelStorei(GL_PACK_ALIGNMENT, 4);
+  glPixelStorei(GL_PACK_ROW_LENGTH, 0);
+  glGetTextureImage(texture.id(), 0, stored == 1 ? GL_RED : GL_RGBA, GL_FLOAT,
+                    static_cast<GLsizei>(texels.size() * sizeof(float)), texels.data());
+  glPixelStorei(GL_PACK_ALIGNMENT, alignment);
+  glPixelStorei(GL_PACK_ROW_LENGTH, row_length);
+  gl::check_error("reading back the coefficient texture", __FILE__, __LINE__);
+  ArrayF out(dims, channels);
+  for (std::size_t i = 0; i < dims[0] * dims[1]; ++i)
+    for (std::size_t c = 0; c < channels; ++c) out.vec()[i * channels + c] = texels[i * stored + c];
+  return out;
+}
+
+}  // namespace
 
 ImageDocument load_document(const std::string& path) {
   ImageDocument doc;
@@ -59,14 +101,26 @@ ImageDocument load_document(const std::string& path) {
   doc.load_ms = ms_since(start);
 
   start = std::chrono::steady_clock::now();
-  ArrayF coefficients = doc.samples;
-  prefilter<float>(coefficients, {3, Boundary::Reflect, 0});
+  doc.textures.samples = gl::upload_image(doc.samples);
+  doc.upload_ms = ms_since(start);
+
+  start = std::chrono::steady_clock::now();
+  doc.textures.coefficients = coefficient_texture(doc.samples);
+  {
+    gl::InteropOptions interop_options;
+    interop_options.on_fallback = [&doc](const std::string& notice) {
+      doc.prefilter_notice = notice;
+    };
+    gl::TextureInterop interop(doc.textures.coefficients, interop_options);
+    interop.prefilter_into(doc.samples, {3, Boundary::Reflect, 0});
+    doc.prefilter_on_gpu = interop.uses_cuda();
+  }
   doc.prefilter_ms = ms_since(start);
 
   start = std::chrono::steady_clock::now();
-  doc.textures.samples = gl::upload_image(doc.samples);
-  doc.textures.coefficients = gl::upload_image(coefficients);
-  doc.upload_ms = ms_since(start);
+  doc.coefficients =
+      read_back(doc.textures.coefficients, doc.samples.dims(), doc.samples.channels());
+  doc.readback_ms = ms_since(start);
 
   doc.description = std::to_string(doc.width()) + " x " + std::to_string(doc.height()) + ", " +
                     channel_name(doc.samples.channels()) + ", " + dtype_name(loaded.dtype);

@@ -1,7 +1,10 @@
-// The image the viewer shows: read from a file, prefiltered on the CPU into cubic B-spline
-// coefficients (reflect boundary, matching the textures' mirrored-repeat addressing), and
-// uploaded as two float textures (raw samples and coefficients). Keeps the samples on the host
-// for the value readout under the cursor.
+// The image the viewer shows: read from a file, uploaded as a float texture of the raw samples,
+// and prefiltered into cubic B-spline coefficients (reflect boundary, matching the textures'
+// mirrored-repeat addressing) straight into a second texture through sv::gl::TextureInterop:
+// by CUDA when a device runs the GL context, else on the CPU with an upload (the interop's
+// fallback, which says so once per document). The coefficients are then read back once, so
+// that the value readout under the cursor evaluates the CPU reference on exactly what the views
+// sample.
 #pragma once
 
 #include <string>
@@ -16,19 +19,21 @@ struct ImageDocument {
   std::string path;
   std::string description;  // "600 x 400, RGB, 8-bit"
   ArrayF samples;           // dims (height, width), 1..4 channels, values in [0, 1]
+  ArrayF coefficients;      // read back from textures.coefficients, same shape
   gl::ImageTextures textures;
-  double load_ms = 0;       // reading and decoding the file
-  double prefilter_ms = 0;  // CPU prefilter (float, degree 3)
-  double upload_ms = 0;     // both texture uploads
+  bool prefilter_on_gpu = false;  // the interop took the CUDA path
+  std::string prefilter_notice;   // the interop's fallback sentence; empty on the CUDA path
+  double load_ms = 0;             // reading and decoding the file
+  double upload_ms = 0;           // the samples texture
+  double prefilter_ms = 0;        // the interop call: CUDA prefilter, or CPU prefilter + upload
+  double readback_ms = 0;         // the coefficients, for the readout
 
   int width() const { return static_cast<int>(samples.dim(1)); }
   int height() const { return static_cast<int>(samples.dim(0)); }
-  // Sample values at integer (x, y) inside the image, one per channel.
-  std::vector<float> value_at(int x, int y) const;
 };
 
-// Reads, prefilters and uploads; needs a current GL context. Throws sv::Error naming the
-// file and the problem.
+// Reads, uploads and prefilters; needs a current GL context. Throws sv::Error naming the file
+// and the problem.
 ImageDocument load_document(const std::string& path);
 
 // The bundled default image (assets/coffee.png): looked up next to an installed executable

@@ -3,9 +3,12 @@
 #include <cstdio>
 #include <exception>
 #include <string>
+#include <vector>
 
 #include <CLI/CLI.hpp>
 
+#include "layout.h"
+#include "method_pass.h"
 #include "splineview/error.h"
 #include "viewer.h"
 
@@ -22,32 +25,63 @@ bool parse_size(const std::string& text, int* width, int* height) {
   return true;
 }
 
+// Splits "a,b,c" into its parts.
+std::vector<std::string> split_commas(const std::string& text) {
+  std::vector<std::string> parts;
+  std::string::size_type start = 0;
+  while (true) {
+    const std::string::size_type comma = text.find(',', start);
+    parts.push_back(text.substr(start, comma - start));
+    if (comma == std::string::npos) return parts;
+    start = comma + 1;
+  }
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
   try {
     sv::viewer::ViewerOptions options;
-    std::string method = sv::gl::cli_name(options.method);
+    std::string mode = "zoom";
+    std::string method;
+    std::string methods;
+    std::string layout = sv::viewer::layout_name(options.layout);
     std::string size = std::to_string(options.width) + "x" + std::to_string(options.height);
     double zoom = 0;
     std::string center;
 
     CLI::App app{
-        "splineview: shows an image reconstructed with nearest, linear, unfiltered cubic "
-        "B-spline or prefiltered (exact, interpolating) cubic B-spline interpolation on the GPU."};
+        "splineview: compares nearest, linear, unfiltered cubic B-spline and prefiltered "
+        "(exact, interpolating) cubic B-spline reconstruction on the GPU, in up to four "
+        "synchronised views."};
     app.add_option("image", options.image,
                    "PNG or JPEG file to show (default: the bundled assets/coffee.png)");
-    app.add_option("--method", method, "nearest | linear | cubic-unfiltered | cubic")
-        ->check(CLI::IsMember({"nearest", "linear", "cubic-unfiltered", "cubic"}))
+    app.add_option("--mode", mode,
+                   "zoom (zoom/rotate compare of a 2-D image); rotate and volume are not "
+                   "available yet")
         ->capture_default_str();
-    app.add_option("--zoom", zoom, "window pixels per image sample (default: fit the window)")
+    const std::string method_names = "nearest | linear | cubic-unfiltered | lut | otf | precise";
+    auto* method_option = app.add_option(
+        "--method", method, method_names + " (cubic = otf): the method of the first view");
+    app.add_option("--methods", methods,
+                   "comma-separated methods of the views in layout order (" + method_names + ")")
+        ->excludes(method_option);
+    app.add_option("--layout", layout,
+                   "single | pair (side by side) | grid (2x2) | wipe (split with a divider)")
+        ->check(CLI::IsMember({"single", "pair", "grid", "wipe"}))
+        ->capture_default_str();
+    app.add_option("--angle", options.angle_deg,
+                   "view rotation in degrees, counter-clockwise as displayed")
+        ->check(CLI::Range(-360.0, 360.0));
+    app.add_option("--zoom", zoom, "window pixels per image sample (default: fit the view)")
         ->check(CLI::Range(1.0 / 64, 1024.0));
     app.add_option("--center", center,
                    "image position X,Y (in samples, 0,0 = centre of the top-left sample) to "
-                   "show at the centre of the view (default: the image centre)");
+                   "show at the centre of each view (default: the image centre)");
     app.add_option("--screenshot", options.screenshot,
-                   "render, write the whole window to this PNG and exit (a file that fails "
-                   "to load is then an error, not a fallback to the default image)");
+                   "render the mode's default view once it has settled, write the whole window "
+                   "to this PNG and exit (a file that fails to load is then an error, not a "
+                   "fallback to the default image)");
     app.add_option("--size", size, "window size WxH")->capture_default_str();
     app.add_option("--frames", options.screenshot_frames,
                    "with --screenshot: frames to render before taking it (at least 3)")
@@ -55,7 +89,30 @@ int main(int argc, char** argv) {
         ->capture_default_str();
     CLI11_PARSE(app, argc, argv);
 
-    options.method = sv::gl::parse_fetch_method(method);
+    if (mode == "rotate" || mode == "volume") {
+      std::fprintf(stderr,
+                   "splineview: error: --mode %s is not available yet; this version of the "
+                   "viewer has the zoom mode only (--mode zoom)\n",
+                   mode.c_str());
+      return 2;
+    }
+    if (mode != "zoom") {
+      std::fprintf(stderr, "splineview: error: --mode must be zoom, rotate or volume, got %s\n",
+                   mode.c_str());
+      return 2;
+    }
+    options.layout = *sv::viewer::parse_layout(layout);
+    if (!method.empty()) options.methods[0] = sv::viewer::parse_method(method);
+    if (!methods.empty()) {
+      const std::vector<std::string> names = split_commas(methods);
+      if (names.size() > options.methods.size()) {
+        std::fprintf(stderr, "splineview: error: --methods takes at most 4 methods, got %zu\n",
+                     names.size());
+        return 2;
+      }
+      for (std::size_t i = 0; i < names.size(); ++i)
+        options.methods[i] = sv::viewer::parse_method(names[i]);
+    }
     if (zoom > 0) options.zoom = zoom;
     if (!center.empty()) {
       double x = 0, y = 0;

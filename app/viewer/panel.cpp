@@ -7,24 +7,49 @@
 
 #include <imgui.h>
 
+#include "method_pass.h"
+
 namespace sv::viewer {
 namespace {
 
-const char* method_explanation(gl::FetchMethod m) {
+const char* method_explanation(gl::Fetch m) {
   switch (m) {
-    case gl::FetchMethod::Nearest:
+    case gl::Fetch::Nearest:
       return "Each pixel shows the closest sample: blocky when zoomed in.";
-    case gl::FetchMethod::Linear:
+    case gl::Fetch::Linear:
       return "Hardware bilinear interpolation: continuous, but with visible kinks at the "
              "samples.";
-    case gl::FetchMethod::CubicUnfiltered:
+    case gl::Fetch::CubicUnfiltered:
       return "Cubic B-spline on the raw samples, without the prefilter: smooth, but blurred. It "
              "does not pass through the samples (the common mistake).";
-    case gl::FetchMethod::CubicPrefiltered:
-      return "Cubic B-spline on prefiltered coefficients: smooth and exact, it passes through "
-             "every sample. 4 bilinear fetches per pixel, weights computed on the fly.";
+    case gl::Fetch::CubicLut:
+      return "Prefiltered cubic B-spline, weights and offsets from a 128-texel half-float lookup "
+             "table (Sigg-Hadwiger): 4 bilinear fetches and 2 table reads per pixel.";
+    case gl::Fetch::CubicOtf:
+      return "Prefiltered cubic B-spline, weights computed on the fly (Ruijters): 4 bilinear "
+             "fetches per pixel; exact up to the hardware's filter-weight precision.";
+    case gl::Fetch::CubicPrecise:
+      return "Prefiltered cubic B-spline from 16 point fetches blended in the shader: no "
+             "hardware weights, matches the CPU reference to float rounding.";
   }
   return "";
+}
+
+// A combo box choosing one of the six methods.
+bool method_combo(const char* label, gl::Fetch* method) {
+  bool changed = false;
+  if (ImGui::BeginCombo(label, method_display_name(*method))) {
+    for (std::size_t i = 0; i < kMethods.size(); ++i) {
+      char item[96];
+      std::snprintf(item, sizeof item, "%s  [%zu]", method_display_name(kMethods[i]), i + 1);
+      if (ImGui::Selectable(item, *method == kMethods[i])) {
+        *method = kMethods[i];
+        changed = true;
+      }
+    }
+    ImGui::EndCombo();
+  }
+  return changed;
 }
 
 template <std::size_t N>
@@ -66,8 +91,13 @@ PanelActions Panel::draw(ViewerSettings& settings, const PanelView& v, float sca
   if (v.document) {
     ImGui::Text("%s", std::filesystem::path(v.document->path).filename().string().c_str());
     ImGui::TextDisabled("%s", v.document->description.c_str());
-    ImGui::TextDisabled("load %.1f ms, prefilter (CPU) %.1f ms, upload %.1f ms",
-                        v.document->load_ms, v.document->prefilter_ms, v.document->upload_ms);
+    ImGui::TextDisabled(
+        "load %.1f ms, upload %.1f ms, prefilter (%s) %.1f ms", v.document->load_ms,
+        v.document->upload_ms,
+        v.document->prefilter_on_gpu ? "CUDA into the GL texture" : "CPU, then upload",
+        v.document->prefilter_ms);
+    if (!v.document->prefilter_notice.empty())
+      ImGui::TextDisabled("%s", v.document->prefilter_notice.c_str());
   } else {
     ImGui::Text("no image loaded");
   }
@@ -86,15 +116,38 @@ PanelActions Panel::draw(ViewerSettings& settings, const PanelView& v, float sca
     if (ImGui::SmallButton("dismiss")) actions.dismiss_error = true;
   }
 
-  // ---- method ----
-  section("Reconstruction");
-  for (std::size_t i = 0; i < gl::kFetchMethods.size(); ++i) {
-    const gl::FetchMethod m = gl::kFetchMethods[i];
-    char label[96];
-    std::snprintf(label, sizeof label, "%s  [%zu]", gl::display_name(m), i + 1);
-    if (ImGui::RadioButton(label, settings.method == m)) settings.method = m;
+  // ---- views ----
+  section("Views");
+  int layout = static_cast<int>(settings.layout);
+  const Layout layouts[] = {Layout::Single, Layout::Pair, Layout::Grid, Layout::Wipe};
+  for (int i = 0; i < 4; ++i) {
+    if (i > 0) ImGui::SameLine();
+    ImGui::RadioButton(layout_name(layouts[i]), &layout, static_cast<int>(layouts[i]));
   }
-  ImGui::TextDisabled("%s", method_explanation(settings.method));
+  settings.layout = static_cast<Layout>(layout);
+  const int shown = method_count(settings.layout);
+  for (int i = 0; i < shown; ++i) {
+    char label[32];
+    if (settings.layout == Layout::Wipe) {
+      std::snprintf(label, sizeof label, i == 0 ? "left" : "right");
+    } else if (shown == 1) {
+      std::snprintf(label, sizeof label, "method");
+    } else {
+      std::snprintf(label, sizeof label, "view %d", i + 1);
+    }
+    ImGui::SetNextItemWidth(-80.0f * scale);
+    method_combo(label, &settings.methods[static_cast<std::size_t>(i)]);
+  }
+  if (ImGui::Button(settings.layout == Layout::Single ? "A/B: show the other method [Space]"
+                                                      : "A/B: swap the first two [Space]"))
+    actions.swap_ab = true;
+  if (settings.layout == Layout::Single) {
+    ImGui::TextDisabled("B is %s", method_display_name(settings.methods[1]));
+    ImGui::TextDisabled("%s", method_explanation(settings.methods[0]));
+  } else if (settings.layout == Layout::Wipe) {
+    ImGui::TextDisabled("drag the divider to move it");
+  }
+  ImGui::TextDisabled("keys 1-6 set the method of the view under the cursor");
 
   // ---- view ----
   section("View");
@@ -102,29 +155,39 @@ PanelActions Panel::draw(ViewerSettings& settings, const PanelView& v, float sca
     const double zoom = v.view->zoom();
     ImGui::Text("zoom %.3gx (%.0f%%)", zoom, zoom * 100.0);
   }
-  if (ImGui::Button("Fit [R]")) actions.fit_view = true;
+  ImGui::SetNextItemWidth(-80.0f * scale);
+  ImGui::SliderFloat("rotation", &settings.angle_deg, -180.0f, 180.0f, "%.1f deg");
+  if (ImGui::Button("Reset [R]")) actions.fit_view = true;
   ImGui::SameLine();
   if (ImGui::Button("1:1")) actions.one_to_one = true;
-  ImGui::TextDisabled("wheel: zoom about the cursor, left drag: pan");
+  ImGui::SameLine();
+  ImGui::Checkbox("loupe [L]", &settings.loupe);
+  if (settings.loupe) {
+    ImGui::SetNextItemWidth(-80.0f * scale);
+    ImGui::SliderFloat("loupe zoom", &settings.loupe_factor, 2.0f, 16.0f, "%.0fx");
+  }
+  ImGui::TextDisabled("wheel: zoom about the cursor, left drag: pan, [ and ]: rotate by 5 deg");
   if (v.cursor_image && v.document) {
     const glm::dvec2 p = *v.cursor_image;
-    ImGui::Text("cursor at x %.2f, y %.2f", p.x, p.y);
-    const int x = static_cast<int>(std::floor(p.x + 0.5));
-    const int y = static_cast<int>(std::floor(p.y + 0.5));
-    const std::vector<float> value = v.document->value_at(x, y);
-    if (value.empty()) {
+    ImGui::Text("source position x %.3f, y %.3f", p.x, p.y);
+    if (v.readout.empty() || v.readout.front().values.empty()) {
       ImGui::TextDisabled("outside the image");
     } else {
-      char text[128];
-      int n = std::snprintf(text, sizeof text, "sample [%d, %d] =", y, x);
-      for (float c : value) {
-        if (n < 0 || n >= static_cast<int>(sizeof text)) break;
-        n += std::snprintf(text + n, sizeof text - static_cast<std::size_t>(n), " %.3f", c);
+      for (const ReadoutEntry& e : v.readout) {
+        char text[160];
+        int n = std::snprintf(text, sizeof text, "%s:", method_short_name(e.method));
+        for (double c : e.values) {
+          if (n < 0 || n >= static_cast<int>(sizeof text)) break;
+          n += std::snprintf(text + n, sizeof text - static_cast<std::size_t>(n), " %.4f", c);
+        }
+        ImGui::TextUnformatted(text);
       }
-      ImGui::TextUnformatted(text);
+      ImGui::TextDisabled(
+          "values of the CPU double reference (sv::sample, the method's degree, on the same "
+          "samples or coefficients), not read back from the screen");
     }
   } else {
-    ImGui::TextDisabled("cursor outside the view");
+    ImGui::TextDisabled("cursor outside the views");
   }
 
   // ---- timing ----
@@ -135,14 +198,14 @@ PanelActions Panel::draw(ViewerSettings& settings, const PanelView& v, float sca
   }
   if (v.gpu_pass_ms && !v.gpu_timer_meaningful) {
     ImGui::TextDisabled(
-        "image pass (GL timer query): not shown, a software renderer's timer "
+        "image passes (GL timer query): not shown, a software renderer's timer "
         "does not measure GPU time");
   } else if (v.gpu_pass_ms) {
     if (v.gpu_pass_ms->count() > 0) {
-      ImGui::Text("image pass (GL timer query): %.3f ms", v.gpu_pass_ms->latest());
+      ImGui::Text("image passes (GL timer query): %.3f ms", v.gpu_pass_ms->latest());
       plot("##gpu", *v.gpu_pass_ms, "ms", 48.0f * scale);
     } else {
-      ImGui::TextDisabled("image pass (GL timer query): waiting for results");
+      ImGui::TextDisabled("image passes (GL timer query): waiting for results");
     }
   }
   ImGui::TextDisabled("%s", v.gl_description.c_str());

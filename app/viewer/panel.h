@@ -5,12 +5,14 @@
 #include <array>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include <glm/glm.hpp>
 
 #include "frame_history.h"
 #include "image_document.h"
-#include "splineview/gl/fetch_method.h"
+#include "layout.h"
+#include "splineview/gl/evaluator.h"
 #include "view_transform.h"
 
 namespace sv::viewer {
@@ -19,7 +21,21 @@ constexpr std::size_t kHistoryLength = 240;
 
 // What the user can change from the panel (and the keyboard).
 struct ViewerSettings {
-  gl::FetchMethod method = gl::FetchMethod::CubicPrefiltered;
+  Layout layout = Layout::Single;
+  // The method of each view in layout order (single: [0]; pair and wipe: [0] left, [1] right;
+  // grid: row by row). The A/B key swaps [0] and [1].
+  std::array<gl::Fetch, 4> methods = {gl::Fetch::CubicOtf, gl::Fetch::Nearest, gl::Fetch::Linear,
+                                      gl::Fetch::CubicUnfiltered};
+  float angle_deg = 0.0f;     // view rotation, counter-clockwise as displayed
+  float wipe = 0.5f;          // wipe divider, fraction of the view's width from its left
+  bool loupe = false;         // magnifier inset at the cursor
+  float loupe_factor = 4.0f;  // its zoom relative to the view
+};
+
+// The readout under the cursor: one entry per view (per wipe side).
+struct ReadoutEntry {
+  gl::Fetch method = gl::Fetch::Nearest;
+  std::vector<double> values;  // one per channel; empty outside the image
 };
 
 // What the panel shows; all read-only.
@@ -28,6 +44,7 @@ struct PanelView {
   const std::string* error = nullptr;       // last error, empty when none
   const ViewTransform* view = nullptr;
   std::optional<glm::dvec2> cursor_image;  // image position under the cursor
+  std::vector<ReadoutEntry> readout;       // reference values there, per view
   const FrameHistory<kHistoryLength>* cpu_frame_ms = nullptr;
   const FrameHistory<kHistoryLength>* gpu_pass_ms = nullptr;
   std::string gl_description;
@@ -40,6 +57,7 @@ struct PanelActions {
   bool fit_view = false;
   bool one_to_one = false;
   bool dismiss_error = false;
+  bool swap_ab = false;
 };
 
 class Panel {

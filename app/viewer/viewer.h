@@ -1,19 +1,26 @@
-// The interactive viewer: window, ImGui panel, input (zoom, pan, keys, dropped files), the
-// image view pass with its GPU timer, and the --screenshot mode.
+// The interactive viewer: window, ImGui panel, input (zoom, pan, rotation, keys, dropped files),
+// the zoom/rotate compare mode (up to four synchronised views or a split wipe, each with its own
+// reconstruction method, a magnifier loupe, a readout under the cursor) with its GPU timer, and
+// the --screenshot mode.
 #pragma once
 
+#include <array>
 #include <optional>
 #include <string>
 
 #include <glm/glm.hpp>
 
-#include "splineview/gl/fetch_method.h"
+#include "layout.h"
+#include "splineview/gl/evaluator.h"
 
 namespace sv::viewer {
 
 struct ViewerOptions {
   std::string image;  // empty: the bundled default image
-  gl::FetchMethod method = gl::FetchMethod::CubicPrefiltered;
+  Layout layout = Layout::Single;
+  // Methods of the views in layout order; std::nullopt keeps the viewer's default for that view.
+  std::array<std::optional<gl::Fetch>, 4> methods;
+  double angle_deg = 0;              // view rotation, counter-clockwise as displayed
   std::optional<double> zoom;        // window pixels per sample; empty: fit the image
   std::optional<glm::dvec2> center;  // image position (x, y) shown at the view's centre
   std::string screenshot;            // non-empty: render, write this PNG and exit

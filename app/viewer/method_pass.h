@@ -1,0 +1,53 @@
+// The viewer's image pass for all six reconstruction methods of the GLSL fetch library
+// (shaders/bspline_fetch.glsl through shaders/view.frag): nearest, linear and cubic B-spline
+// without prefilter on the raw samples; the lookup-table, on-the-fly and precise flavours of
+// the prefiltered cubic on the coefficients. gl::ViewPass knows only the first four methods of
+// gl::FetchMethod; the viewer compares all the flavours the evaluator has (gl::Fetch), so it
+// compiles the same shader files with each flavour's #define here.
+#pragma once
+
+#include <array>
+
+#include <glm/glm.hpp>
+
+#include "splineview/gl/evaluator.h"
+#include "splineview/gl/image_textures.h"
+#include "splineview/gl/objects.h"
+#include "splineview/gl/program.h"
+#include "splineview/gl/view_pass.h"
+
+namespace sv::viewer {
+
+constexpr std::array<gl::Fetch, 6> kMethods = {gl::Fetch::Nearest,         gl::Fetch::Linear,
+                                               gl::Fetch::CubicUnfiltered, gl::Fetch::CubicLut,
+                                               gl::Fetch::CubicOtf,        gl::Fetch::CubicPrecise};
+
+// Names shown to users ("prefiltered cubic, on the fly", ...) and a short one for view labels.
+const char* method_display_name(gl::Fetch f);
+const char* method_short_name(gl::Fetch f);
+// Command-line names are gl::fetch_name's ("nearest", ..., "otf", "precise"); "cubic" is
+// accepted too, as the on-the-fly flavour (the viewer's name for it before the flavours).
+// Throws sv::Error listing the valid names.
+gl::Fetch parse_method(const std::string& name);
+// The B-spline degree a method reconstructs with (0 nearest, 1 linear, 3 cubic), for the CPU
+// reference at the cursor.
+int method_degree(gl::Fetch f);
+
+class MethodPass {
+ public:
+  // Compiles the six programs and the lookup table; needs a current GL 4.5 context. Throws
+  // sv::Error naming the shader file and line on a compile error.
+  MethodPass();
+
+  // Draws `images` (samples or coefficients, as the method needs) into `viewport` of the bound
+  // draw framebuffer; `frag_to_image` as for gl::ViewPass::draw. Leaves the GL state as it was.
+  void draw(const gl::ImageTextures& images, gl::Fetch method, const glm::mat3& frag_to_image,
+            const gl::Viewport& viewport, float checker_px);
+
+ private:
+  std::array<gl::Program, kMethods.size()> programs_;
+  gl::Texture lut_;  // the Sigg-Hadwiger table, default layout (gl::LutOptions{})
+  gl::VertexArray empty_vao_;
+};
+
+}  // namespace sv::viewer
