@@ -105,25 +105,40 @@ __device__ __forceinline__ int sidx(const Pass& P, int l, int w) {
 // one is used, so shared-memory latency hides behind the chain of fmas.
 template <int ST, bool kCausal, bool kWrite>
 __device__ __forceinline__ float run(float* b, int first, int count, float z, float c) {
-  constexpr int dir = kCausal ? 1 : -1;
-  float cur[kBatch], nxt[kBatch];
+  // The pass is bound by instruction issue: walk a pointer with compile-time offsets, no bounds
+  // test per value (full batches, then a short remainder).
+  constexpr int D = kCausal ? ST : -ST;
+  float* p = b + first * ST;
+  const float nz = -z;
+  int k = 0;
+  if (count >= kBatch) {
+    float v[kBatch];
 #pragma unroll
-  for (int j = 0; j < kBatch; ++j) cur[j] = j < count ? b[(first + dir * j) * ST] : 0.0f;
-  for (int base = 0; base < count; base += kBatch) {
+    for (int j = 0; j < kBatch; ++j) v[j] = p[j * D];
+    for (; k + 2 * kBatch <= count; k += kBatch) {
+      float nx[kBatch];
 #pragma unroll
-    for (int j = 0; j < kBatch; ++j) {
-      const int i = base + kBatch + j;
-      nxt[j] = i < count ? b[(first + dir * i) * ST] : 0.0f;
-    }
+      for (int j = 0; j < kBatch; ++j) nx[j] = p[(kBatch + j) * D];
 #pragma unroll
-    for (int j = 0; j < kBatch; ++j) {
-      if (base + j < count) {
-        c = kCausal ? fmaf(z, c, cur[j]) : fmaf(z, c, -z * cur[j]);
-        if (kWrite) b[(first + dir * (base + j)) * ST] = c;
+      for (int j = 0; j < kBatch; ++j) {
+        c = kCausal ? fmaf(z, c, v[j]) : fmaf(z, c, nz * v[j]);
+        if (kWrite) p[j * D] = c;
       }
+      p += kBatch * D;
+#pragma unroll
+      for (int j = 0; j < kBatch; ++j) v[j] = nx[j];
     }
 #pragma unroll
-    for (int j = 0; j < kBatch; ++j) cur[j] = nxt[j];
+    for (int j = 0; j < kBatch; ++j) {
+      c = kCausal ? fmaf(z, c, v[j]) : fmaf(z, c, nz * v[j]);
+      if (kWrite) p[j * D] = c;
+    }
+    p += kBatch * D;
+    k += kBatch;
+  }
+  for (; k < count; ++k, p += D) {
+    c = kCausal ? fmaf(z, c, *p) : fmaf(z, c, nz * *p);
+    if (kWrite) *p = c;
   }
   return c;
 }
@@ -260,20 +275,35 @@ __global__ void __launch_bounds__(kThreads, 5) tile_kernel(Pass P) {
     if (C == 0) {
       if (lane < valid_lines) {
         const float* col = P.src + i0 + lane;
-        for (int w = w_first + warp; w < w_last; w += kWarps)
-          __pipeline_memcpy_async(sh + sidx<C>(P, lane, w),
-                                  col + (o0 * P.n + extend(s - H + w, P.n, P.boundary)) * P.inner,
-                                  sizeof(float));
+        if (apron_direct) {
+          for (int w = w_first + warp; w < w_last; w += kWarps)
+            __pipeline_memcpy_async(sh + sidx<C>(P, lane, w),
+                                    col + (o0 * P.n + extend(s - H + w, P.n, P.boundary)) * P.inner,
+                                    sizeof(float));
+        } else {  // the centre only: no extension, a walking pointer
+          const long long step = kWarps * P.inner;
+          const float* g = col + (o0 * P.n + s + warp) * P.inner;
+          float* d = sh + (H + warp) * kLines + lane;
+          for (int w = warp; w < m; w += kWarps, g += step, d += kWarps * kLines)
+            __pipeline_memcpy_async(d, g, sizeof(float));
+        }
       }
     } else {
-      const int per_row = (w_last - w_first) * CC;
       for (int r = warp; r < valid_rows; r += kWarps) {
-        const float* row = P.src + (o0 + r) * P.n * CC;
         float* line0 = sh + sidx<C>(P, r * CC, 0);
-        for (int f = lane; f < per_row; f += 32) {
-          const int w = w_first + f / CC, c = f % CC;
-          __pipeline_memcpy_async(line0 + c * P.S + w,
-                                  row + extend(s - H + w, P.n, P.boundary) * CC + c, sizeof(float));
+        if (apron_direct) {
+          const float* row = P.src + (o0 + r) * P.n * CC;
+          const int per_row = len * CC;
+          for (int f = lane; f < per_row; f += 32) {
+            const int w = f / CC, c = f % CC;
+            __pipeline_memcpy_async(line0 + c * P.S + w,
+                                    row + extend(s - H + w, P.n, P.boundary) * CC + c,
+                                    sizeof(float));
+          }
+        } else {  // the centre only: contiguous in memory
+          const float* row = P.src + ((o0 + r) * P.n + s) * CC;
+          for (int f = lane; f < m * CC; f += 32)
+            __pipeline_memcpy_async(line0 + (f % CC) * P.S + H + f / CC, row + f, sizeof(float));
         }
       }
     }
@@ -357,9 +387,10 @@ __global__ void __launch_bounds__(kThreads, 5) tile_kernel(Pass P) {
   // 4. Store the chunk [s, e).
   if (C == 0) {
     if (lane < valid_lines) {
-      float* col = P.dst + i0 + lane;
-      for (int w = H + warp; w < H + m; w += kWarps)
-        col[(o0 * P.n + s + w - H) * P.inner] = gain * sh[sidx<C>(P, lane, w)];
+      const long long step = kWarps * P.inner;
+      float* g = P.dst + i0 + lane + (o0 * P.n + s + warp) * P.inner;
+      const float* d = sh + (H + warp) * kLines + lane;
+      for (int w = warp; w < m; w += kWarps, g += step, d += kWarps * kLines) *g = gain * *d;
     }
   } else if (P.surface_kind != SurfaceKind::None) {
     for (int r = 0; r < valid_rows; ++r)
@@ -371,10 +402,11 @@ __global__ void __launch_bounds__(kThreads, 5) tile_kernel(Pass P) {
       }
   } else {
     for (int r = 0; r < valid_rows; ++r) {
-      float* row = P.dst + ((o0 + r) * P.n + s) * C;
+      float* row = P.dst + ((o0 + r) * P.n + s) * CC;
+      const float* line0 = sh + sidx<C>(P, r * CC, H);
 #pragma unroll 4
-      for (int f = threadIdx.x; f < m * C; f += kThreads)
-        row[f] = gain * sh[sidx<C>(P, r * C + f % CC, H + f / CC)];
+      for (int f = threadIdx.x; f < m * CC; f += kThreads)
+        row[f] = gain * line0[(f % CC) * P.S + f / CC];
     }
   }
 }
