@@ -8,14 +8,28 @@ namespace sv {
 
 namespace {
 
-enum class Format { kImage, kNpy, kNrrd };
+enum class Format { kImage, kNpy, kNrrd, kNifti, kUnknown };
 
-Format format_of(const std::string& path) {
+// Format::kUnknown when the extension names none of the formats.
+Format known_format(const std::string& path) {
   const std::string ext = io::lower_extension(path);
   if (ext == ".png" || ext == ".jpg" || ext == ".jpeg") return Format::kImage;
   if (ext == ".npy") return Format::kNpy;
   if (ext == ".nrrd" || ext == ".nhdr") return Format::kNrrd;
-  const std::string expected = " (expected .png, .jpg, .jpeg, .npy, .nrrd or .nhdr)";
+  if (ext == ".nii") return Format::kNifti;
+  const std::string lower = io::to_lower(path);
+  const std::string nii_gz = ".nii.gz";
+  if (ext == ".gz" && lower.size() > nii_gz.size() &&
+      lower.compare(lower.size() - nii_gz.size(), nii_gz.size(), nii_gz) == 0)
+    return Format::kNifti;
+  return Format::kUnknown;
+}
+
+Format format_of(const std::string& path) {
+  const Format f = known_format(path);
+  if (f != Format::kUnknown) return f;
+  const std::string ext = io::lower_extension(path);
+  const std::string expected = " (expected .png, .jpg, .jpeg, .npy, .nrrd, .nhdr, .nii or .nii.gz)";
   if (ext.empty()) io::fail(path, "no file extension" + expected);
   io::fail(path, "unsupported file extension '" + ext + "'" + expected);
 }
@@ -30,8 +44,17 @@ Loaded load_any(const std::string& path, bool channel_axis) {
       return load_npy(path, channel_axis);
     case Format::kNrrd:
       return load_nrrd(path);
+    case Format::kNifti:
+      return load_nifti(path);
+    case Format::kUnknown:
+      break;
   }
   io::fail(path, "internal error: unknown format");
+}
+
+Loaded load_any(const std::string& path, bool channel_axis, const RawSpec& raw) {
+  if (known_format(path) == Format::kUnknown) return load_raw(path, raw, channel_axis);
+  return load_any(path, channel_axis);
 }
 
 void save_any(const std::string& path, const ArrayD& a, DType dtype, bool channel_axis) {
@@ -45,6 +68,11 @@ void save_any(const std::string& path, const ArrayD& a, DType dtype, bool channe
     case Format::kNrrd:
       save_nrrd(path, a, dtype, channel_axis);
       return;
+    case Format::kNifti:
+      save_nifti(path, a, dtype);
+      return;
+    case Format::kUnknown:
+      break;
   }
 }
 

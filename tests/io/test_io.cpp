@@ -773,8 +773,8 @@ TEST_F(IoTest, IoAnyDispatchesByExtension) {
 
   const std::string x = path("thing.xyz");
   expect_error([&] { sv::load_any(x, false); }, x,
-               "unsupported file extension '.xyz' (expected .png, .jpg, .jpeg, .npy, .nrrd or "
-               ".nhdr)");
+               "unsupported file extension '.xyz' (expected .png, .jpg, .jpeg, .npy, .nrrd, "
+               ".nhdr, .nii or .nii.gz)");
   expect_error([&] { sv::save_any(x, vol, DType::F64, false); }, x,
                "unsupported file extension '.xyz'");
   expect_error([&] { sv::load_any(path("noext"), false); }, path("noext"), "no file extension");

@@ -1,4 +1,5 @@
-// File input/output: PNG and JPEG images (8 and 16 bit), NumPy .npy arrays and NRRD volumes.
+// File input/output: PNG and JPEG images (8 and 16 bit), NumPy .npy arrays, NRRD and NIfTI-1
+// volumes, and headerless raw volumes described by a RawSpec.
 // Every loader validates what it reads and throws sv::Error naming the file and the problem;
 // every saver writes to a temporary file beside the target and renames it into place, so a
 // failed save never damages a file already on disk.
@@ -9,7 +10,9 @@
 // false; `channel_axis` = true with one channel writes a channel axis of size 1.
 #pragma once
 
+#include <cstddef>
 #include <string>
+#include <vector>
 
 #include "splineview/array.h"
 
@@ -65,11 +68,60 @@ Loaded load_nrrd(const std::string& path);
 void save_nrrd(const std::string& path, const ArrayD& a, DType dtype, bool channel_axis,
                const std::vector<double>& spacing = {});
 
-// Chooses by extension: .png .jpg .jpeg -> image, .npy -> npy, .nrrd .nhdr -> nrrd.
-// `channel_axis` applies to .npy only (images imply it for colour; NRRD states it).
+// NIfTI-1 single files (.nii, and .nii.gz through zlib; the file's gzip signature decides, not
+// the extension), either byte order (detected from sizeof_hdr = 348). 1..3 axes; dim[4..7]
+// must be 1. Axis order: the file's i (dim[1]) varies fastest, so dims() is (dim[3], dim[2],
+// dim[1]) = (z, y, x) and spacing is (pixdim[3], pixdim[2], pixdim[1]) in the file's units
+// (xyzt_units is not applied; zero, NaN or infinite pixdim read as 1, negative as its absolute
+// value). The orientation (qform/sform) is ignored: the array is the voxels in file order.
+// Data types and their dtype: uint8 -> U8, uint16 -> U16, int8 and int16 -> F32, float32 ->
+// F32, int32, uint32 and float64 -> F64 (every value exact); other types (int64, complex, RGB,
+// ...) are errors naming the datatype code. When scl_slope is finite and non-zero every value
+// becomes scl_slope * stored + scl_inter (in double; a non-finite scl_inter counts as 0) and,
+// unless that is the identity, dtype is F64. ANALYZE 7.5 and .hdr/.img pairs ("ni1"), NIfTI-2
+// and 4-D data are rejected; the file must end where the voxel data ends.
+Loaded load_nifti(const std::string& path);
+// Writes a one-channel array of rank 1..3 as NIfTI-1 ("n+1", little endian, vox_offset 352,
+// no extensions; .nii.gz paths gzip-compressed) with datatype uint8, uint16, float32 or float64
+// per `dtype` (integers rounded and clamped), scl_slope 1 and scl_inter 0, pixdim from
+// `spacing` (array order, one positive value per axis; empty = all 1), qform/sform codes 0.
+void save_nifti(const std::string& path, const ArrayD& a, DType dtype,
+                const std::vector<double>& spacing = {});
+
+// A headerless raw volume: its dims in array order (z, y, x; plus the channel count last when
+// loaded with a channel axis), the stored scalar type, byte order, spacing of the spatial axes
+// (empty = all 1) and the number of header bytes to skip.
+struct RawSpec {
+  enum class Type { U8, U16, I16, F32, F64 };
+  std::vector<std::size_t> dims;
+  Type type = Type::U8;
+  bool big_endian = false;
+  std::vector<double> spacing;
+  std::size_t offset = 0;
+};
+// Parses "DIMS:TYPE[:le|:be][:spacing=S0xS1[xS2]][:offset=BYTES]", e.g. "64x256x256:u16:be" or
+// "40x512x512:f32:spacing=2.5x0.7x0.7:offset=1024": DIMS are 1..4 positive integers joined by
+// 'x' in array order; TYPE is u8, u16, i16, f32 or f64; little endian unless ":be". Throws
+// sv::Error "raw volume spec '<spec>': <problem>".
+RawSpec parse_raw_spec(const std::string& spec);
+// Reads `path` as raw data laid out per `spec` (x fastest). With channel_axis the last of
+// spec.dims is the channel count (1..4) and the others (1..3) are spatial; without it all
+// (1..3) are spatial. The file size must be exactly offset + product(dims) * type size (the
+// error names the expected and the actual byte count). dtype: u8 -> U8, u16 -> U16, i16 and
+// f32 -> F32, f64 -> F64; values keep their numeric value.
+Loaded load_raw(const std::string& path, const RawSpec& spec, bool channel_axis);
+
+// Chooses by extension: .png .jpg .jpeg -> image, .npy -> npy, .nrrd .nhdr -> nrrd,
+// .nii .nii.gz -> nifti. `channel_axis` applies to .npy only (images imply it for colour;
+// NRRD states it; NIfTI has none).
 Loaded load_any(const std::string& path, bool channel_axis);
-// dtype applies to .npy and .nrrd; images use 8 bit unless dtype is U16 (16-bit PNG; an
-// error for JPEG). Unknown extensions throw "<path>: unsupported file extension '.xyz' ...".
+// As above, except that a path without one of those extensions is read with load_raw(path,
+// raw, channel_axis) instead of being an error (how headerless data comes in next to files
+// that describe themselves).
+Loaded load_any(const std::string& path, bool channel_axis, const RawSpec& raw);
+// dtype applies to .npy, .nrrd and .nii/.nii.gz; images use 8 bit unless dtype is U16 (16-bit
+// PNG; an error for JPEG). Unknown extensions throw "<path>: unsupported file extension
+// '.xyz' ...".
 void save_any(const std::string& path, const ArrayD& a, DType dtype, bool channel_axis);
 
 }  // namespace sv

@@ -1,0 +1,462 @@
+// NIfTI-1 single files (.nii, .nii.gz). The header layout and the datatype codes come from
+// Debian's nifti1.h (libnifti2-dev: struct nifti_1_header, DT_*); every field is read at its
+// offsetof() position in the byte order the file declares, and the data bytes go through the
+// same decoders as .npy and NRRD.
+//
+// Why not niftiio's nifti_image_read()/nifti_image_write() from the same package: with
+// libniftiio 3.0.1 (Debian 12) a truncated .nii or .nii.gz loads as success (the missing voxels
+// are simply not there), a corrupt dim[] makes it calloc() whatever the header claims before
+// the file is looked at (tens of terabytes; an abort under ASan), a file with a bad magic is read
+// anyway, some errors are printed to stderr whatever the debug level, and the writer returns
+// void with no way to learn that it failed. None of that fits "one sv::Error naming the file";
+// its CMake package config is broken there too (it references nifti_tool binaries the -dev
+// package does not ship). zlib's gz* functions read .nii.gz (and plain files transparently).
+#include <nifti1.h>
+#include <sys/stat.h>
+#include <zlib.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cmath>
+#include <cstddef>
+#include <cstdint>
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include "io_common.h"
+#include "splineview/io.h"
+
+namespace sv {
+
+namespace {
+
+using io::fail;
+
+static_assert(sizeof(nifti_1_header) == 348, "nifti1.h: the NIfTI-1 header is 348 bytes");
+constexpr std::size_t kHeaderSize = 348;
+// The header, the 4-byte extension flag (all zero: no extensions), then the voxels.
+constexpr std::size_t kWriteOffset = 352;
+
+#define SV_NIFTI_OFFSET(field) offsetof(nifti_1_header, field)
+
+// The types we read, by NIfTI datatype code.
+struct StoredType {
+  int code;
+  std::size_t size;
+  DType dtype;  // the DType reported for unscaled data (one that holds every value exactly)
+};
+
+constexpr StoredType kTypes[] = {
+    {DT_UINT8, 1, DType::U8},    {DT_INT8, 1, DType::F32},    {DT_INT16, 2, DType::F32},
+    {DT_UINT16, 2, DType::U16},  {DT_INT32, 4, DType::F64},   {DT_UINT32, 4, DType::F64},
+    {DT_FLOAT32, 4, DType::F32}, {DT_FLOAT64, 8, DType::F64},
+};
+
+const char* other_type_name(int code) {
+  switch (code) {
+    case DT_BINARY:
+      return "binary";
+    case DT_COMPLEX64:
+      return "complex64";
+    case DT_RGB24:
+      return "RGB24";
+    case DT_INT64:
+      return "int64";
+    case DT_UINT64:
+      return "uint64";
+    case DT_FLOAT128:
+      return "float128";
+    case DT_COMPLEX128:
+      return "complex128";
+    case DT_COMPLEX256:
+      return "complex256";
+    case DT_RGBA32:
+      return "RGBA32";
+    default:
+      return nullptr;
+  }
+}
+
+std::uint64_t load_uint(const unsigned char* p, std::size_t n, bool big_endian) {
+  std::uint64_t v = 0;
+  for (std::size_t i = 0; i < n; ++i)
+    v |= static_cast<std::uint64_t>(p[i]) << (big_endian ? 8 * (n - 1 - i) : 8 * i);
+  return v;
+}
+
+// Reads header fields in the file's byte order.
+class HeaderView {
+ public:
+  HeaderView(const unsigned char* h, bool big_endian) : h_(h), be_(big_endian) {}
+  std::int16_t i16(std::size_t off) const {
+    return static_cast<std::int16_t>(static_cast<std::uint16_t>(load_uint(h_ + off, 2, be_)));
+  }
+  std::int32_t i32(std::size_t off) const {
+    return static_cast<std::int32_t>(static_cast<std::uint32_t>(load_uint(h_ + off, 4, be_)));
+  }
+  double f32(std::size_t off) const {
+    const auto u = static_cast<std::uint32_t>(load_uint(h_ + off, 4, be_));
+    float f;
+    std::memcpy(&f, &u, sizeof f);
+    return f;
+  }
+  const unsigned char* bytes(std::size_t off) const { return h_ + off; }
+
+ private:
+  const unsigned char* h_;
+  bool be_;
+};
+
+// A file read through zlib: gzip data is inflated (concatenated members too), anything else is
+// passed through unchanged.
+class GzFile {
+ public:
+  explicit GzFile(const std::string& path) : path_(path) {
+    struct stat st {};
+    if (::stat(path.c_str(), &st) != 0)
+      fail(path, std::string("cannot open: ") + std::strerror(errno));
+    if (S_ISDIR(st.st_mode)) fail(path, std::string("cannot open: ") + std::strerror(EISDIR));
+    size_ = static_cast<std::size_t>(st.st_size);
+    f_ = gzopen(path.c_str(), "rb");
+    if (!f_) fail(path, std::string("cannot open: ") + std::strerror(errno ? errno : ENOMEM));
+    gzbuffer(f_, 1u << 17);
+  }
+  ~GzFile() {
+    if (f_) gzclose(f_);
+  }
+  GzFile(const GzFile&) = delete;
+  GzFile& operator=(const GzFile&) = delete;
+
+  // Reads up to n bytes; fewer only at the end of the (decompressed) data. Corrupt or cut-off
+  // gzip data is an error.
+  std::size_t read(unsigned char* dst, std::size_t n) {
+    std::size_t got = 0;
+    while (got < n) {
+      const auto chunk = static_cast<unsigned>(std::min<std::size_t>(n - got, 1u << 30));
+      const int r = gzread(f_, dst + got, chunk);
+      if (r < 0) fail_zlib();
+      got += static_cast<std::size_t>(r);
+      if (static_cast<unsigned>(r) < chunk) {
+        // gzread stops short at the end of the data, and also where a gzip stream is cut off
+        // (reported through gzerror as Z_BUF_ERROR).
+        int err = Z_OK;
+        gzerror(f_, &err);
+        if (err != Z_OK && err != Z_STREAM_END) fail_zlib();
+        break;
+      }
+    }
+    return got;
+  }
+  // Skips n bytes; false when the data ends first.
+  bool skip(std::size_t n) {
+    unsigned char buf[4096];
+    while (n > 0) {
+      const std::size_t want = std::min(n, sizeof buf);
+      if (read(buf, want) < want) return false;
+      n -= want;
+    }
+    return true;
+  }
+  // True when the file is not gzip data (meaningful after the first read).
+  bool plain() const { return gzdirect(f_) != 0; }
+  // The size of the file on disk (compressed size for .nii.gz).
+  std::size_t size_on_disk() const { return size_; }
+
+ private:
+  [[noreturn]] void fail_zlib() {
+    int err = Z_OK;
+    const char* msg = gzerror(f_, &err);
+    if (err == Z_ERRNO) fail(path_, std::string("cannot read: ") + std::strerror(errno));
+    if (err == Z_BUF_ERROR) fail(path_, "truncated gzip data (the compressed stream is cut off)");
+    fail(path_, std::string("corrupt gzip data (zlib: ") + (msg && *msg ? msg : "error") + ")");
+  }
+
+  std::string path_;
+  gzFile f_ = nullptr;
+  std::size_t size_ = 0;
+};
+
+// Decodes the types that io::decode_values does not know (int8, int32, uint32).
+void decode_other(const unsigned char* src, std::size_t n, int code, bool big_endian, double* dst) {
+  for (std::size_t i = 0; i < n; ++i) {
+    switch (code) {
+      case DT_INT8:
+        dst[i] = static_cast<double>(static_cast<std::int8_t>(src[i]));
+        break;
+      case DT_INT32:
+        dst[i] = static_cast<double>(static_cast<std::int32_t>(
+            static_cast<std::uint32_t>(load_uint(src + 4 * i, 4, big_endian))));
+        break;
+      case DT_UINT32:
+        dst[i] = static_cast<double>(load_uint(src + 4 * i, 4, big_endian));
+        break;
+      default:
+        throw Error("internal error: no decoder for NIfTI datatype " + std::to_string(code));
+    }
+  }
+}
+
+void decode(const unsigned char* src, std::size_t n, int code, bool big_endian, double* dst) {
+  switch (code) {
+    case DT_UINT8:
+      return io::decode_values(src, n, io::Scalar::U8, big_endian, dst);
+    case DT_INT16:
+      return io::decode_values(src, n, io::Scalar::I16, big_endian, dst);
+    case DT_UINT16:
+      return io::decode_values(src, n, io::Scalar::U16, big_endian, dst);
+    case DT_FLOAT32:
+      return io::decode_values(src, n, io::Scalar::F32, big_endian, dst);
+    case DT_FLOAT64:
+      return io::decode_values(src, n, io::Scalar::F64, big_endian, dst);
+    default:
+      return decode_other(src, n, code, big_endian, dst);
+  }
+}
+
+// Positive finite spacing; anything else reads as 1 (as in NRRD).
+double spacing_of(double pixdim) {
+  const double s = std::fabs(pixdim);
+  return std::isfinite(s) && s > 0 ? s : 1.0;
+}
+
+Loaded read_nifti(const std::string& path) {
+  GzFile file(path);
+  unsigned char h[kHeaderSize];
+  const std::size_t got = file.read(h, kHeaderSize);
+  if (got < kHeaderSize)
+    fail(path, "truncated: " + std::to_string(got) + " bytes, a NIfTI-1 header needs " +
+                   std::to_string(kHeaderSize));
+
+  // The byte order is the one in which sizeof_hdr reads 348 (more telling than the standard's
+  // dim[0] test: it also recognises NIfTI-2, whose header is 540 bytes).
+  const auto size_le =
+      static_cast<std::int32_t>(static_cast<std::uint32_t>(load_uint(h, 4, false)));
+  const auto size_be = static_cast<std::int32_t>(static_cast<std::uint32_t>(load_uint(h, 4, true)));
+  bool be = false;
+  if (size_le == 348) {
+    be = false;
+  } else if (size_be == 348) {
+    be = true;
+  } else if (size_le == 540 || size_be == 540) {
+    fail(path, "NIfTI-2 files (sizeof_hdr 540) are not supported; only NIfTI-1");
+  } else {
+    fail(path, "not a NIfTI-1 file (sizeof_hdr is " + std::to_string(size_le) + ", expected 348)");
+  }
+  const HeaderView hv(h, be);
+
+  const unsigned char* magic = hv.bytes(SV_NIFTI_OFFSET(magic));
+  if (std::memcmp(magic, "ni1", 4) == 0)
+    fail(path,
+         "is the header of a NIfTI-1 .hdr/.img pair (magic 'ni1'); only single .nii files "
+         "are read");
+  if (std::memcmp(magic, "n+1", 4) != 0)
+    fail(path, "no NIfTI-1 magic 'n+1' at byte 344 (ANALYZE 7.5 files are not supported)");
+
+  const int ndim = hv.i16(SV_NIFTI_OFFSET(dim));
+  if (ndim < 1 || ndim > 7) fail(path, "dim[0] is " + std::to_string(ndim) + ", expected 1 to 7");
+  std::size_t dim[8] = {0, 1, 1, 1, 1, 1, 1, 1};
+  for (int i = 1; i <= ndim; ++i) {
+    const int d = hv.i16(SV_NIFTI_OFFSET(dim) + 2 * static_cast<std::size_t>(i));
+    if (d < 1)
+      fail(path,
+           "dim[" + std::to_string(i) + "] is " + std::to_string(d) + " (sizes must be positive)");
+    dim[i] = static_cast<std::size_t>(d);
+  }
+  for (int i = 4; i <= ndim; ++i)
+    if (dim[i] != 1)
+      fail(path, "is " + std::to_string(ndim) + "-D (dim[" + std::to_string(i) +
+                     "] = " + std::to_string(dim[i]) +
+                     "); only 1 to 3 axes are read, extra axes must have size 1");
+  const std::size_t rank = static_cast<std::size_t>(ndim < 3 ? ndim : 3);
+
+  const int code = hv.i16(SV_NIFTI_OFFSET(datatype));
+  const StoredType* type = nullptr;
+  for (const StoredType& t : kTypes)
+    if (t.code == code) type = &t;
+  if (!type) {
+    const char* name = other_type_name(code);
+    fail(path, "NIfTI datatype code " + std::to_string(code) +
+                   (name ? " (" + std::string(name) + ")" : std::string(" (unknown)")) +
+                   " is not supported; readable: uint8, int8, int16, uint16, int32, uint32, "
+                   "float32, float64");
+  }
+
+  const double vox_offset = hv.f32(SV_NIFTI_OFFSET(vox_offset));
+  // The standard asks for 352 or more in a .nii; 348 (no extension flag) is accepted too.
+  if (!(vox_offset >= static_cast<double>(kHeaderSize)) || vox_offset > 2147483647.0 ||
+      vox_offset != std::floor(vox_offset))
+    fail(path, "vox_offset " + std::to_string(vox_offset) +
+                   " is not a whole number of bytes from 348 on");
+  const auto offset = static_cast<std::size_t>(vox_offset);
+
+  std::size_t n = 1, data_bytes = 0, total = 0;
+  for (std::size_t i = 1; i <= rank; ++i) io::checked_mul(n, dim[i], &n);  // < 2^45: no overflow
+  io::checked_mul(n, type->size, &data_bytes);
+  total = offset + data_bytes;
+
+  // Before allocating what the header claims: a plain file must be exactly that long; gzip data
+  // cannot expand more than about 1032:1.
+  if (file.plain()) {
+    if (file.size_on_disk() < total)
+      fail(path, "truncated: the header declares " + std::to_string(total) + " bytes (" +
+                     std::to_string(offset) + " before the voxels, " + std::to_string(data_bytes) +
+                     " of voxels), the file holds " + std::to_string(file.size_on_disk()));
+    if (file.size_on_disk() > total)
+      fail(path, std::to_string(file.size_on_disk() - total) +
+                     " bytes after the voxel data (the header declares " + std::to_string(total) +
+                     " bytes in all)");
+  } else if (total / 1032 > file.size_on_disk() + 64) {
+    fail(path, "truncated: " + std::to_string(file.size_on_disk()) +
+                   " bytes of gzip data cannot hold the " + std::to_string(total) +
+                   " bytes the header declares");
+  }
+
+  if (!file.skip(offset - kHeaderSize))
+    fail(path, "truncated: the data ends before vox_offset " + std::to_string(offset));
+  std::vector<unsigned char> raw(data_bytes);
+  const std::size_t have = file.read(raw.data(), data_bytes);
+  if (have < data_bytes)
+    fail(path, "truncated: the voxel data needs " + std::to_string(data_bytes) +
+                   " bytes, the file holds " + std::to_string(have));
+  unsigned char extra;
+  if (file.read(&extra, 1) != 0)
+    fail(path,
+         "data after the voxels (the header declares " + std::to_string(total) + " bytes in all)");
+
+  std::vector<std::size_t> dims(rank);
+  Loaded out;
+  for (std::size_t k = 0; k < rank; ++k) {
+    dims[k] = dim[rank - k];
+    out.spacing.push_back(spacing_of(hv.f32(SV_NIFTI_OFFSET(pixdim) + 4 * (rank - k))));
+  }
+  out.array = ArrayD(dims, 1);
+  out.dtype = type->dtype;
+  decode(raw.data(), n, code, be, out.array.data());
+
+  // NIfTI-1: "if scl_slope is nonzero, each voxel value is scaled as y = scl_slope * x +
+  // scl_inter". A NaN or infinite slope means no scaling as well (as nibabel reads it).
+  const double slope = hv.f32(SV_NIFTI_OFFSET(scl_slope));
+  double inter = hv.f32(SV_NIFTI_OFFSET(scl_inter));
+  if (!std::isfinite(inter)) inter = 0;
+  if (std::isfinite(slope) && slope != 0 && (slope != 1 || inter != 0)) {
+    for (double& v : out.array.vec()) v = v * slope + inter;
+    out.dtype = DType::F64;
+  }
+  return out;
+}
+
+void put(unsigned char* h, std::size_t off, std::uint64_t v, std::size_t n) {
+  for (std::size_t i = 0; i < n; ++i)
+    h[off + i] = static_cast<unsigned char>((v >> (8 * i)) & 0xffu);
+}
+void put_i16(unsigned char* h, std::size_t off, int v) {
+  put(h, off, static_cast<std::uint16_t>(static_cast<std::int16_t>(v)), 2);
+}
+void put_f32(unsigned char* h, std::size_t off, double v) {
+  const float f = io::to_f32(v);
+  std::uint32_t u;
+  std::memcpy(&u, &f, sizeof u);
+  put(h, off, u, 4);
+}
+
+std::vector<unsigned char> gzip(const std::string& path, const std::vector<unsigned char>& src) {
+  z_stream zs;
+  std::memset(&zs, 0, sizeof zs);
+  // windowBits 15 + 16: a gzip wrapper, as .gz readers expect.
+  if (deflateInit2(&zs, 6, Z_DEFLATED, 15 + 16, 8, Z_DEFAULT_STRATEGY) != Z_OK)
+    fail(path, "cannot initialise zlib");
+  std::vector<unsigned char> out;
+  unsigned char buf[1 << 16];
+  std::size_t pos = 0;
+  int rc = Z_OK;
+  do {
+    const std::size_t chunk = std::min<std::size_t>(src.size() - pos, 1u << 30);
+    zs.next_in = const_cast<unsigned char*>(src.data() + pos);
+    zs.avail_in = static_cast<uInt>(chunk);
+    pos += chunk;
+    const int flush = pos == src.size() ? Z_FINISH : Z_NO_FLUSH;
+    do {
+      zs.next_out = buf;
+      zs.avail_out = sizeof buf;
+      rc = deflate(&zs, flush);
+      if (rc == Z_STREAM_ERROR) {
+        deflateEnd(&zs);
+        fail(path, "zlib compression failed");
+      }
+      out.insert(out.end(), buf, buf + (sizeof buf - zs.avail_out));
+    } while (zs.avail_out == 0);
+  } while (rc != Z_STREAM_END);
+  deflateEnd(&zs);
+  return out;
+}
+
+void write_nifti(const std::string& path, const ArrayD& a, DType dtype,
+                 const std::vector<double>& spacing) {
+  const std::size_t rank = a.rank();
+  if (a.channels() != 1)
+    fail(path, "NIfTI output takes one channel; the array has " + std::to_string(a.channels()));
+  for (std::size_t k = 0; k < rank; ++k)
+    if (a.dim(k) > 32767)
+      fail(path, "NIfTI-1 holds at most 32767 samples per axis; axis " + std::to_string(k) +
+                     " has " + std::to_string(a.dim(k)));
+  if (!spacing.empty() && spacing.size() != rank)
+    fail(path, "spacing has " + std::to_string(spacing.size()) + " values for a " +
+                   std::to_string(rank) + "-D array");
+  for (double s : spacing)
+    if (!(s > 0) || !std::isfinite(io::to_f32(s)))
+      fail(path, "spacing " + std::to_string(s) + " is not a positive float32 value");
+
+  int code = DT_FLOAT64;
+  switch (dtype) {
+    case DType::U8:
+      code = DT_UINT8;
+      break;
+    case DType::U16:
+      code = DT_UINT16;
+      break;
+    case DType::F32:
+      code = DT_FLOAT32;
+      break;
+    case DType::F64:
+      code = DT_FLOAT64;
+      break;
+  }
+  const io::Scalar scalar = io::scalar_of(dtype);
+  const std::size_t size = io::scalar_size(scalar);
+
+  std::vector<unsigned char> bytes(kWriteOffset + a.size() * size, 0);
+  unsigned char* h = bytes.data();
+  put(h, SV_NIFTI_OFFSET(sizeof_hdr), 348, 4);
+  put_i16(h, SV_NIFTI_OFFSET(dim), static_cast<int>(rank));
+  for (std::size_t i = 1; i <= 7; ++i)
+    put_i16(h, SV_NIFTI_OFFSET(dim) + 2 * i, i <= rank ? static_cast<int>(a.dim(rank - i)) : 1);
+  put_i16(h, SV_NIFTI_OFFSET(datatype), code);
+  put_i16(h, SV_NIFTI_OFFSET(bitpix), static_cast<int>(8 * size));
+  put_f32(h, SV_NIFTI_OFFSET(pixdim), 1.0);  // qfac
+  for (std::size_t i = 1; i <= 7; ++i)
+    put_f32(h, SV_NIFTI_OFFSET(pixdim) + 4 * i,
+            i <= rank && !spacing.empty() ? spacing[rank - i] : 1.0);
+  put_f32(h, SV_NIFTI_OFFSET(vox_offset), static_cast<double>(kWriteOffset));
+  put_f32(h, SV_NIFTI_OFFSET(scl_slope), 1.0);
+  std::memcpy(h + SV_NIFTI_OFFSET(magic), "n+1", 4);
+  io::encode_values(a.data(), a.size(), scalar, h + kWriteOffset);
+
+  if (io::lower_extension(path) == ".gz")
+    io::write_file_atomic(path, gzip(path, bytes));
+  else
+    io::write_file_atomic(path, bytes);
+}
+
+}  // namespace
+
+Loaded load_nifti(const std::string& path) {
+  return io::guard_memory(path, [&] { return read_nifti(path); });
+}
+
+void save_nifti(const std::string& path, const ArrayD& a, DType dtype,
+                const std::vector<double>& spacing) {
+  io::guard_memory(path, [&] { write_nifti(path, a, dtype, spacing); });
+}
+
+}  // namespace sv
