@@ -32,6 +32,13 @@ namespace {
 
 using Json = nlohmann::json;
 
+// An input array: by its extension, or with --raw as headerless data when the extension names
+// no format (COORDS is always .npy and does not come through here).
+sv::Loaded load_input(const std::string& path, bool channels, const CommonArgs& common) {
+  if (common.raw.empty()) return sv::load_any(path, channels);
+  return sv::load_any(path, channels, sv::parse_raw_spec(common.raw));
+}
+
 enum class Precision { Single, Double };
 
 Precision parse_precision(const std::string& s) {
@@ -234,7 +241,7 @@ void run_prefilter(const PrefilterArgs& args) {
   const Precision precision = resolve_precision(args.precision, args.common.backend, "prefilter");
   check_output(args.out, {".npy", ".nrrd"}, "prefilter");
 
-  sv::Loaded in = sv::load_any(args.in, args.channels);
+  sv::Loaded in = load_input(args.in, args.channels, args.common);
   const Stopwatch clock;
   const sv::ArrayD result = precision == Precision::Single
                                 ? prefiltered<float>(*backend, std::move(in.array), opt)
@@ -289,7 +296,7 @@ void run_sample(const SampleArgs& args) {
   }
   const bool prefilter = !args.no_prefilter && (!gpu || fetch_is_prefiltered(fetch));
 
-  sv::Loaded in = sv::load_any(args.in, args.channels);
+  sv::Loaded in = load_input(args.in, args.channels, args.common);
   const std::size_t rank = in.array.rank(), channels = in.array.channels();
   if (args.derivative >= static_cast<int>(rank))
     throw sv::Error("sample: --derivative " + std::to_string(args.derivative) +
@@ -366,7 +373,7 @@ void run_resample(const ResampleArgs& args) {
   }
   check_output(args.out, {".npy", ".png", ".nrrd"}, "resample");
 
-  sv::Loaded in = sv::load_any(args.in, args.channels);
+  sv::Loaded in = load_input(args.in, args.channels, args.common);
   const sv::ArrayD& input = in.array;
   if (args.has_rotate && input.rank() != 2)
     throw sv::Error("resample: --rotate needs a 2-D image; '" + args.in + "' is " +
@@ -382,7 +389,8 @@ void run_resample(const ResampleArgs& args) {
   std::unique_ptr<sv::ArrayD> reference;
   std::string against;
   if (!args.reference.empty()) {
-    reference = std::make_unique<sv::ArrayD>(sv::load_any(args.reference, args.channels).array);
+    reference =
+        std::make_unique<sv::ArrayD>(load_input(args.reference, args.channels, args.common).array);
     against = "the reference '" + args.reference + "'";
   } else if (args.compare_original || full_turn) {
     reference = std::make_unique<sv::ArrayD>(input);
@@ -442,8 +450,8 @@ void run_compare(const CompareArgs& args) {
     throw sv::Error("compare: --disc must be a positive fraction");
   if (!(args.peak > 0 && std::isfinite(args.peak)))
     throw sv::Error("compare: --peak must be positive");
-  const sv::ArrayD a = sv::load_any(args.a, args.channels).array;
-  const sv::ArrayD b = sv::load_any(args.b, args.channels).array;
+  const sv::ArrayD a = load_input(args.a, args.channels, args.common).array;
+  const sv::ArrayD b = load_input(args.b, args.channels, args.common).array;
   if (a.dims() != b.dims() || a.channels() != b.channels())
     throw sv::Error("compare: shapes differ: '" + args.a + "' is " +
                     sv::describe_shape(a.dims(), a.channels()) + ", '" + args.b + "' is " +

@@ -15,6 +15,7 @@ struct CommonArgs {
   unsigned threads = 0;         // CPU threads; 0 = all hardware threads
   std::string fetch;            // gl and cuda: fetch flavour ("" = otf on gl, precise on cuda)
   std::string format;           // gl only: texture format ("" = r32f)
+  std::string raw;  // --raw SPEC: how to read inputs without a known extension ("" = refuse them)
 };
 
 struct PrefilterArgs {

@@ -11,6 +11,8 @@
 
 #include "backend.h"
 #include "commands.h"
+#include "splineview/error.h"
+#include "splineview/io.h"
 
 namespace {
 
@@ -77,8 +79,27 @@ void add_degree(CLI::App* sub, int& degree) {
       ->capture_default_str();
 }
 
+// --raw SPEC, checked while parsing so that a malformed spec is a command-line error (exit 2).
+void add_raw(CLI::App* sub, std::string& raw) {
+  sub->add_option("--raw", raw,
+                  "read inputs whose extension names no format as headerless data laid out as "
+                  "DIMS:TYPE[:le|:be][:spacing=AxBxC][:offset=BYTES], e.g. 64x256x256:u16 (dims in "
+                  "array order z,y,x; TYPE u8, u16, i16, f32 or f64; little endian by default)")
+      ->type_name("SPEC")
+      ->check(
+          [](const std::string& spec) -> std::string {
+            try {
+              sv::parse_raw_spec(spec);
+              return {};
+            } catch (const sv::Error& e) {
+              return e.what();
+            }
+          },
+          "SPEC");
+}
+
 const char* const kChannelsHelp =
-    "the last axis of a .npy input is channels (1..4); colour images imply it";
+    "the last axis of a .npy (or --raw) input is channels (1..4); colour images imply it";
 
 // CLI11 messages are one sentence; keep them on one line whatever they contain.
 std::string one_line(std::string s) {
@@ -108,12 +129,14 @@ int main(int argc, char** argv) {
       app.add_subcommand("prefilter",
                          "turn samples into B-spline coefficients (OUT: .npy or .nrrd, float32 for "
                          "single, float64 for double)");
-  prefilter->add_option("IN", pre.in, "samples: .npy, .nrrd, .png or .jpg")->required();
+  prefilter->add_option("IN", pre.in, "samples: .npy, .nrrd, .nii, .nii.gz, .png, .jpg or --raw")
+      ->required();
   prefilter->add_option("OUT", pre.out, "coefficients: .npy or .nrrd")->required();
   add_degree(prefilter, pre.degree);
   add_boundary(prefilter, pre.boundary);
   add_precision(prefilter, pre.precision);
   prefilter->add_flag("--channels", pre.channels, kChannelsHelp);
+  add_raw(prefilter, pre.common.raw);
   add_common(prefilter, pre.common);
 
   splinetool::SampleArgs smp;
@@ -153,6 +176,7 @@ int main(int argc, char** argv) {
                   "fetches, fma blends; 64 in 3-D). cuda: nearest, linear (texture hardware), "
                   "cubic (hardware-filtered fetches, 8-bit weights) or precise (point taps, fma; "
                   "default)");
+  add_raw(sample, smp.common.raw);
   add_common(sample, smp.common);
 
   splinetool::ResampleArgs res;
@@ -160,7 +184,8 @@ int main(int argc, char** argv) {
       "resample",
       "zoom (any rank) or rotate about the centre (2-D) a whole array, optionally "
       "repeated (OUT: .npy, .png (8 bit, clamped) or .nrrd)");
-  resample->add_option("IN", res.in, "samples: .npy, .nrrd, .png or .jpg")->required();
+  resample->add_option("IN", res.in, "samples: .npy, .nrrd, .nii, .nii.gz, .png, .jpg or --raw")
+      ->required();
   resample->add_option("OUT", res.out, "result: .npy, .png or .nrrd")->required();
   CLI::Option* zoom =
       resample->add_option("--zoom", res.zoom, "zoom factor (output extent round(N * F))")
@@ -203,6 +228,7 @@ int main(int argc, char** argv) {
                   "gl: flavour of --method cubic: lut, otf (default) or precise; cuda: flavour of "
                   "--method cubic and cubic-unfiltered: cubic or precise (default). The other "
                   "methods map to their own fetch (quintic and septic are cpu only)");
+  add_raw(resample, res.common.raw);
   add_common(resample, res.common);
 
   splinetool::CompareArgs cmp;
@@ -219,6 +245,7 @@ int main(int argc, char** argv) {
       ->type_name("P")
       ->capture_default_str();
   compare->add_flag("--channels", cmp.channels, kChannelsHelp);
+  add_raw(compare, cmp.common.raw);
   add_common(compare, cmp.common, false);
 
   splinetool::InfoArgs inf;
