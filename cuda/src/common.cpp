@@ -1,6 +1,8 @@
 // Host-only parts of the CUDA API, built with and without the toolkit.
 #include <string>
 
+#include "config.h"
+#include "splineview/bspline.h"
 #include "splineview/cuda_memory.h"
 #include "splineview/cuda_reconstruct.h"
 
@@ -22,6 +24,20 @@ void Layout::check(const char* what) const {
     throw Error(std::string(what) + ": array must have 1 to 4 channels, got " +
                 std::to_string(channels));
 }
+
+namespace detail {
+
+void check_config(const Layout& layout, const PrefilterConfig& cfg, const char* what) {
+  layout.check(what);
+  check_degree(cfg.degree, 0, kMaxDegree);
+  if (cfg.chunk < 0 || cfg.lines < 0)
+    throw Error(std::string(what) + ": chunk and lines must be >= 0");
+  for (std::size_t d : layout.dims)
+    if (d > (std::size_t{1} << 30))
+      throw Error(std::string(what) + ": axis longer than 2^30 samples");
+}
+
+}  // namespace detail
 
 const char* fetch_name(Fetch f) {
   switch (f) {

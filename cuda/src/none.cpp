@@ -2,7 +2,7 @@
 // available() says so without throwing.
 #include <string>
 
-#include "splineview/bspline.h"
+#include "config.h"
 #include "splineview/cuda_device.h"
 #include "splineview/cuda_memory.h"
 #include "splineview/cuda_prefilter.h"
@@ -75,18 +75,8 @@ std::size_t device_memory_used() {
   no_cuda("querying GPU memory");
 }
 
-namespace {
-// The same argument checks as the CUDA build, so bad input gets the same sentence everywhere.
-void check_config(const Layout& layout, const PrefilterConfig& cfg, const char* what) {
-  layout.check(what);
-  check_degree(cfg.degree, 0, kMaxDegree);
-  if (cfg.chunk < 0 || cfg.lines < 0)
-    throw Error(std::string(what) + ": chunk and lines must be >= 0");
-}
-}  // namespace
-
 void prefilter(float*, const Layout& layout, const PrefilterConfig& cfg) {
-  check_config(layout, cfg, "CUDA prefilter");
+  detail::check_config(layout, cfg, "CUDA prefilter");
   no_cuda("CUDA prefilter");
 }
 void prefilter_axis(float*, const Layout&, std::size_t, const PrefilterConfig&) {

@@ -29,15 +29,20 @@
 #include <limits>
 #include <string>
 
+#include "boundary.cuh"
 #include "check.cuh"
+#include "config.h"
 #include "splineview/bspline.h"
 #include "splineview/cuda_prefilter.h"
 
 namespace sv::cuda {
 namespace {
 
+using detail::boundary_code;
 using detail::check;
+using detail::check_config;
 using detail::check_launch;
+using detail::extend;
 
 constexpr int kThreads = 256;    // threads per block (loads and stores)
 constexpr int kLines = 32;       // lines per tile: one warp runs the recursions
@@ -59,7 +64,7 @@ struct Pass {
   int rows;   // transposed tiles: rows of o per tile (rows * channels <= kLines)
   int S;      // shared row stride of one line (transposed tiles)
   int channels;
-  int boundary;  // 0 reflect, 1 mirror, 2 periodic
+  int boundary;  // detail::kReflect, kMirror, kPeriodic
   int rank;
   int nx, ny;  // surface coordinates of a point
   float gain;
@@ -68,28 +73,6 @@ struct Pass {
   bool whole;
   bool async_loads;  // global -> shared through cp.async (else through registers)
 };
-
-// Maps an integer index into [0, n-1] per the boundary mode (sv::extend_index). 32-bit
-// arithmetic (64-bit division costs far more): indices stay within [-H, n + H + chunk] and axes
-// are limited to 2^30 samples (check_config), so nothing overflows.
-__device__ __forceinline__ int extend(int k, int n, int boundary) {
-  if (k >= 0 && k < n) return k;
-  if (boundary == 1) {  // mirror, period 2n - 2
-    if (n == 1) return 0;
-    const int p = 2 * n - 2;
-    int r = k % p;
-    if (r < 0) r += p;
-    return r < n ? r : p - r;
-  }
-  if (boundary == 2) {  // periodic
-    const int r = k % n;
-    return r < 0 ? r + n : r;
-  }
-  const int p = 2 * n;  // reflect
-  int r = k % p;
-  if (r < 0) r += p;
-  return r < n ? r : p - 1 - r;
-}
 
 // Position of window sample w of tile line l in shared memory: column tiles interleave the
 // lines (a warp reads one row), transposed tiles keep each line contiguous (odd stride S).
@@ -444,7 +427,9 @@ __global__ void naive_kernel(float* data, long long outer, int n, long long inne
   for (int k = 0; k < n; ++k) b[k * st] *= gain;
   const float zs[3] = {z0, z1, z2};
   const int hs[3] = {h0, h1, h2};
-  const int period = boundary == 0 ? 2 * n : boundary == 1 ? 2 * n - 2 : n;
+  const int period = boundary == detail::kReflect  ? 2 * n
+                     : boundary == detail::kMirror ? 2 * n - 2
+                                                   : n;
 #pragma unroll
   for (int q = 0; q < NP; ++q) {
     const float z = zs[q];
@@ -458,9 +443,9 @@ __global__ void naive_kernel(float* data, long long outer, int n, long long inne
     b[0] = acc;
     for (int k = 1; k < n; ++k) b[k * st] += z * b[(k - 1) * st];
     float last;
-    if (boundary == 0) {
+    if (boundary == detail::kReflect) {
       last = z / (z - 1.0f) * b[(n - 1) * st];
-    } else if (boundary == 1) {
+    } else if (boundary == detail::kMirror) {
       last = z / (z * z - 1.0f) * (b[(n - 1) * st] + z * b[(n - 2) * st]);
     } else {
       const int pt = min(hs[q], n);
@@ -521,10 +506,6 @@ int multiprocessors() {
     return n;
   }();
   return count;
-}
-
-int boundary_code(Boundary b) {
-  return b == Boundary::Mirror ? 1 : b == Boundary::Periodic ? 2 : 0;
 }
 
 template <int C>
@@ -696,15 +677,6 @@ void naive_pass(float* data, const Layout& layout, std::size_t axis, const Prefi
       break;
   }
   check_launch("CUDA prefilter (naive)");
-}
-
-void check_config(const Layout& layout, const PrefilterConfig& cfg, const char* what) {
-  layout.check(what);
-  check_degree(cfg.degree, 0, kMaxDegree);
-  if (cfg.chunk < 0 || cfg.lines < 0)
-    throw Error(std::string(what) + ": chunk and lines must be >= 0");
-  for (std::size_t d : layout.dims)
-    if (d > (1ULL << 30)) throw Error(std::string(what) + ": axis longer than 2^30 samples");
 }
 
 }  // namespace

@@ -31,6 +31,7 @@
 #include <string>
 #include <vector>
 
+#include "boundary.cuh"
 #include "check.cuh"
 #include "splineview/cuda_reconstruct.h"
 
@@ -43,22 +44,11 @@ using detail::check_launch;
 
 constexpr int kBlock = 256;
 
-// Boundary codes on the device (sv::Boundary is a host enum; an int travels in the parameters).
-constexpr int kReflect = 0;
-constexpr int kMirror = 1;
-constexpr int kPeriodic = 2;
-
-int boundary_code(Boundary b) {
-  switch (b) {
-    case Boundary::Reflect:
-      return kReflect;
-    case Boundary::Mirror:
-      return kMirror;
-    case Boundary::Periodic:
-      return kPeriodic;
-  }
-  throw Error("CUDA reconstruction: unknown boundary mode");
-}
+using detail::boundary_code;
+using detail::extend;
+using detail::kMirror;
+using detail::kPeriodic;
+using detail::kReflect;
 
 // ---- small vector arithmetic on float, float2, float4 (CUDA defines no operators for them) ----
 
@@ -127,30 +117,6 @@ __device__ __forceinline__ void store(float* out, float4 v, int channels) {
 }
 
 // ---- index extension and per-axis preparation ----
-
-// Maps an integer sample index to [0, n-1] per boundary mode, exactly like sv::extend_index:
-//   reflect  ... 1 0 | 0 1 ... n-1 | n-1 ...  (period 2n)
-//   mirror   ... 2 1 | 0 1 ... n-1 | n-2 ...  (period 2n-2; n = 1 gives 0)
-//   periodic ... n-1 | 0 1 ... n-1 | 0 ...    (period n)
-// Any int maps into range, so no input can make a tap read outside the coefficients.
-__device__ __forceinline__ int extend(int k, int n, int boundary) {
-  if (k >= 0 && k < n) return k;  // the common case: no integer division
-  if (boundary == kPeriodic) {
-    const int r = k % n;
-    return r < 0 ? r + n : r;
-  }
-  if (boundary == kMirror) {
-    if (n == 1) return 0;
-    const int p = 2 * n - 2;
-    int r = k % p;
-    if (r < 0) r += p;
-    return r < n ? r : p - r;
-  }
-  const int p = 2 * n;
-  int r = k % p;
-  if (r < 0) r += p;
-  return r < n ? r : p - 1 - r;
-}
 
 // floor(x) as a float, computed on x clamped to +-2^30 so that the integer index and its
 // neighbours (i - 1 .. i + 2) stay within int whatever the position (huge or NaN positions give

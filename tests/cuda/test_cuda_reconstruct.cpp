@@ -21,6 +21,7 @@
 #include <string>
 #include <vector>
 
+#include "../common/error_stats.h"
 #include "splineview/cuda_device.h"
 #include "splineview/cuda_memory.h"
 #include "splineview/cuda_reconstruct.h"
@@ -113,27 +114,9 @@ std::vector<float> gpu_sample(const sv::cuda::SplineVolume& v, Fetch fetch,
   return host;
 }
 
-double max_abs_difference(const std::vector<float>& gpu, const std::vector<double>& ref) {
-  EXPECT_EQ(gpu.size(), ref.size());
-  double m = 0;
-  for (std::size_t i = 0; i < std::min(gpu.size(), ref.size()); ++i) {
-    const double d = std::fabs(static_cast<double>(gpu[i]) - ref[i]);
-    if (!(d <= m)) m = d;  // NaN propagates as the maximum
-  }
-  return m;
-}
-
-double value_range(const sv::ArrayF& a) {
-  const auto [lo, hi] = std::minmax_element(a.vec().begin(), a.vec().end());
-  const double r = static_cast<double>(*hi) - static_cast<double>(*lo);
-  return r > 0 ? r : 1.0;
-}
-
-double max_abs(const sv::ArrayF& a) {
-  double m = 0;
-  for (float v : a.vec()) m = std::max(m, std::fabs(static_cast<double>(v)));
-  return m;
-}
+using svtest::max_abs;
+using svtest::max_abs_difference;
+using svtest::value_range;
 
 // Float arithmetic of the kernels (weights, fma blends; the reference is exact by comparison)
 // in units of 2^-24 max|c|: 4 per axis. Measured for precise on the H100: at most 2.2 units in

@@ -113,28 +113,6 @@ std::vector<double> reference(const sv::ArrayF& coefficients, const std::vector<
   return sv::sample(coefficients, pd, opt);
 }
 
-double max_abs_difference(const std::vector<float>& gpu, const std::vector<double>& ref) {
-  EXPECT_EQ(gpu.size(), ref.size());
-  double m = 0;
-  for (std::size_t i = 0; i < std::min(gpu.size(), ref.size()); ++i) {
-    const double d = std::fabs(static_cast<double>(gpu[i]) - ref[i]);
-    if (!(d <= m)) m = d;  // NaN propagates as the maximum
-  }
-  return m;
-}
-
-double value_range(const sv::ArrayF& a) {
-  const auto [lo, hi] = std::minmax_element(a.vec().begin(), a.vec().end());
-  const double r = static_cast<double>(*hi) - static_cast<double>(*lo);
-  return r > 0 ? r : 1.0;
-}
-
-double max_abs(const sv::ArrayF& a) {
-  double m = 0;
-  for (float v : a.vec()) m = std::max(m, std::fabs(static_cast<double>(v)));
-  return m;
-}
-
 sv::gl::Evaluator& evaluator(const sv::gl::EvalOptions& opt, std::size_t rank) {
   auto& map = state().evaluators;
   const std::string key = key_of(opt, rank);

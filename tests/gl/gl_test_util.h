@@ -16,6 +16,8 @@
 #include "splineview/gl/evaluator.h"
 #include "splineview/gl/headless.h"
 
+#include "../common/error_stats.h"
+
 namespace svgltest {
 
 // The process's headless context, or nullptr with the reason in context_error().
@@ -45,12 +47,10 @@ std::vector<float> random_positions(const std::vector<std::size_t>& dims, std::s
 std::vector<double> reference(const sv::ArrayF& coefficients, const std::vector<float>& positions,
                               int degree, sv::Boundary boundary, int derivative_axis = -1);
 
-// max |gpu - ref| over all values.
-double max_abs_difference(const std::vector<float>& gpu, const std::vector<double>& ref);
-
-// max - min over all values (1 when constant).
-double value_range(const sv::ArrayF& a);
-double max_abs(const sv::ArrayF& a);
+// Error statistics (tests/common/error_stats.h).
+using svtest::max_abs;
+using svtest::max_abs_difference;
+using svtest::value_range;
 
 // An evaluator per option set, compiled once per process.
 sv::gl::Evaluator& evaluator(const sv::gl::EvalOptions& opt, std::size_t rank);

@@ -25,6 +25,7 @@
 
 #include "splineview/error.h"
 #include "splineview/io.h"
+#include "temp_dir_test.h"
 
 namespace fs = std::filesystem;
 
@@ -34,30 +35,14 @@ using sv::ArrayD;
 using sv::DType;
 
 // A fresh directory per test, removed afterwards.
-class IoTest : public ::testing::Test {
+class IoTest : public svtest::TempDirTest {
  protected:
-  void SetUp() override {
-    static int serial = 0;
-    const auto* info = ::testing::UnitTest::GetInstance()->current_test_info();
-    dir_ = fs::temp_directory_path() / ("splineview-io-" + std::to_string(::getpid()) + "-" +
-                                        std::to_string(serial++) + "-" + info->name());
-    fs::remove_all(dir_);
-    fs::create_directories(dir_);
-  }
-  void TearDown() override {
-    std::error_code ec;
-    fs::remove_all(dir_, ec);
-  }
-  std::string path(const std::string& name) const { return (dir_ / name).string(); }
-
   // Names of the entries in the test directory (to spot leftover temporary files).
   std::set<std::string> listing() const {
     std::set<std::string> names;
     for (const auto& e : fs::directory_iterator(dir_)) names.insert(e.path().filename().string());
     return names;
   }
-
-  fs::path dir_;
 };
 
 std::string read_bytes(const std::string& p) {

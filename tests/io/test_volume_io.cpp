@@ -24,6 +24,7 @@
 
 #include "splineview/error.h"
 #include "splineview/io.h"
+#include "temp_dir_test.h"
 
 namespace fs = std::filesystem;
 
@@ -32,24 +33,7 @@ namespace {
 using sv::ArrayD;
 using sv::DType;
 
-class IoVolumeTest : public ::testing::Test {
- protected:
-  void SetUp() override {
-    static int serial = 0;
-    const auto* info = ::testing::UnitTest::GetInstance()->current_test_info();
-    dir_ = fs::temp_directory_path() / ("splineview-vol-" + std::to_string(::getpid()) + "-" +
-                                        std::to_string(serial++) + "-" + info->name());
-    fs::remove_all(dir_);
-    fs::create_directories(dir_);
-  }
-  void TearDown() override {
-    std::error_code ec;
-    fs::remove_all(dir_, ec);
-  }
-  std::string path(const std::string& name) const { return (dir_ / name).string(); }
-
-  fs::path dir_;
-};
+class IoVolumeTest : public svtest::TempDirTest {};
 
 void write_bytes(const std::string& p, const std::string& bytes) {
   std::ofstream f(p, std::ios::binary | std::ios::trunc);

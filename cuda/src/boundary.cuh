@@ -1,0 +1,51 @@
+// Boundary extension on the device, shared by the CUDA prefilter and reconstruction: the codes
+// that carry sv::Boundary into kernels, and the index mapping of sv::extend_index.
+#pragma once
+
+#include "splineview/array.h"
+#include "splineview/error.h"
+
+namespace sv::cuda::detail {
+
+constexpr int kReflect = 0;
+constexpr int kMirror = 1;
+constexpr int kPeriodic = 2;
+
+inline int boundary_code(Boundary b) {
+  switch (b) {
+    case Boundary::Reflect:
+      return kReflect;
+    case Boundary::Mirror:
+      return kMirror;
+    case Boundary::Periodic:
+      return kPeriodic;
+  }
+  throw Error("CUDA: unknown boundary mode");
+}
+
+// Maps an integer sample index to [0, n-1] per boundary mode, exactly like sv::extend_index:
+//   reflect  ... 1 0 | 0 1 ... n-1 | n-1 ...  (period 2n)
+//   mirror   ... 2 1 | 0 1 ... n-1 | n-2 ...  (period 2n-2; n = 1 gives 0)
+//   periodic ... n-1 | 0 1 ... n-1 | 0 ...    (period n)
+// Any int maps into range. 32-bit arithmetic (a 64-bit division costs far more); callers keep
+// n <= 2^30 so that 2n does not overflow.
+__device__ __forceinline__ int extend(int k, int n, int boundary) {
+  if (k >= 0 && k < n) return k;  // the common case: no integer division
+  if (boundary == kPeriodic) {
+    const int r = k % n;
+    return r < 0 ? r + n : r;
+  }
+  if (boundary == kMirror) {
+    if (n == 1) return 0;
+    const int p = 2 * n - 2;
+    int r = k % p;
+    if (r < 0) r += p;
+    return r < n ? r : p - r;
+  }
+  const int p = 2 * n;
+  int r = k % p;
+  if (r < 0) r += p;
+  return r < n ? r : p - 1 - r;
+}
+
+}  // namespace sv::cuda::detail
