@@ -10,14 +10,13 @@
 #include <glm/glm.hpp>
 
 #include "frame_history.h"
+#include "panel_widgets.h"
 #include "image_document.h"
 #include "layout.h"
 #include "splineview/gl/evaluator.h"
 #include "view_transform.h"
 
 namespace sv::viewer {
-
-constexpr std::size_t kHistoryLength = 240;
 
 // What the user can change from the panel (and the keyboard).
 struct ViewerSettings {
