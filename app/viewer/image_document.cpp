@@ -88,19 +88,39 @@ ArrayF read_back(const gl::Texture& texture, const std::vector<std::size_t>& dim
 
 }  // namespace
 
-ImageDocument load_document(const std::string& path) {
-  ImageDocument doc;
-  doc.path = path;
-  auto start = std::chrono::steady_clock::now();
+DecodedImage decode_image(const std::string& path) {
+  DecodedImage d;
+  d.path = path;
+  d.label = std::filesystem::path(path).filename().string();
+  const auto start = std::chrono::steady_clock::now();
   Loaded loaded = load_image(path);
   if (loaded.array.rank() != 2) {
     throw Error(path + ": the viewer shows 2-D images, this one has shape " +
                 describe_shape(loaded.array.dims(), loaded.array.channels()));
   }
-  doc.samples = ArrayF::from(loaded.array);
-  doc.load_ms = ms_since(start);
+  d.type = dtype_name(loaded.dtype);
+  d.exact = std::make_shared<const ArrayD>(std::move(loaded.array));
+  d.decode_ms = ms_since(start);
+  return d;
+}
 
-  start = std::chrono::steady_clock::now();
+DecodedImage synthetic_image(const std::string& label, const ArrayF& values) {
+  DecodedImage d;
+  d.label = label;
+  d.type = "float, synthetic";
+  d.exact = std::make_shared<const ArrayD>(ArrayD::from(values));
+  return d;
+}
+
+ImageDocument make_document(DecodedImage decoded) {
+  ImageDocument doc;
+  doc.path = decoded.path;
+  doc.label = decoded.label;
+  doc.exact = decoded.exact;
+  doc.samples = ArrayF::from(*decoded.exact);
+  doc.load_ms = decoded.decode_ms;
+
+  auto start = std::chrono::steady_clock::now();
   doc.textures.samples = gl::upload_image(doc.samples);
   doc.upload_ms = ms_since(start);
 
@@ -114,6 +134,7 @@ ImageDocument load_document(const std::string& path) {
     gl::TextureInterop interop(doc.textures.coefficients, interop_options);
     interop.prefilter_into(doc.samples, {3, Boundary::Reflect, 0});
     doc.prefilter_on_gpu = interop.uses_cuda();
+    doc.prefilter_kernel_ms = interop.last_kernel_ms();
   }
   doc.prefilter_ms = ms_since(start);
 
@@ -123,11 +144,15 @@ ImageDocument load_document(const std::string& path) {
   doc.readback_ms = ms_since(start);
 
   doc.description = std::to_string(doc.width()) + " x " + std::to_string(doc.height()) + ", " +
-                    channel_name(doc.samples.channels()) + ", " + dtype_name(loaded.dtype);
+                    channel_name(doc.samples.channels()) + ", " + decoded.type;
   return doc;
 }
 
-std::string default_image_path() {
+ImageDocument load_document(const std::string& path) {
+  return make_document(decode_image(path));
+}
+
+std::string asset_path(const std::string& name) {
   namespace fs = std::filesystem;
   std::vector<fs::path> candidates;
   std::error_code ec;
@@ -135,10 +160,14 @@ std::string default_image_path() {
   if (!ec) candidates.push_back(exe.parent_path() / ".." / "share" / "splineview" / "assets");
   candidates.emplace_back(SPLINEVIEW_ASSET_DIR);
   for (const fs::path& dir : candidates) {
-    const fs::path p = dir / kDefaultImage;
+    const fs::path p = dir / name;
     if (fs::exists(p, ec)) return p.lexically_normal().string();
   }
-  return (fs::path(SPLINEVIEW_ASSET_DIR) / kDefaultImage).string();
+  return (fs::path(SPLINEVIEW_ASSET_DIR) / name).string();
+}
+
+std::string default_image_path() {
+  return asset_path(kDefaultImage);
 }
 
 }  // namespace sv::viewer

@@ -7,6 +7,8 @@
 // sample.
 #pragma once
 
+#include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -15,26 +17,49 @@
 
 namespace sv::viewer {
 
+// An image decoded on the CPU (no GL: safe on a worker thread), before upload.
+struct DecodedImage {
+  std::string path;                     // empty for generated images
+  std::string label;                    // file name, or "zone plate 512 x 512"
+  std::string type;                     // "8-bit", "16-bit", "float, synthetic"
+  std::shared_ptr<const ArrayD> exact;  // dims (height, width), 1..4 channels, in [0, 1]
+  double decode_ms = 0;
+};
+
 struct ImageDocument {
   std::string path;
-  std::string description;  // "600 x 400, RGB, 8-bit"
-  ArrayF samples;           // dims (height, width), 1..4 channels, values in [0, 1]
-  ArrayF coefficients;      // read back from textures.coefficients, same shape
+  std::string label;
+  std::string description;              // "600 x 400, RGB, 8-bit"
+  std::shared_ptr<const ArrayD> exact;  // the file's values in double (the reference's input)
+  ArrayF samples;                       // dims (height, width), 1..4 channels, values in [0, 1]
+  ArrayF coefficients;                  // read back from textures.coefficients, same shape
   gl::ImageTextures textures;
   bool prefilter_on_gpu = false;  // the interop took the CUDA path
   std::string prefilter_notice;   // the interop's fallback sentence; empty on the CUDA path
   double load_ms = 0;             // reading and decoding the file
   double upload_ms = 0;           // the samples texture
   double prefilter_ms = 0;        // the interop call: CUDA prefilter, or CPU prefilter + upload
-  double readback_ms = 0;         // the coefficients, for the readout
+  std::optional<double> prefilter_kernel_ms;  // CUDA event time of the prefilter kernels
+  double readback_ms = 0;                     // the coefficients, for the readout
 
   int width() const { return static_cast<int>(samples.dim(1)); }
   int height() const { return static_cast<int>(samples.dim(0)); }
 };
 
-// Reads, uploads and prefilters; needs a current GL context. Throws sv::Error naming the file
-// and the problem.
+// Reads and decodes a PNG or JPEG; no GL (runs on a worker thread). Throws sv::Error naming the
+// file and the problem.
+DecodedImage decode_image(const std::string& path);
+// A generated image (values in [0, 1]) under a label.
+DecodedImage synthetic_image(const std::string& label, const ArrayF& values);
+// Uploads and prefilters; needs a current GL context. Throws sv::Error.
+ImageDocument make_document(DecodedImage decoded);
+// decode_image then make_document.
 ImageDocument load_document(const std::string& path);
+
+// A bundled asset by file name: next to an installed executable
+// (<exe dir>/../share/splineview/assets), then in the source tree it was built from; the
+// source-tree path when none exists.
+std::string asset_path(const std::string& name);
 
 // The bundled default image (assets/coffee.png): looked up next to an installed executable
 // (<exe dir>/../share/splineview/assets) and then in the source tree it was built from.

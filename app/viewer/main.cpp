@@ -11,6 +11,7 @@
 #include "method_pass.h"
 #include "splineview/error.h"
 #include "viewer.h"
+#include "zoom_mode.h"
 
 namespace {
 
@@ -42,10 +43,13 @@ std::vector<std::string> split_commas(const std::string& text) {
 int main(int argc, char** argv) {
   try {
     sv::viewer::ViewerOptions options;
+    sv::viewer::ZoomOptions zoom_options;
+    std::string image;
+    bool no_accuracy = false;
     std::string mode = "zoom";
     std::string method;
     std::string methods;
-    std::string layout = sv::viewer::layout_name(options.layout);
+    std::string layout = sv::viewer::layout_name(zoom_options.layout);
     std::string size = std::to_string(options.width) + "x" + std::to_string(options.height);
     double zoom = 0;
     std::string center;
@@ -54,7 +58,7 @@ int main(int argc, char** argv) {
         "splineview: compares nearest, linear, unfiltered cubic B-spline and prefiltered "
         "(exact, interpolating) cubic B-spline reconstruction on the GPU, in up to four "
         "synchronised views."};
-    app.add_option("image", options.image,
+    app.add_option("image", image,
                    "PNG or JPEG file to show (default: the bundled assets/coffee.png)");
     app.add_option("--mode", mode,
                    "zoom (zoom/rotate compare of a 2-D image); rotate and volume are not "
@@ -70,7 +74,7 @@ int main(int argc, char** argv) {
                    "single | pair (side by side) | grid (2x2) | wipe (split with a divider)")
         ->check(CLI::IsMember({"single", "pair", "grid", "wipe"}))
         ->capture_default_str();
-    app.add_option("--angle", options.angle_deg,
+    app.add_option("--angle", zoom_options.angle_deg,
                    "view rotation in degrees, counter-clockwise as displayed")
         ->check(CLI::Range(-360.0, 360.0));
     app.add_option("--zoom", zoom, "window pixels per image sample (default: fit the view)")
@@ -82,6 +86,12 @@ int main(int argc, char** argv) {
                    "render the mode's default view once it has settled, write the whole window "
                    "to this PNG and exit (a file that fails to load is then an error, not a "
                    "fallback to the default image)");
+    app.add_option("--report", options.report,
+                   "with --screenshot: also write the mode's figures (view, accuracy per view, "
+                   "PSNR curves) to this JSON file");
+    app.add_flag("--no-accuracy", no_accuracy,
+                 "do not measure the views against the double-precision reference");
+    app.add_flag("--heat-map", zoom_options.heat_map, "show the error heat map over the views");
     app.add_option("--size", size, "window size WxH")->capture_default_str();
     app.add_option("--frames", options.screenshot_frames,
                    "with --screenshot: frames to render before taking it (at least 3)")
@@ -101,19 +111,19 @@ int main(int argc, char** argv) {
                    mode.c_str());
       return 2;
     }
-    options.layout = *sv::viewer::parse_layout(layout);
-    if (!method.empty()) options.methods[0] = sv::viewer::parse_method(method);
+    zoom_options.layout = *sv::viewer::parse_layout(layout);
+    if (!method.empty()) zoom_options.methods[0] = sv::viewer::parse_method(method);
     if (!methods.empty()) {
       const std::vector<std::string> names = split_commas(methods);
-      if (names.size() > options.methods.size()) {
+      if (names.size() > zoom_options.methods.size()) {
         std::fprintf(stderr, "splineview: error: --methods takes at most 4 methods, got %zu\n",
                      names.size());
         return 2;
       }
       for (std::size_t i = 0; i < names.size(); ++i)
-        options.methods[i] = sv::viewer::parse_method(names[i]);
+        zoom_options.methods[i] = sv::viewer::parse_method(names[i]);
     }
-    if (zoom > 0) options.zoom = zoom;
+    if (zoom > 0) zoom_options.zoom = zoom;
     if (!center.empty()) {
       double x = 0, y = 0;
       char extra = 0;
@@ -121,13 +131,24 @@ int main(int argc, char** argv) {
         std::fprintf(stderr, "splineview: error: --center must be X,Y, got %s\n", center.c_str());
         return 2;
       }
-      options.center = glm::dvec2(x, y);
+      zoom_options.center = glm::dvec2(x, y);
     }
     if (!parse_size(size, &options.width, &options.height)) {
       std::fprintf(stderr, "splineview: error: --size must be WxH with 64..16384 each, got %s\n",
                    size.c_str());
       return 2;
     }
+    if (!options.report.empty() && options.screenshot.empty()) {
+      std::fprintf(stderr, "splineview: error: --report needs --screenshot\n");
+      return 2;
+    }
+    zoom_options.image = image;
+    zoom_options.accuracy = !no_accuracy;
+    zoom_options.strict = !options.screenshot.empty();
+    options.modes.push_back({"zoom", "Zoom / rotate", [zoom_options](sv::viewer::MethodPass& pass) {
+                               return std::make_unique<sv::viewer::ZoomMode>(zoom_options, pass);
+                             }});
+    options.initial_mode = mode;
     return sv::viewer::run_viewer(options);
   } catch (const std::exception& e) {
     std::fprintf(stderr, "splineview: error: %s\n", e.what());

@@ -21,6 +21,8 @@
 #include <glm/glm.hpp>
 #include <nlohmann/json.hpp>
 
+#include "frame_history.h"
+#include "panel_widgets.h"
 #include "view_transform.h"
 
 struct ImDrawList;
@@ -35,12 +37,20 @@ struct FrameInfo {
   bool mouse_free = true;         // ImGui does not want the mouse: the views may use it
   bool keyboard_free = true;      // ImGui does not want the keyboard
   double time_s = 0;              // seconds since the viewer started (for animation)
+  // Screenshot run: nobody interacts, so pending work may take the whole frame (no budget,
+  // no debouncing); the view still settles through settled().
+  bool batch = false;
 };
 
 // A named unit of long work in progress, for the shell's progress bar.
 struct Progress {
-  std::string what;      // "rotating: step 12 of 36 (cubic, on the fly)"
-  float fraction = 0.0f;  // 0..1
+  std::string what;       // "rotating: step 12 of 36 (cubic, on the fly)"
+  float fraction = 0.0f;  // 0..1; negative: not known (an indeterminate bar)
+};
+
+struct PassTiming {
+  std::string name;
+  const FrameHistory<kHistoryLength>* history = nullptr;  // milliseconds per frame
 };
 
 class Mode {
@@ -75,6 +85,12 @@ class Mode {
   // The last error for the UI (empty when none), and dismissing it.
   virtual const std::string& error() const = 0;
   virtual void clear_error() = 0;
+
+  // GPU time of the mode's passes, named in words a user understands ("view 1: prefiltered
+  // cubic, LUT"), each with its recent history (GL timer queries, buffered: see gl::GpuTimer),
+  // and other measured times (the CUDA prefilter's event time). The shell shows them with the
+  // frame time. Default: none.
+  virtual std::vector<PassTiming> timings() const { return {}; }
 
   // The figures the mode shows (accuracy, PSNR curves, view parameters), for --report and
   // the tests that compare them with splinetool.

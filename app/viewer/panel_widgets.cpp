@@ -76,7 +76,6 @@ void section(const char* title) {
   ImGui::Separator();
 }
 
-
 bool error_text(const std::string& message, const char* id) {
   if (message.empty()) return false;
   ImGui::PushStyleColor(ImGuiCol_Text, ImVec4(1.0f, 0.45f, 0.4f, 1.0f));

@@ -17,8 +17,7 @@ bool method_combo(const char* label, gl::Fetch* method);
 // One sentence on what the method does, for the panel.
 const char* method_explanation(gl::Fetch m);
 // A line plot of a history with "avg .. max .." over it, full panel width.
-void plot(const char* label, const FrameHistory<kHistoryLength>& h, const char* unit,
-          float height);
+void plot(const char* label, const FrameHistory<kHistoryLength>& h, const char* unit, float height);
 // Red wrapped text for an error, with a dismiss button; returns true when dismissed.
 bool error_text(const std::string& message, const char* id);
 

@@ -1,4 +1,4 @@
-// The interactive viewer (see viewer.h).
+// The viewer's shell (see viewer.h).
 #include "viewer.h"
 
 #include <algorithm>
@@ -6,34 +6,29 @@
 #include <cmath>
 #include <cstdio>
 #include <filesystem>
-#include <memory>
-#include <vector>
+#include <fstream>
+#include <map>
 
 #include <backends/imgui_impl_glfw.h>
 #include <backends/imgui_impl_opengl3.h>
 #include <imgui.h>
 
 #include "glfw_window.h"
-#include "image_document.h"
-#include "layout.h"
-#include "method_pass.h"
-#include "panel.h"
+#include "panel_widgets.h"
 #include "screenshot.h"
 #include "splineview/error.h"
 #include "splineview/gl/gl.h"
-#include "splineview/gl/timer.h"
-#include "splineview/sampler.h"
-#include "view_transform.h"
 
 namespace sv::viewer {
 namespace {
 
-// Give up waiting for the window to reach the requested size after this many frames beyond
-// the ones asked for.
+// Give up waiting for the window to reach the requested size after this many frames.
 constexpr int kMaxExtraScreenshotFrames = 120;
+// Screenshot mode gives up when the mode has not settled after this long.
+constexpr double kSettleTimeoutS = 600.0;
 constexpr const char* kFontPath = "/usr/share/fonts/truetype/dejavu/DejaVuSans.ttf";
+constexpr float kPanelWidth = 360.0f;  // window pixels at UI scale 1
 
-// Dear ImGui context with its GLFW and OpenGL 3 backends.
 class ImGuiSession {
  public:
   ImGuiSession(GLFWwindow* window, float scale) {
@@ -66,26 +61,20 @@ float content_scale(GLFWwindow* window) {
   return std::max(1.0f, std::round(std::max(x, y) * 4.0f) / 4.0f);
 }
 
-constexpr double kPi = 3.14159265358979323846;
-// Degrees per press of [ or ].
-constexpr float kRotationStep = 5.0f;
-// How close (framebuffer pixels) a click must be to the wipe divider to grab it.
-constexpr double kDividerGrab = 6.0;
-// Side of the loupe inset in window pixels at UI scale 1.
-constexpr double kLoupeSide = 240.0;
-
-// Angle in (-180, 180] degrees.
-float wrap_degrees(float a) {
-  a = std::fmod(a, 360.0f);
-  if (a > 180.0f) a -= 360.0f;
-  if (a <= -180.0f) a += 360.0f;
-  return a;
-}
-
-// The GL viewport (origin bottom left) of a window rectangle (origin top left).
-gl::Viewport to_viewport(const Rect& r, int fb_height) {
-  return {static_cast<int>(r.x), fb_height - static_cast<int>(r.y + r.height),
-          static_cast<int>(r.width), static_cast<int>(r.height)};
+// Writes `text` to `path` through a temporary file renamed into place, so that a failed write
+// never leaves a truncated report.
+void write_text_file(const std::string& path, const std::string& text) {
+  const std::string tmp = path + ".tmp";
+  {
+    std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
+    if (!out) throw Error(path + ": cannot write the report (cannot create " + tmp + ")");
+    out << text;
+    out.flush();
+    if (!out) throw Error(path + ": cannot write the report");
+  }
+  std::error_code ec;
+  std::filesystem::rename(tmp, path, ec);
+  if (ec) throw Error(path + ": cannot write the report: " + ec.message());
 }
 
 class Viewer {
@@ -94,96 +83,101 @@ class Viewer {
       : options_(options),
         window_(options.width, options.height, "splineview"),
         scale_(content_scale(window_.get())),
-        imgui_(window_.get(), scale_),
-        timer_(4) {
-    settings_.layout = options.layout;
-    for (std::size_t i = 0; i < options.methods.size(); ++i)
-      if (options.methods[i]) settings_.methods[i] = *options.methods[i];
-    settings_.angle_deg = wrap_degrees(static_cast<float>(options.angle_deg));
+        imgui_(window_.get(), scale_) {
+    if (options_.modes.empty()) throw Error("the viewer needs at least one mode");
     gl_description_ = gl::context_description();
     gpu_timer_meaningful_ = gl::timer_queries_meaningful();
     glfwSwapInterval(options.screenshot.empty() ? 1 : 0);
+    current_ = 0;
+    for (std::size_t i = 0; i < options_.modes.size(); ++i)
+      if (options_.modes[i].name == options_.initial_mode) current_ = i;
+    start_ = std::chrono::steady_clock::now();
+    std::snprintf(screenshot_path_.data(), screenshot_path_.size(), "splineview-%s.png",
+                  options_.modes[current_].name.c_str());
   }
 
   int run() {
-    if (!open_initial_image()) return 1;
-    int frame = 0;
+    Mode& first = mode();  // makes the initial mode (and starts its loading)
+    (void)first;
+    const bool screenshot = !options_.screenshot.empty();
+    int frame = 0, settled_frames = 0;
     auto last = std::chrono::steady_clock::now();
     while (!window_.should_close()) {
       glfwPollEvents();
-      for (const std::string& path : window_.take_dropped_paths()) open(path);
+      for (const std::string& path : window_.take_dropped_paths()) mode().open(path);
+      if (screenshot) mode().finish();
       render_frame();
       ++frame;
-      ++frames_since_load_;
-      if (!options_.screenshot.empty() && screenshot_ready(frame)) {
-        int w = 0, h = 0;
-        window_.framebuffer_size(&w, &h);
-        save_screenshot(options_.screenshot, w, h);
-        std::string methods;
-        for (int i = 0; i < method_count(settings_.layout); ++i)
-          methods += (i ? "," : "") + std::string(gl::fetch_name(settings_.methods[i]));
-        std::printf("wrote %s (%dx%d, zoom mode, %s layout, %s)\n", options_.screenshot.c_str(), w,
-                    h, layout_name(settings_.layout), methods.c_str());
-        return 0;
+      if (screenshot) {
+        Mode& m = mode();
+        if (!m.settled()) {
+          settled_frames = 0;
+          if (!m.progress() && !m.error().empty()) {
+            std::fprintf(stderr, "splineview: error: %s\n", m.error().c_str());
+            return 1;
+          }
+          if (seconds() > kSettleTimeoutS) {
+            std::fprintf(stderr, "splineview: error: the %s view did not settle in %.0f s\n",
+                         m.name(), kSettleTimeoutS);
+            return 1;
+          }
+        } else if (++settled_frames >= std::max(3, options_.screenshot_frames) &&
+                   size_reached(frame)) {
+          if (!m.error().empty()) {
+            std::fprintf(stderr, "splineview: error: %s\n", m.error().c_str());
+            return 1;
+          }
+          int w = 0, h = 0;
+          window_.framebuffer_size(&w, &h);
+          save_screenshot(options_.screenshot, w, h);
+          if (!options_.report.empty()) {
+            nlohmann::json j = m.report();
+            j["window"] = {w, h};
+            j["gl"] = gl_description_;
+            write_text_file(options_.report, j.dump(2) + "\n");
+          }
+          std::printf("wrote %s (%dx%d, %s mode)\n", options_.screenshot.c_str(), w, h, m.name());
+          return 0;
+        }
       }
+      if (save_requested_) save_from_ui();
       glfwSwapBuffers(window_.get());
       const auto now = std::chrono::steady_clock::now();
-      cpu_frame_ms_.push(std::chrono::duration<float, std::milli>(now - last).count());
+      frame_ms_.push(std::chrono::duration<float, std::milli>(now - last).count());
       last = now;
     }
     return 0;
   }
 
  private:
-  // What the cursor is over: a view cell and the method shown there (the wipe's side).
-  struct Hover {
-    std::size_t cell = 0;
-    std::size_t slot = 0;  // index into settings_.methods
-    glm::dvec2 local{};    // cursor in the cell's coordinates
-  };
-
-  // Loads the image named on the command line; interactive mode falls back to the default.
-  bool open_initial_image() {
-    const std::string fallback = default_image_path();
-    const std::string first = options_.image.empty() ? fallback : options_.image;
-    if (open(first)) return true;
-    if (!options_.screenshot.empty()) {
-      std::fprintf(stderr, "splineview: error: %s\n", error_.c_str());
-      return false;
+  Mode& mode() {
+    auto it = made_.find(current_);
+    if (it == made_.end()) {
+      std::unique_ptr<Mode> m;
+      try {
+        m = options_.modes[current_].make(pass_);
+      } catch (const std::exception& e) {
+        shell_error_ = options_.modes[current_].label + ": " + e.what();
+        throw;
+      }
+      it = made_.emplace(current_, std::move(m)).first;
+      update_title();
     }
-    if (first != fallback) {
-      const std::string first_error = error_;
-      if (open(fallback)) error_ = first_error + "\nShowing the default image instead.";
-    }
-    return true;  // the viewer runs on, showing the error
+    return *it->second;
   }
 
-  bool open(const std::string& path) {
-    try {
-      ImageDocument doc = load_document(path);
-      // The interop announces its CPU fallback once per texture, i.e. per image; the panel
-      // shows it every time, stderr only when it changes.
-      if (!doc.prefilter_notice.empty() && doc.prefilter_notice != last_notice_)
-        std::fprintf(stderr, "splineview: %s\n", doc.prefilter_notice.c_str());
-      last_notice_ = doc.prefilter_notice;
-      document_ = std::move(doc);
-      error_.clear();
-      frames_since_load_ = 0;
-      view_pending_ = true;
-      const std::string title = "splineview - " + std::filesystem::path(path).filename().string();
+  double seconds() const {
+    return std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count();
+  }
+
+  void update_title() {
+    auto it = made_.find(current_);
+    const std::string t = it == made_.end() ? std::string() : it->second->title();
+    const std::string title = t.empty() ? "splineview" : "splineview - " + t;
+    if (title != title_) {
       glfwSetWindowTitle(window_.get(), title.c_str());
-      return true;
-    } catch (const std::exception& e) {
-      error_ = e.what();
-      return false;
+      title_ = title;
     }
-  }
-
-  // The part of the window right of the panel, in framebuffer pixels (top-left origin), with
-  // integer corners (GL viewports are integers).
-  Rect image_area(int fb_width, int fb_height) const {
-    const double panel = std::round(Panel::width(scale_) * framebuffer_scale().x);
-    return {panel, 0.0, std::max(1.0, fb_width - panel), static_cast<double>(fb_height)};
   }
 
   glm::dvec2 framebuffer_scale() const {
@@ -191,313 +185,186 @@ class Viewer {
     return {s.x > 0 ? s.x : 1.0, s.y > 0 ? s.y : 1.0};
   }
 
-  // One cell in its own coordinates: the frame of the shared view transform.
-  static Rect local(const Rect& cell) { return {0.0, 0.0, cell.width, cell.height}; }
-
-  double angle_rad() const { return settings_.angle_deg * kPi / 180.0; }
-
-  // Fits the image into a cell, or uses the zoom and/or centre given, at the current angle.
-  void reset_view(const Rect& cell, std::optional<double> zoom = std::nullopt,
-                  std::optional<glm::dvec2> center = std::nullopt) {
-    if (!document_) return;
-    const glm::dvec2 size(document_->width(), document_->height());
-    view_ = ViewTransform::looking_at(center.value_or(size / 2.0 - 0.5), local(cell),
-                                      zoom.value_or(ViewTransform::fit(size, local(cell)).zoom()),
-                                      angle_rad());
+  FrameInfo frame_info(int fb_width, int fb_height) const {
+    FrameInfo f;
+    const double panel = std::round(kPanelWidth * scale_ * framebuffer_scale().x);
+    f.area = {panel, 0.0, std::max(1.0, fb_width - panel), static_cast<double>(fb_height)};
+    f.fb_width = fb_width;
+    f.fb_height = fb_height;
+    f.fb_scale = framebuffer_scale();
+    f.ui_scale = scale_;
+    f.mouse_free = !ImGui::GetIO().WantCaptureMouse;
+    f.keyboard_free = !ImGui::GetIO().WantCaptureKeyboard;
+    f.time_s = seconds();
+    f.batch = !options_.screenshot.empty();
+    return f;
   }
 
-  std::optional<Hover> hover(const std::vector<Rect>& cells, const glm::dvec2& cursor) const {
-    for (std::size_t i = 0; i < cells.size(); ++i) {
-      if (!cells[i].contains(cursor)) continue;
-      Hover h;
-      h.cell = i;
-      h.slot = i;
-      if (settings_.layout == Layout::Wipe)
-        h.slot = cursor.x < wipe_divider_x(cells[i], settings_.wipe) ? 0 : 1;
-      h.local = cursor - glm::dvec2(cells[i].x, cells[i].y);
-      return h;
-    }
-    return std::nullopt;
-  }
-
-  void handle_input(const std::vector<Rect>& cells) {
+  void panel(const FrameInfo& f) {
     const ImGuiIO& io = ImGui::GetIO();
-    const glm::dvec2 cursor = glm::dvec2(io.MousePos.x, io.MousePos.y) * framebuffer_scale();
-    const bool cursor_valid = ImGui::IsMousePosValid();
-    hover_.reset();
-    if (cursor_valid && !io.WantCaptureMouse) hover_ = hover(cells, cursor);
-    if (hover_) {
-      if (io.MouseWheel != 0.0f)
-        view_.zoom_about(hover_->local, std::pow(1.2, static_cast<double>(io.MouseWheel)));
-      if (ImGui::IsMouseClicked(ImGuiMouseButton_Left)) {
-        const bool on_divider =
-            settings_.layout == Layout::Wipe &&
-            std::abs(cursor.x - wipe_divider_x(cells[hover_->cell], settings_.wipe)) <=
-                kDividerGrab * scale_;
-        (on_divider ? dragging_divider_ : dragging_) = true;
-      }
-    }
-    if (dragging_ || dragging_divider_) {
-      if (!io.MouseDown[ImGuiMouseButton_Left]) {
-        dragging_ = dragging_divider_ = false;
-      } else if (dragging_) {
-        view_.pan_by(glm::dvec2(io.MouseDelta.x, io.MouseDelta.y) * framebuffer_scale());
-      } else if (!cells.empty()) {
-        const Rect& c = cells.front();
-        settings_.wipe = static_cast<float>(std::clamp((cursor.x - c.x) / c.width, 0.0, 1.0));
-      }
-    }
-    if (!io.WantCaptureKeyboard) {
-      if (ImGui::IsKeyPressed(GLFW_KEY_R, false)) reset_requested_ = true;
-      if (ImGui::IsKeyPressed(GLFW_KEY_SPACE, false)) swap_ab();
-      if (ImGui::IsKeyPressed(GLFW_KEY_L, false)) settings_.loupe = !settings_.loupe;
-      if (ImGui::IsKeyPressed(GLFW_KEY_LEFT_BRACKET, true))
-        settings_.angle_deg = wrap_degrees(settings_.angle_deg + kRotationStep);
-      if (ImGui::IsKeyPressed(GLFW_KEY_RIGHT_BRACKET, true))
-        settings_.angle_deg = wrap_degrees(settings_.angle_deg - kRotationStep);
-      for (std::size_t i = 0; i < kMethods.size(); ++i) {
-        if (ImGui::IsKeyPressed(GLFW_KEY_1 + static_cast<int>(i), false))
-          settings_.methods[hover_ ? hover_->slot : 0] = kMethods[i];
-      }
-    }
-  }
+    ImGui::SetNextWindowPos(ImVec2(0, 0));
+    ImGui::SetNextWindowSize(ImVec2(kPanelWidth * scale_, io.DisplaySize.y));
+    ImGui::Begin("splineview", nullptr,
+                 ImGuiWindowFlags_NoMove | ImGuiWindowFlags_NoResize | ImGuiWindowFlags_NoCollapse |
+                     ImGuiWindowFlags_NoSavedSettings);
+    ImGui::PushTextWrapPos(0.0f);
 
-  void swap_ab() { std::swap(settings_.methods[0], settings_.methods[1]); }
-
-  // Keeps the image point at the cells' centre when their size changes (layout or window),
-  // and applies rotation changes (slider, keys) about that centre.
-  void follow_layout(const std::vector<Rect>& cells) {
-    if (cells.empty()) return;
-    const glm::dvec2 size(cells.front().width, cells.front().height);
-    if (size != cell_size_ && cell_size_.x > 0) {
-      const glm::dvec2 centre = view_.image_position(cell_size_ / 2.0);
-      view_ = ViewTransform::looking_at(centre, local(cells.front()), view_.zoom(), view_.angle());
-    }
-    cell_size_ = size;
-    if (view_.angle() != angle_rad()) view_.rotate_about(size / 2.0, angle_rad());
-  }
-
-  void handle_actions(const PanelActions& actions, const std::vector<Rect>& cells) {
-    if (actions.open_path) open(*actions.open_path);
-    if (actions.swap_ab) swap_ab();
-    if (actions.dismiss_error) error_.clear();
-    if (cells.empty()) return;
-    if (actions.fit_view || reset_requested_) {
-      settings_.angle_deg = 0.0f;
-      reset_view(cells.front());
-    }
-    reset_requested_ = false;
-    if (actions.one_to_one) view_.zoom_about(local(cells.front()).centre(), 1.0 / view_.zoom());
-  }
-
-  // The CPU reference at the cursor for each method shown: the method's degree on the samples
-  // (nearest, linear, unfiltered cubic) or on the coefficients the views sample.
-  std::vector<ReadoutEntry> readout(const glm::dvec2& p) const {
-    std::vector<ReadoutEntry> entries;
-    const bool inside = p.x >= -0.5 && p.y >= -0.5 && p.x <= document_->width() - 0.5 &&
-                        p.y <= document_->height() - 0.5;
-    const double position[2] = {p.y, p.x};  // array axis order
-    for (int i = 0; i < method_count(settings_.layout); ++i) {
-      ReadoutEntry e;
-      e.method = settings_.methods[static_cast<std::size_t>(i)];
-      if (inside) {
-        const ArrayF& data =
-            gl::fetch_prefiltered(e.method) ? document_->coefficients : document_->samples;
-        e.values.resize(data.channels());
-        SamplerOptions opt;
-        opt.degree = method_degree(e.method);
-        opt.threads = 1;  // one position: no thread pool
-        sample(data, position, 1, e.values.data(), opt);
-      }
-      entries.push_back(std::move(e));
-    }
-    return entries;
-  }
-
-  void draw_views(const std::vector<Rect>& cells, int fb_height) {
-    const float checker = 16.0f * scale_;
-    for (std::size_t i = 0; i < cells.size(); ++i) {
-      const Rect& cell = cells[i];
-      const glm::mat3 m = view_.shifted({cell.x, cell.y}).frag_to_image(fb_height);
-      if (settings_.layout == Layout::Wipe) {
-        // Both sides sample the same positions; each viewport clips its method to its side.
-        const double divider = wipe_divider_x(cell, settings_.wipe);
-        const Rect left{cell.x, cell.y, divider - cell.x, cell.height};
-        const Rect right{divider, cell.y, cell.x + cell.width - divider, cell.height};
-        if (left.width > 0)
-          pass_->draw(document_->textures, settings_.methods[0], m, to_viewport(left, fb_height),
-                      checker);
-        if (right.width > 0)
-          pass_->draw(document_->textures, settings_.methods[1], m, to_viewport(right, fb_height),
-                      checker);
-      } else {
-        pass_->draw(document_->textures, settings_.methods[i], m, to_viewport(cell, fb_height),
-                    checker);
-      }
-    }
-    if (settings_.loupe && hover_) {
-      const Rect loupe = loupe_rect(cells[hover_->cell]);
-      const glm::dvec2 p = view_.image_position(hover_->local);
-      const ViewTransform magnified = ViewTransform::looking_at(
-          p, local(loupe), view_.zoom() * settings_.loupe_factor, view_.angle());
-      pass_->draw(document_->textures, settings_.methods[hover_->slot],
-                  magnified.shifted({loupe.x, loupe.y}).frag_to_image(fb_height),
-                  to_viewport(loupe, fb_height), checker);
-    }
-  }
-
-  // The loupe inset: below right of the cursor, flipped to the other side where it would leave
-  // the cell.
-  Rect loupe_rect(const Rect& cell) const {
-    const double side = std::round(std::min({kLoupeSide * scale_, cell.width, cell.height}));
-    const glm::dvec2 cursor = hover_->local + glm::dvec2(cell.x, cell.y);
-    const double offset = 24.0 * scale_;
-    double x = cursor.x + offset, y = cursor.y + offset;
-    if (x + side > cell.x + cell.width) x = cursor.x - offset - side;
-    if (y + side > cell.y + cell.height) y = cursor.y - offset - side;
-    x = std::clamp(x, cell.x, cell.x + cell.width - side);
-    y = std::clamp(y, cell.y, cell.y + cell.height - side);
-    return {std::round(x), std::round(y), side, side};
-  }
-
-  // Labels, the wipe divider and the loupe frame, drawn by ImGui over the views (ImGui
-  // coordinates are window points, not framebuffer pixels).
-  void draw_overlays(const std::vector<Rect>& cells) const {
-    ImDrawList* list = ImGui::GetBackgroundDrawList();
-    const glm::dvec2 fs = framebuffer_scale();
-    const auto pt = [&](double x, double y) {
-      return ImVec2(static_cast<float>(x / fs.x), static_cast<float>(y / fs.y));
-    };
-    const auto label = [&](double x, double y, const char* text, bool right_align) {
-      const ImVec2 size = ImGui::CalcTextSize(text);
-      const float pad = 4.0f * scale_;
-      ImVec2 at = pt(x, y);
-      if (right_align) at.x -= size.x + 2 * pad;
-      list->AddRectFilled(at, ImVec2(at.x + size.x + 2 * pad, at.y + size.y + 2 * pad),
-                          IM_COL32(0, 0, 0, 170), 3.0f * scale_);
-      list->AddText(ImVec2(at.x + pad, at.y + pad), IM_COL32(235, 235, 235, 255), text);
-    };
-    const double margin = 6.0 * scale_;
-    for (std::size_t i = 0; i < cells.size(); ++i) {
-      const Rect& c = cells[i];
-      if (settings_.layout == Layout::Wipe) {
-        const double d = wipe_divider_x(c, settings_.wipe);
-        list->AddLine(pt(d, c.y), pt(d, c.y + c.height), IM_COL32(255, 255, 255, 220),
-                      2.0f * scale_);
-        list->AddCircleFilled(pt(d, c.y + c.height / 2), 7.0f * scale_,
-                              IM_COL32(255, 255, 255, 220));
-        label(d - margin, c.y + margin, method_short_name(settings_.methods[0]), true);
-        label(d + margin, c.y + margin, method_short_name(settings_.methods[1]), false);
-      } else {
-        char text[96];
-        if (settings_.layout == Layout::Single) {
-          std::snprintf(text, sizeof text, "%s", method_short_name(settings_.methods[0]));
-        } else {
-          std::snprintf(text, sizeof text, "%zu  %s", i + 1,
-                        method_short_name(settings_.methods[i]));
+    // ---- mode tabs ----
+    if (ImGui::BeginTabBar("modes")) {
+      for (std::size_t i = 0; i < options_.modes.size(); ++i) {
+        const ImGuiTabItemFlags flags =
+            i == current_ && !tab_selected_once_ ? ImGuiTabItemFlags_SetSelected : 0;
+        if (ImGui::BeginTabItem(options_.modes[i].label.c_str(), nullptr, flags)) {
+          if (tab_selected_once_ && i != current_) switch_to_ = i;
+          ImGui::EndTabItem();
         }
-        label(c.x + margin, c.y + margin, text, false);
+      }
+      tab_selected_once_ = true;
+      ImGui::EndTabBar();
+    }
+    Mode& m = mode();
+
+    // ---- data ----
+    section("Data");
+    ImGui::SetNextItemWidth(-70.0f * scale_);
+    const bool enter =
+        ImGui::InputTextWithHint("##path", "path to a file", path_buffer_.data(),
+                                 path_buffer_.size(), ImGuiInputTextFlags_EnterReturnsTrue);
+    ImGui::SameLine();
+    if ((ImGui::Button("Open", ImVec2(-1.0f, 0.0f)) || enter) && path_buffer_[0] != '\0')
+      m.open(std::string(path_buffer_.data()));
+    const std::vector<std::string> bundled = m.bundled();
+    if (!bundled.empty()) {
+      ImGui::SetNextItemWidth(-1.0f);
+      if (ImGui::BeginCombo("##bundled", "bundled data...")) {
+        for (std::size_t i = 0; i < bundled.size(); ++i)
+          if (ImGui::Selectable(bundled[i].c_str())) m.open_bundled(i);
+        ImGui::EndCombo();
       }
     }
-    if (settings_.loupe && hover_) {
-      const Rect l = loupe_rect(cells[hover_->cell]);
-      list->AddRect(pt(l.x - 1, l.y - 1), pt(l.x + l.width + 1, l.y + l.height + 1),
-                    IM_COL32(255, 210, 90, 255), 0.0f, 0, 2.0f * scale_);
+    ImGui::TextDisabled("or drop a file onto the window");
+    if (const std::optional<Progress> p = m.progress()) {
+      const float fraction =
+          p->fraction >= 0 ? p->fraction : static_cast<float>(0.5 + 0.5 * std::sin(f.time_s * 4.0));
+      ImGui::ProgressBar(fraction, ImVec2(-1.0f, 0.0f), p->what.c_str());
+    }
+    if (error_text(m.error(), "mode-error")) m.clear_error();
+    if (error_text(shell_error_, "shell-error")) shell_error_.clear();
+
+    m.panel(f);
+
+    // ---- timing ----
+    section("Timing");
+    const float fps = frame_ms_.latest() > 0 ? 1000.0f / frame_ms_.average() : 0.0f;
+    ImGui::Text("frame %.2f ms (%.0f fps)", frame_ms_.latest(), fps);
+    plot("##frame", frame_ms_, "ms", 40.0f * scale_);
+    if (!gpu_timer_meaningful_) {
+      ImGui::TextDisabled(
+          "GPU pass times: not shown, a software renderer's timer does not measure GPU time");
+    } else {
+      const std::vector<PassTiming> timings = m.timings();
+      if (timings.empty()) ImGui::TextDisabled("GPU pass times: waiting for results");
+      for (std::size_t i = 0; i < timings.size(); ++i) {
+        const PassTiming& t = timings[i];
+        ImGui::Text("%s: %.3f ms (GPU)", t.name.c_str(), t.history->latest());
+        ImGui::PushID(static_cast<int>(i));
+        plot("##pass", *t.history, "ms", 28.0f * scale_);
+        ImGui::PopID();
+      }
+    }
+    ImGui::TextDisabled("%s", gl_description_.c_str());
+
+    // ---- screenshot ----
+    section("Screenshot");
+    ImGui::SetNextItemWidth(-70.0f * scale_);
+    ImGui::InputText("##shot", screenshot_path_.data(), screenshot_path_.size());
+    ImGui::SameLine();
+    if (ImGui::Button("Save", ImVec2(-1.0f, 0.0f)) && screenshot_path_[0] != '\0')
+      save_requested_ = true;
+    if (!save_message_.empty()) ImGui::TextDisabled("%s", save_message_.c_str());
+
+    ImGui::PopTextWrapPos();
+    ImGui::End();
+  }
+
+  // Writes the window (panel and overlays included) as it was just rendered.
+  void save_from_ui() {
+    save_requested_ = false;
+    int w = 0, h = 0;
+    window_.framebuffer_size(&w, &h);
+    const std::string path(screenshot_path_.data());
+    try {
+      save_screenshot(path, w, h);
+      save_message_ = "wrote " + path + " (" + std::to_string(w) + "x" + std::to_string(h) + ")";
+    } catch (const std::exception& e) {
+      save_message_.clear();
+      shell_error_ = e.what();
     }
   }
 
   void render_frame() {
     int fb_width = 0, fb_height = 0;
     window_.framebuffer_size(&fb_width, &fb_height);
-
     ImGui_ImplOpenGL3_NewFrame();
     ImGui_ImplGlfw_NewFrame();
     ImGui::NewFrame();
 
-    std::vector<Rect> cells = layout_cells(settings_.layout, image_area(fb_width, fb_height));
-    if (view_pending_ && fb_width > 0 && fb_height > 0) {
-      if (first_view_) {
-        reset_view(cells.front(), options_.zoom, options_.center);
-      } else {
-        reset_view(cells.front());
-      }
-      cell_size_ = glm::dvec2(cells.front().width, cells.front().height);
-      view_pending_ = false;
-      first_view_ = false;
+    if (switch_to_) {
+      current_ = *switch_to_;
+      switch_to_.reset();
     }
-    handle_input(cells);
-
-    if (auto ms = timer_.poll(); ms && timer_.finished_count() != timer_results_seen_) {
-      timer_results_seen_ = timer_.finished_count();
-      gpu_pass_ms_.push(static_cast<float>(*ms));
+    FrameInfo f = frame_info(fb_width, fb_height);
+    Mode& m = mode();
+    try {
+      m.update(f);
+      panel(f);
+      f = frame_info(fb_width, fb_height);
+      m.overlays(f, ImGui::GetBackgroundDrawList());
+    } catch (const Error& e) {
+      shell_error_ = e.what();
     }
-    PanelView panel_view;
-    panel_view.document = document_ ? &*document_ : nullptr;
-    panel_view.error = &error_;
-    panel_view.view = document_ ? &view_ : nullptr;
-    if (document_ && hover_) {
-      panel_view.cursor_image = view_.image_position(hover_->local);
-      panel_view.readout = readout(*panel_view.cursor_image);
-    }
-    panel_view.cpu_frame_ms = &cpu_frame_ms_;
-    panel_view.gpu_pass_ms = &gpu_pass_ms_;
-    panel_view.gl_description = gl_description_;
-    panel_view.gpu_timer_meaningful = gpu_timer_meaningful_;
-    const PanelActions actions = panel_.draw(settings_, panel_view, scale_);
-    // The panel may have changed the layout or the angle: the views follow before drawing.
-    cells = layout_cells(settings_.layout, image_area(fb_width, fb_height));
-    handle_actions(actions, cells);
-    follow_layout(cells);
-    if (document_) draw_overlays(cells);
+    update_title();
     ImGui::Render();
 
     glViewport(0, 0, fb_width, fb_height);
     glClearColor(0.11f, 0.11f, 0.12f, 1.0f);
     glClear(GL_COLOR_BUFFER_BIT);
-    if (document_ && fb_width > 0 && fb_height > 0) {
-      gl::ScopedGpuTimer timing(timer_);
-      draw_views(cells, fb_height);
+    if (fb_width > 0 && fb_height > 0) {
+      try {
+        m.draw(f);
+      } catch (const Error& e) {
+        shell_error_ = e.what();
+      }
     }
     ImGui_ImplOpenGL3_RenderDrawData(ImGui::GetDrawData());
     gl::check_error("rendering a frame", __FILE__, __LINE__);
   }
 
-  bool screenshot_ready(int frame) const {
-    // At least a few frames, so that ImGui has laid out its windows and the GPU timer has
-    // results to show.
-    if (frames_since_load_ < std::max(3, options_.screenshot_frames)) return false;
+  bool size_reached(int frame) const {
     int w = 0, h = 0;
     window_.framebuffer_size(&w, &h);
-    return (w == options_.width && h == options_.height) ||
-           frame >= options_.screenshot_frames + kMaxExtraScreenshotFrames;
+    return (w == options_.width && h == options_.height) || frame >= kMaxExtraScreenshotFrames;
   }
 
   ViewerOptions options_;
   GlfwWindow window_;  // first: the GL context outlives every GL object below
   float scale_ = 1.0f;
   ImGuiSession imgui_;
-  std::unique_ptr<MethodPass> pass_ = std::make_unique<MethodPass>();
-  gl::GpuTimer timer_;
-  std::optional<ImageDocument> document_;
-
-  ViewerSettings settings_;
-  Panel panel_;
-  ViewTransform view_;  // shared by all views, in cell-local coordinates
-  glm::dvec2 cell_size_{0.0, 0.0};
-  bool view_pending_ = false;
-  bool first_view_ = true;
-  bool reset_requested_ = false;
-  bool dragging_ = false;
-  bool dragging_divider_ = false;
-  std::optional<Hover> hover_;
-  std::string error_;
-  std::string last_notice_;
+  MethodPass pass_;
+  std::map<std::size_t, std::unique_ptr<Mode>> made_;
+  std::size_t current_ = 0;
+  std::optional<std::size_t> switch_to_;
+  bool tab_selected_once_ = false;
+  std::chrono::steady_clock::time_point start_;
+  std::string title_;
   std::string gl_description_;
   bool gpu_timer_meaningful_ = true;
-  int frames_since_load_ = 0;
-  FrameHistory<kHistoryLength> cpu_frame_ms_;
-  FrameHistory<kHistoryLength> gpu_pass_ms_;
-  std::uint64_t timer_results_seen_ = 0;
+  std::string shell_error_;
+  std::array<char, 1024> path_buffer_{};
+  std::array<char, 1024> screenshot_path_{};
+  bool save_requested_ = false;
+  std::string save_message_;
+  FrameHistory<kHistoryLength> frame_ms_;
 };
 
 }  // namespace

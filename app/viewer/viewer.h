@@ -1,37 +1,37 @@
-// The interactive viewer: window, ImGui panel, input (zoom, pan, rotation, keys, dropped files),
-// the zoom/rotate compare mode (up to four synchronised views or a split wipe, each with its own
-// reconstruction method, a magnifier loupe, a readout under the cursor) with its GPU timer, and
-// the --screenshot mode.
+// The interactive viewer's shell: the window, Dear ImGui, the side panel (mode tabs, file
+// field, bundled data, progress, errors, timing, screenshots) around one of the modes
+// (mode.h), and the --screenshot / --report run.
 #pragma once
 
-#include <array>
-#include <optional>
+#include <functional>
+#include <memory>
 #include <string>
+#include <vector>
 
-#include <glm/glm.hpp>
-
-#include "layout.h"
-#include "splineview/gl/evaluator.h"
+#include "method_pass.h"
+#include "mode.h"
 
 namespace sv::viewer {
 
+// How to make a mode; modes are made when first shown and kept while the viewer runs.
+struct ModeFactory {
+  std::string name;   // "zoom", "rotate", "volume"
+  std::string label;  // tab label: "Zoom / rotate", ...
+  std::function<std::unique_ptr<Mode>(MethodPass&)> make;
+};
+
 struct ViewerOptions {
-  std::string image;  // empty: the bundled default image
-  Layout layout = Layout::Single;
-  // Methods of the views in layout order; std::nullopt keeps the viewer's default for that view.
-  std::array<std::optional<gl::Fetch>, 4> methods;
-  double angle_deg = 0;              // view rotation, counter-clockwise as displayed
-  std::optional<double> zoom;        // window pixels per sample; empty: fit the image
-  std::optional<glm::dvec2> center;  // image position (x, y) shown at the view's centre
-  std::string screenshot;            // non-empty: render, write this PNG and exit
-  int screenshot_frames = 3;         // frames rendered after loading before the screenshot
+  std::vector<ModeFactory> modes;  // at least one
+  std::string initial_mode;        // one of the names
+  std::string screenshot;          // non-empty: render until settled, write this PNG, exit
+  std::string report;              // non-empty with screenshot: the mode's figures as JSON
+  int screenshot_frames = 3;       // frames rendered after settling before the screenshot
   int width = 1280;
   int height = 800;
 };
 
 // Runs until the window closes, or, with a screenshot path, until the screenshot is written.
-// Returns the process exit code. Interactive mode falls back to the default image when the
-// given one cannot be loaded (and shows why); screenshot mode treats that as a failure.
+// Returns the process exit code (screenshot mode: 1 when the mode's data failed to load).
 // Throws sv::Error for failures that leave nothing to show (no display, no GL 4.5, ...).
 int run_viewer(const ViewerOptions& options);
 

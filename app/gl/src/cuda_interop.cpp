@@ -4,6 +4,7 @@
 #include "splineview/gl/cuda_interop.h"
 
 #include <cstdio>
+#include <optional>
 #include <string>
 #include <utility>
 
@@ -27,6 +28,7 @@ struct TextureInterop::Impl {
   // Kept between operations so that a stream of frames does not allocate per frame; they grow
   // to the largest input seen (at most the texture's texels times its channels).
   cuda::DeviceBuffer staging, scratch;
+  std::optional<double> kernel_ms;  // CUDA event time of the last prefilter's kernels
 #if SPLINEVIEW_HAVE_CUDA
   cudaGraphicsResource_t resource = nullptr;
 #endif
@@ -379,6 +381,10 @@ void TextureInterop::run_cuda(const std::function<void(const MappedSurface&)>& o
 #endif
 }
 
+std::optional<double> TextureInterop::last_kernel_ms() const {
+  return impl_->kernel_ms;
+}
+
 void TextureInterop::prefilter_into(const ArrayF& samples, const PrefilterOptions& opt) {
   Impl& m = *impl_;
   check_fits(m, samples.dims(), samples.channels());
@@ -418,7 +424,11 @@ void TextureInterop::prefilter_into_from_device(const float* device_samples,
   cfg.boundary = opt.boundary;
   float* scratch = m.scratch.data();
   run_cuda([&](const MappedSurface& s) {
+    cuda::EventTimer timer;
+    timer.start();
     cuda::prefilter_to_surface(device_samples, shape, s.surface, s.format, scratch, cfg);
+    timer.stop();
+    m.kernel_ms = timer.ms();
   });
 }
 

@@ -21,6 +21,7 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -86,6 +87,9 @@ class TextureInterop {
   // paths. Throws sv::Error for a shape or channel count that does not fit the texture, and for
   // CUDA or GL failures (the texture is never left mapped).
   void prefilter_into(const ArrayF& samples, const PrefilterOptions& opt = {});
+  // CUDA event time (ms) of the last prefilter's kernels on the CUDA path (without the upload
+  // of host samples); empty before the first one and on the CPU path.
+  std::optional<double> last_kernel_ms() const;
 
   // The same from samples already in device memory (layout.size() floats, left unchanged).
   // Without CUDA on the machine this throws sv::Error; with CUDA but a failed registration the

@@ -1,0 +1,257 @@
+// The accuracy overlay's measurement (see accuracy.h).
+#include "accuracy.h"
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <limits>
+
+#include "method_pass.h"
+#include "splineview/error.h"
+#include "splineview/prefilter.h"
+#include "splineview/sampler.h"
+
+namespace sv::viewer {
+namespace {
+
+// Points per GPU evaluate() call and per reference chunk: big enough to amortise a draw (or a
+// thread fork), small enough that one step stays within a frame on a GPU.
+constexpr std::size_t kGpuChunk = 1 << 16;
+constexpr std::size_t kReferenceChunk = 1 << 15;
+
+double ms_since(std::chrono::steady_clock::time_point t) {
+  return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t).count();
+}
+
+}  // namespace
+
+void job_positions(const gl::GridMapping& grid, const std::vector<std::size_t>& dims,
+                   std::vector<float>* positions, std::vector<std::size_t>* pixels) {
+  const std::size_t rank = dims.size();
+  if (rank < 2 || rank > 3) throw Error("accuracy: 2-D or 3-D data only");
+  positions->clear();
+  pixels->clear();
+  float p[3] = {0, 0, 0};
+  for (std::size_t r = 0; r < grid.rows; ++r) {
+    for (std::size_t c = 0; c < grid.cols; ++c) {
+      bool inside = true;
+      for (std::size_t d = 0; d < rank; ++d) {
+        // The order of operations is part of the contract (tests recompute it in NumPy).
+        const double q = grid.origin[d] + static_cast<double>(r) * grid.step_row[d] +
+                         static_cast<double>(c) * grid.step_col[d];
+        p[d] = static_cast<float>(q);
+        const double n = static_cast<double>(dims[d]);
+        inside =
+            inside && static_cast<double>(p[d]) >= -0.5 && static_cast<double>(p[d]) <= n - 0.5;
+      }
+      if (!inside) continue;
+      positions->insert(positions->end(), p, p + rank);
+      pixels->push_back(r * grid.cols + c);
+    }
+  }
+}
+
+std::uint32_t heat_colour(float error) {
+  if (!std::isfinite(error)) return 0;  // transparent
+  // Anchors of the scale per decade: blue, cyan, green, yellow, orange, red, white.
+  struct Rgb {
+    float r, g, b;
+  };
+  static constexpr Rgb kAnchors[] = {
+      {0.05f, 0.05f, 0.45f}, {0.0f, 0.55f, 0.85f}, {0.1f, 0.75f, 0.3f}, {0.95f, 0.9f, 0.2f},
+      {1.0f, 0.55f, 0.1f},   {0.85f, 0.1f, 0.1f},  {1.0f, 1.0f, 1.0f}};
+  constexpr int kSteps = static_cast<int>(sizeof kAnchors / sizeof kAnchors[0]) - 1;
+  const double decade = std::log10(std::max(static_cast<double>(error), 1e-30));
+  const double t =
+      std::clamp((decade - kHeatMinDecade) / (kHeatMaxDecade - kHeatMinDecade), 0.0, 1.0) * kSteps;
+  const int i = std::min(static_cast<int>(t), kSteps - 1);
+  const float f = static_cast<float>(t - i);
+  const Rgb& a = kAnchors[i];
+  const Rgb& b = kAnchors[i + 1];
+  const auto byte = [](float v) {
+    return static_cast<std::uint32_t>(std::lround(std::clamp(v, 0.0f, 1.0f) * 255.0f));
+  };
+  return byte(a.r + (b.r - a.r) * f) | byte(a.g + (b.g - a.g) * f) << 8 |
+         byte(a.b + (b.b - a.b) * f) << 16 | 0xffu << 24;
+}
+
+// One measurement in progress.
+struct AccuracyMeter::Pending {
+  std::vector<AccuracyJob> jobs;
+  std::vector<std::vector<float>> positions;  // per job
+  std::vector<std::vector<std::size_t>> pixels;
+  std::vector<std::vector<float>> gpu;         // per job, points * channels
+  std::vector<std::vector<double>> reference;  // per job, points * channels
+  std::vector<std::size_t> gpu_done;           // points evaluated per job
+  std::atomic<std::size_t> reference_done{0};  // points over all jobs
+  std::atomic<bool> reference_finished{false};
+  std::size_t total_points = 0;
+  std::string worker_error;  // set by the worker before reference_finished
+};
+
+AccuracyMeter::AccuracyMeter(std::shared_ptr<const ArrayD> exact, const ArrayF& samples,
+                             const ArrayF& coefficients)
+    : exact_(std::move(exact)),
+      samples_tex_(samples, gl::TexFormat::R32F),
+      coefficients_tex_(coefficients, gl::TexFormat::R32F) {
+  if (!exact_ || exact_->dims() != samples.dims() || exact_->channels() != samples.channels() ||
+      coefficients.dims() != samples.dims() || coefficients.channels() != samples.channels())
+    throw Error("accuracy: the exact values, samples and coefficients must have one shape");
+}
+
+AccuracyMeter::~AccuracyMeter() {
+  stop_worker();
+}
+
+void AccuracyMeter::stop_worker() {
+  cancel_ = true;
+  if (worker_.joinable()) worker_.join();
+  cancel_ = false;
+}
+
+void AccuracyMeter::measure(std::vector<AccuracyJob> jobs) {
+  stop_worker();
+  auto p = std::make_unique<Pending>();
+  p->jobs = std::move(jobs);
+  const std::size_t channels = exact_->channels();
+  for (const AccuracyJob& job : p->jobs) {
+    std::vector<float> pos;
+    std::vector<std::size_t> pix;
+    job_positions(job.grid, exact_->dims(), &pos, &pix);
+    p->total_points += pix.size();
+    p->gpu.emplace_back(pix.size() * channels);
+    p->reference.emplace_back(pix.size() * channels);
+    p->gpu_done.push_back(0);
+    p->positions.push_back(std::move(pos));
+    p->pixels.push_back(std::move(pix));
+  }
+  pending_ = std::move(p);
+  busy_ = true;
+  start_reference();
+}
+
+void AccuracyMeter::start_reference() {
+  Pending* p = pending_.get();
+  const bool need_coefficients =
+      !exact_coefficients_ && std::any_of(p->jobs.begin(), p->jobs.end(), [](const AccuracyJob& j) {
+        return gl::fetch_prefiltered(j.method);
+      });
+  worker_ = std::thread([this, p, need_coefficients] {
+    try {
+      if (need_coefficients) {
+        auto c = std::make_shared<ArrayD>(*exact_);
+        prefilter(*c, PrefilterOptions{3, Boundary::Reflect, 0});
+        exact_coefficients_ = std::move(c);
+      }
+      const std::size_t rank = exact_->rank();
+      const std::size_t channels = exact_->channels();
+      std::vector<double> pos;
+      for (std::size_t j = 0; j < p->jobs.size(); ++j) {
+        const gl::Fetch method = p->jobs[j].method;
+        SamplerOptions opt;
+        opt.degree = method_degree(method);
+        opt.boundary = Boundary::Reflect;
+        const ArrayD& data = gl::fetch_prefiltered(method) ? *exact_coefficients_ : *exact_;
+        const std::size_t m = p->pixels[j].size();
+        for (std::size_t begin = 0; begin < m; begin += kReferenceChunk) {
+          if (cancel_) return;
+          const std::size_t n = std::min(kReferenceChunk, m - begin);
+          pos.assign(p->positions[j].begin() + static_cast<std::ptrdiff_t>(begin * rank),
+                     p->positions[j].begin() + static_cast<std::ptrdiff_t>((begin + n) * rank));
+          sample(data, pos.data(), n, p->reference[j].data() + begin * channels, opt);
+          p->reference_done += n;
+        }
+      }
+    } catch (const std::exception& e) {
+      p->worker_error = e.what();
+    }
+    p->reference_finished = true;
+  });
+}
+
+float AccuracyMeter::fraction() const {
+  if (!pending_ || !busy_) return 1.0f;
+  const Pending& p = *pending_;
+  if (p.total_points == 0) return 1.0f;
+  std::size_t gpu = 0;
+  for (std::size_t d : p.gpu_done) gpu += d;
+  return static_cast<float>(gpu + p.reference_done) / static_cast<float>(2 * p.total_points);
+}
+
+void AccuracyMeter::step(double budget_ms) {
+  if (!busy_ || !pending_) return;
+  Pending& p = *pending_;
+  const auto start = std::chrono::steady_clock::now();
+  const std::size_t rank = exact_->rank();
+  const std::size_t channels = exact_->channels();
+  for (std::size_t j = 0; j < p.jobs.size(); ++j) {
+    const gl::Fetch method = p.jobs[j].method;
+    auto it = evaluators_.find(method);
+    if (it == evaluators_.end()) {
+      gl::EvalOptions opt;
+      opt.fetch = method;
+      opt.boundary = Boundary::Reflect;
+      it = evaluators_.emplace(method, std::make_unique<gl::Evaluator>(opt, rank)).first;
+    }
+    const gl::SplineTexture& tex = gl::fetch_prefiltered(method) ? coefficients_tex_ : samples_tex_;
+    const std::size_t m = p.pixels[j].size();
+    while (p.gpu_done[j] < m) {
+      if (budget_ms >= 0 && ms_since(start) > budget_ms) return;
+      const std::size_t begin = p.gpu_done[j];
+      const std::size_t n = std::min(kGpuChunk, m - begin);
+      const std::vector<float> values =
+          it->second->evaluate(tex, p.positions[j].data() + begin * rank, n);
+      std::copy(values.begin(), values.end(),
+                p.gpu[j].begin() + static_cast<std::ptrdiff_t>(begin * channels));
+      p.gpu_done[j] += n;
+    }
+  }
+  if (p.reference_finished) complete();
+}
+
+void AccuracyMeter::finish() {
+  while (busy_) {
+    step(-1.0);
+    if (busy_) std::this_thread::sleep_for(std::chrono::milliseconds(2));
+  }
+}
+
+void AccuracyMeter::complete() {
+  if (worker_.joinable()) worker_.join();
+  Pending& p = *pending_;
+  if (!p.worker_error.empty()) {
+    busy_ = false;
+    pending_.reset();
+    throw Error("accuracy reference: " + p.worker_error);
+  }
+  const std::size_t channels = exact_->channels();
+  std::vector<AccuracyResult> results;
+  for (std::size_t j = 0; j < p.jobs.size(); ++j) {
+    AccuracyResult r;
+    r.job = p.jobs[j];
+    const std::size_t m = p.pixels[j].size();
+    r.points = m;
+    r.error.assign(r.job.grid.rows * r.job.grid.cols, std::numeric_limits<float>::quiet_NaN());
+    if (m > 0) {
+      ArrayD gpu({m}, channels), ref({m}, channels);
+      std::copy(p.gpu[j].begin(), p.gpu[j].end(), gpu.data());
+      std::copy(p.reference[j].begin(), p.reference[j].end(), ref.data());
+      r.stats = compare(gpu, ref);
+      for (std::size_t i = 0; i < m; ++i) {
+        double e = 0;
+        for (std::size_t c = 0; c < channels; ++c)
+          e = std::max(e, std::fabs(gpu.data()[i * channels + c] - ref.data()[i * channels + c]));
+        const float ef = static_cast<float>(e);
+        r.error[p.pixels[j][i]] = ef;
+        r.error_max = std::max(r.error_max, ef);
+      }
+    }
+    results.push_back(std::move(r));
+  }
+  results_ = std::move(results);
+  ++generation_;
+  busy_ = false;
+  pending_.reset();
+}
+
+}  // namespace sv::viewer

@@ -1,0 +1,721 @@
+// The zoom/rotate compare mode (see zoom_mode.h).
+#include "zoom_mode.h"
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <filesystem>
+
+#include <imgui.h>
+#define GLFW_INCLUDE_NONE
+#include <GLFW/glfw3.h>
+
+#include "panel_widgets.h"
+#include "splineview/error.h"
+#include "splineview/gl/gl.h"
+#include "splineview/sampler.h"
+#include "splineview/synthetic.h"
+
+namespace sv::viewer {
+namespace {
+
+constexpr double kPi = 3.14159265358979323846;
+constexpr float kRotationStep = 5.0f;  // degrees per press of [ or ]
+constexpr double kDividerGrab = 6.0;   // framebuffer pixels either side of the wipe divider
+constexpr double kLoupeSide = 240.0;   // window pixels at UI scale 1
+// The view must stay unchanged this long before the accuracy measurement restarts, so that a
+// drag or a wheel spin does not start one per frame.
+constexpr double kAccuracyDebounceS = 0.25;
+// Time per frame given to the accuracy measurement's GPU side.
+constexpr double kAccuracyBudgetMs = 6.0;
+constexpr std::size_t kLoupeSlot = 4;
+
+float wrap_degrees(float a) {
+  a = std::fmod(a, 360.0f);
+  if (a > 180.0f) a -= 360.0f;
+  if (a <= -180.0f) a += 360.0f;
+  return a;
+}
+
+gl::Viewport to_viewport(const Rect& r, int fb_height) {
+  return {static_cast<int>(r.x), fb_height - static_cast<int>(r.y + r.height),
+          static_cast<int>(r.width), static_cast<int>(r.height)};
+}
+
+Rect local(const Rect& cell) {
+  return {0.0, 0.0, cell.width, cell.height};
+}
+
+// The bundled images: label and how to make them.
+struct Bundled {
+  const char* label;
+  const char* asset;  // file in assets/, or null for a generated one
+};
+constexpr Bundled kBundled[] = {
+    {"photograph: coffee (600 x 400, RGB)", "coffee.png"},
+    {"photograph: ascent (512 x 512, grey)", "ascent.png"},
+    {"zone plate (512 x 512): aliasing and ringing", nullptr},
+    {"resolution chart (512 x 512): fine text and line pairs", nullptr},
+};
+
+bool same_jobs(const std::vector<AccuracyJob>& a, const std::vector<AccuracyJob>& b) {
+  if (a.size() != b.size()) return false;
+  for (std::size_t i = 0; i < a.size(); ++i) {
+    const gl::GridMapping &x = a[i].grid, &y = b[i].grid;
+    if (a[i].method != b[i].method || x.rows != y.rows || x.cols != y.cols ||
+        x.origin != y.origin || x.step_row != y.step_row || x.step_col != y.step_col)
+      return false;
+  }
+  return true;
+}
+
+double now_s() {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
+}
+
+nlohmann::json number_or_null(double v) {
+  return std::isfinite(v) ? nlohmann::json(v) : nlohmann::json(nullptr);
+}
+
+}  // namespace
+
+ZoomMode::ZoomMode(const ZoomOptions& options, MethodPass& pass) : options_(options), pass_(pass) {
+  settings_.layout = options.layout;
+  for (std::size_t i = 0; i < options.methods.size(); ++i)
+    if (options.methods[i]) settings_.methods[i] = *options.methods[i];
+  settings_.angle_deg = wrap_degrees(static_cast<float>(options.angle_deg));
+  settings_.accuracy = options.accuracy;
+  settings_.heat_map = options.heat_map;
+  timers_meaningful_ = gl::timer_queries_meaningful();
+  const std::string first = options.image.empty() ? default_image_path() : options.image;
+  fallback_pending_ = !options.strict && first != default_image_path();
+  open(first);
+}
+
+ZoomMode::~ZoomMode() {
+  if (decoding_.valid()) decoding_.wait();
+}
+
+void ZoomMode::start_decode(std::function<DecodedImage()> decode, std::string what) {
+  if (decoding_.valid()) decoding_.wait();  // one load at a time; the newest request wins
+  decoding_ = std::async(std::launch::async, std::move(decode));
+  decoding_what_ = std::move(what);
+}
+
+bool ZoomMode::open(const std::string& path) {
+  start_decode([path] { return decode_image(path); },
+               "loading " + std::filesystem::path(path).filename().string());
+  return true;
+}
+
+std::vector<std::string> ZoomMode::bundled() const {
+  std::vector<std::string> labels;
+  for (const Bundled& b : kBundled) labels.emplace_back(b.label);
+  return labels;
+}
+
+bool ZoomMode::open_bundled(std::size_t index) {
+  if (index >= std::size(kBundled)) return false;
+  const Bundled& b = kBundled[index];
+  if (b.asset) return open(asset_path(b.asset));
+  if (index == 2) {
+    start_decode([] { return synthetic_image("zone plate 512 x 512", zone_plate(512, 512)); },
+                 "generating the zone plate");
+  } else {
+    start_decode([] { return synthetic_image("resolution chart 512 x 512", resolution_chart()); },
+                 "generating the resolution chart");
+  }
+  return true;
+}
+
+std::string ZoomMode::title() const {
+  return document_ ? document_->label : std::string();
+}
+
+void ZoomMode::adopt(DecodedImage decoded) {
+  ImageDocument doc = make_document(std::move(decoded));
+  if (!doc.prefilter_notice.empty() && doc.prefilter_notice != notice_)
+    std::fprintf(stderr, "splineview: %s\n", doc.prefilter_notice.c_str());
+  notice_ = doc.prefilter_notice;
+  meter_.reset();
+  meter_ = std::make_unique<AccuracyMeter>(doc.exact, doc.samples, doc.coefficients);
+  document_ = std::move(doc);
+  jobs_.clear();
+  jobs_measured_ = false;
+  heat_.clear();
+  heat_generation_ = 0;
+  view_pending_ = true;
+}
+
+void ZoomMode::poll_decode() {
+  if (!decoding_.valid() ||
+      decoding_.wait_for(std::chrono::seconds(0)) != std::future_status::ready)
+    return;
+  try {
+    adopt(decoding_.get());
+    if (!fallback_pending_) error_.clear();
+    fallback_pending_ = false;
+  } catch (const std::exception& e) {
+    error_ = e.what();
+    if (fallback_pending_) {
+      fallback_pending_ = false;
+      error_ += "\nShowing the default image instead.";
+      const std::string fallback = default_image_path();
+      start_decode([fallback] { return decode_image(fallback); }, "loading the default image");
+      fallback_pending_ = true;  // keep the error above once the fallback loads
+    }
+  }
+}
+
+std::vector<Rect> ZoomMode::cells(const FrameInfo& f) const {
+  return layout_cells(settings_.layout, f.area);
+}
+
+std::vector<ZoomMode::Pane> ZoomMode::panes(const std::vector<Rect>& cells) const {
+  std::vector<Pane> out;
+  for (std::size_t i = 0; i < cells.size(); ++i) {
+    const Rect& c = cells[i];
+    if (settings_.layout == Layout::Wipe) {
+      const double d = wipe_divider_x(c, settings_.wipe);
+      if (d > c.x) out.push_back({0, {c.x, c.y, d - c.x, c.height}, 0.0});
+      if (c.x + c.width > d) out.push_back({1, {d, c.y, c.x + c.width - d, c.height}, d - c.x});
+    } else {
+      out.push_back({i, c, 0.0});
+    }
+  }
+  return out;
+}
+
+double ZoomMode::angle_rad() const {
+  return settings_.angle_deg * kPi / 180.0;
+}
+
+std::vector<AccuracyJob> ZoomMode::accuracy_jobs(const std::vector<Rect>& cells) const {
+  std::vector<AccuracyJob> jobs;
+  for (const Pane& p : panes(cells)) {
+    // Pixel (r, c) of the pane has its centre at (x_in_cell + c + 0.5, r + 0.5) in the cell's
+    // coordinates, where the shared view transform applies.
+    const glm::dvec2 o = view_.image_position({p.x_in_cell + 0.5, 0.5});
+    const glm::dvec2 dc = view_.image_position({p.x_in_cell + 1.5, 0.5}) - o;
+    const glm::dvec2 dr = view_.image_position({p.x_in_cell + 0.5, 1.5}) - o;
+    AccuracyJob job;
+    job.method = settings_.methods[p.slot];
+    job.grid.rows = static_cast<std::size_t>(p.rect.height);
+    job.grid.cols = static_cast<std::size_t>(p.rect.width);
+    job.grid.origin = {o.y, o.x, 0.0};  // array axis order (y, x)
+    job.grid.step_row = {dr.y, dr.x, 0.0};
+    job.grid.step_col = {dc.y, dc.x, 0.0};
+    jobs.push_back(job);
+  }
+  return jobs;
+}
+
+void ZoomMode::update_accuracy(const FrameInfo& f, bool now) {
+  if (!document_ || !meter_ || !settings_.accuracy) return;
+  std::vector<AccuracyJob> jobs = accuracy_jobs(cells(f));
+  if (!same_jobs(jobs, jobs_)) {
+    jobs_ = std::move(jobs);
+    jobs_changed_s_ = f.time_s;
+    jobs_measured_ = false;
+  }
+  if (!jobs_measured_ && (now || f.time_s - jobs_changed_s_ >= kAccuracyDebounceS)) {
+    meter_->measure(jobs_);
+    jobs_measured_ = true;
+  }
+  try {
+    if (now) {
+      meter_->finish();
+    } else {
+      meter_->step(kAccuracyBudgetMs);
+    }
+  } catch (const std::exception& e) {
+    error_ = e.what();
+  }
+  upload_heat_maps();
+}
+
+void ZoomMode::upload_heat_maps() {
+  if (!meter_ || meter_->generation() == heat_generation_) return;
+  heat_generation_ = meter_->generation();
+  heat_.clear();
+  for (const AccuracyResult& r : meter_->results()) {
+    const int w = static_cast<int>(r.job.grid.cols), h = static_cast<int>(r.job.grid.rows);
+    if (w <= 0 || h <= 0) {
+      heat_.emplace_back();
+      continue;
+    }
+    std::vector<std::uint32_t> rgba(r.error.size());
+    for (std::size_t i = 0; i < rgba.size(); ++i) rgba[i] = heat_colour(r.error[i]);
+    gl::Texture t = gl::Texture::create_2d(GL_RGBA8, w, h);
+    t.set_filter(GL_NEAREST, GL_NEAREST);
+    t.upload_2d(GL_RGBA, GL_UNSIGNED_BYTE, rgba.data());
+    heat_.push_back(std::move(t));
+  }
+}
+
+const AccuracyResult* ZoomMode::result_for(std::size_t pane) const {
+  if (!meter_ || !jobs_measured_ || meter_->busy()) return nullptr;
+  const std::vector<AccuracyResult>& results = meter_->results();
+  if (pane >= results.size() || results.size() != jobs_.size()) return nullptr;
+  std::vector<AccuracyJob> measured;
+  for (const AccuracyResult& r : results) measured.push_back(r.job);
+  return same_jobs(measured, jobs_) ? &results[pane] : nullptr;
+}
+
+void ZoomMode::reset_view(const Rect& cell, std::optional<double> zoom,
+                          std::optional<glm::dvec2> center) {
+  if (!document_) return;
+  const glm::dvec2 size(document_->width(), document_->height());
+  view_ = ViewTransform::looking_at(center.value_or(size / 2.0 - 0.5), local(cell),
+                                    zoom.value_or(ViewTransform::fit(size, local(cell)).zoom()),
+                                    angle_rad());
+}
+
+std::optional<ZoomMode::Hover> ZoomMode::hover_at(const std::vector<Rect>& cells,
+                                                  const glm::dvec2& cursor) const {
+  for (std::size_t i = 0; i < cells.size(); ++i) {
+    if (!cells[i].contains(cursor)) continue;
+    Hover h;
+    h.cell = i;
+    h.slot = i;
+    if (settings_.layout == Layout::Wipe)
+      h.slot = cursor.x < wipe_divider_x(cells[i], settings_.wipe) ? 0 : 1;
+    h.local = cursor - glm::dvec2(cells[i].x, cells[i].y);
+    return h;
+  }
+  return std::nullopt;
+}
+
+void ZoomMode::handle_input(const FrameInfo& f, const std::vector<Rect>& cells) {
+  const ImGuiIO& io = ImGui::GetIO();
+  const glm::dvec2 cursor = glm::dvec2(io.MousePos.x, io.MousePos.y) * f.fb_scale;
+  hover_.reset();
+  if (ImGui::IsMousePosValid() && f.mouse_free) hover_ = hover_at(cells, cursor);
+  if (hover_) {
+    if (io.MouseWheel != 0.0f)
+      view_.zoom_about(hover_->local, std::pow(1.2, static_cast<double>(io.MouseWheel)));
+    if (ImGui::IsMouseClicked(ImGuiMouseButton_Left)) {
+      const bool on_divider =
+          settings_.layout == Layout::Wipe &&
+          std::abs(cursor.x - wipe_divider_x(cells[hover_->cell], settings_.wipe)) <=
+              kDividerGrab * f.ui_scale;
+      (on_divider ? dragging_divider_ : dragging_) = true;
+    }
+  }
+  if (dragging_ || dragging_divider_) {
+    if (!io.MouseDown[ImGuiMouseButton_Left]) {
+      dragging_ = dragging_divider_ = false;
+    } else if (dragging_) {
+      view_.pan_by(glm::dvec2(io.MouseDelta.x, io.MouseDelta.y) * f.fb_scale);
+    } else if (!cells.empty()) {
+      const Rect& c = cells.front();
+      settings_.wipe = static_cast<float>(std::clamp((cursor.x - c.x) / c.width, 0.0, 1.0));
+    }
+  }
+  if (f.keyboard_free) {
+    if (ImGui::IsKeyPressed(GLFW_KEY_R, false) && !cells.empty()) {
+      settings_.angle_deg = 0.0f;
+      reset_view(cells.front());
+    }
+    if (ImGui::IsKeyPressed(GLFW_KEY_SPACE, false))
+      std::swap(settings_.methods[0], settings_.methods[1]);
+    if (ImGui::IsKeyPressed(GLFW_KEY_L, false)) settings_.loupe = !settings_.loupe;
+    if (ImGui::IsKeyPressed(GLFW_KEY_H, false)) settings_.heat_map = !settings_.heat_map;
+    if (ImGui::IsKeyPressed(GLFW_KEY_LEFT_BRACKET, true))
+      settings_.angle_deg = wrap_degrees(settings_.angle_deg + kRotationStep);
+    if (ImGui::IsKeyPressed(GLFW_KEY_RIGHT_BRACKET, true))
+      settings_.angle_deg = wrap_degrees(settings_.angle_deg - kRotationStep);
+    for (std::size_t i = 0; i < kMethods.size(); ++i) {
+      if (ImGui::IsKeyPressed(GLFW_KEY_1 + static_cast<int>(i), false))
+        settings_.methods[hover_ ? hover_->slot : 0] = kMethods[i];
+    }
+  }
+}
+
+void ZoomMode::follow_layout(const std::vector<Rect>& cells) {
+  if (cells.empty()) return;
+  const glm::dvec2 size(cells.front().width, cells.front().height);
+  if (size != cell_size_ && cell_size_.x > 0) {
+    const glm::dvec2 centre = view_.image_position(cell_size_ / 2.0);
+    view_ = ViewTransform::looking_at(centre, local(cells.front()), view_.zoom(), view_.angle());
+  }
+  cell_size_ = size;
+  if (view_.angle() != angle_rad()) view_.rotate_about(size / 2.0, angle_rad());
+}
+
+void ZoomMode::update(const FrameInfo& f) {
+  ui_scale_ = f.ui_scale;
+  poll_decode();
+  const std::vector<Rect> c = cells(f);
+  if (document_ && view_pending_ && !c.empty() && f.fb_width > 0 && f.fb_height > 0) {
+    if (first_view_) {
+      reset_view(c.front(), options_.zoom, options_.center);
+    } else {
+      reset_view(c.front());
+    }
+    cell_size_ = glm::dvec2(c.front().width, c.front().height);
+    view_pending_ = false;
+    first_view_ = false;
+  }
+  if (document_) {
+    handle_input(f, c);
+    follow_layout(c);
+  }
+  update_accuracy(f, f.batch);
+}
+
+std::vector<PassTiming> ZoomMode::timings() const {
+  std::vector<PassTiming> out;
+  if (!timers_meaningful_) return out;
+  for (std::size_t i = 0; i < pass_ms_.size(); ++i)
+    if (pass_ms_[i].count() > 0) out.push_back({pass_names_[i], &pass_ms_[i]});
+  return out;
+}
+
+void ZoomMode::panel(const FrameInfo& f) {
+  const float scale = f.ui_scale;
+  section("Image");
+  if (document_) {
+    ImGui::TextUnformatted(document_->label.c_str());
+    ImGui::TextDisabled("%s", document_->description.c_str());
+    if (document_->prefilter_on_gpu) {
+      if (document_->prefilter_kernel_ms) {
+        ImGui::TextDisabled("prefilter: CUDA into the GL texture, kernels %.3f ms (CUDA events)",
+                            *document_->prefilter_kernel_ms);
+      }
+      ImGui::TextDisabled("load %.1f ms, upload %.1f ms, prefilter call %.1f ms",
+                          document_->load_ms, document_->upload_ms, document_->prefilter_ms);
+    } else {
+      ImGui::TextDisabled("load %.1f ms, upload %.1f ms, prefilter (CPU, then upload) %.1f ms",
+                          document_->load_ms, document_->upload_ms, document_->prefilter_ms);
+    }
+    if (!document_->prefilter_notice.empty())
+      ImGui::TextDisabled("%s", document_->prefilter_notice.c_str());
+  } else {
+    ImGui::TextDisabled("no image loaded");
+  }
+
+  section("Views");
+  int layout = static_cast<int>(settings_.layout);
+  const Layout layouts[] = {Layout::Single, Layout::Pair, Layout::Grid, Layout::Wipe};
+  for (int i = 0; i < 4; ++i) {
+    if (i > 0) ImGui::SameLine();
+    ImGui::RadioButton(layout_name(layouts[i]), &layout, static_cast<int>(layouts[i]));
+  }
+  settings_.layout = static_cast<Layout>(layout);
+  const int shown = method_count(settings_.layout);
+  for (int i = 0; i < shown; ++i) {
+    char label[32];
+    if (settings_.layout == Layout::Wipe) {
+      std::snprintf(label, sizeof label, i == 0 ? "left" : "right");
+    } else if (shown == 1) {
+      std::snprintf(label, sizeof label, "method");
+    } else {
+      std::snprintf(label, sizeof label, "view %d", i + 1);
+    }
+    ImGui::SetNextItemWidth(-80.0f * scale);
+    method_combo(label, &settings_.methods[static_cast<std::size_t>(i)]);
+  }
+  if (ImGui::Button(settings_.layout == Layout::Single ? "A/B: show the other method [Space]"
+                                                       : "A/B: swap the first two [Space]"))
+    std::swap(settings_.methods[0], settings_.methods[1]);
+  if (settings_.layout == Layout::Single) {
+    ImGui::TextDisabled("B is %s", method_display_name(settings_.methods[1]));
+    ImGui::TextDisabled("%s", method_explanation(settings_.methods[0]));
+  } else if (settings_.layout == Layout::Wipe) {
+    ImGui::TextDisabled("drag the divider to move it");
+  }
+  ImGui::TextDisabled("keys 1-6 set the method of the view under the cursor");
+
+  section("View");
+  if (document_) ImGui::Text("zoom %.3gx (%.0f%%)", view_.zoom(), view_.zoom() * 100.0);
+  ImGui::SetNextItemWidth(-80.0f * scale);
+  ImGui::SliderFloat("rotation", &settings_.angle_deg, -180.0f, 180.0f, "%.1f deg");
+  if (ImGui::Button("Reset [R]") && !last_cells_.empty()) {
+    settings_.angle_deg = 0.0f;
+    reset_view(last_cells_.front());
+  }
+  ImGui::SameLine();
+  if (ImGui::Button("1:1") && !last_cells_.empty())
+    view_.zoom_about(local(last_cells_.front()).centre(), 1.0 / view_.zoom());
+  ImGui::SameLine();
+  ImGui::Checkbox("loupe [L]", &settings_.loupe);
+  if (settings_.loupe) {
+    ImGui::SetNextItemWidth(-80.0f * scale);
+    ImGui::SliderFloat("loupe zoom", &settings_.loupe_factor, 2.0f, 16.0f, "%.0fx");
+  }
+  ImGui::TextDisabled("wheel: zoom about the cursor, left drag: pan, [ and ]: rotate by 5 deg");
+  if (hover_ && document_) {
+    const glm::dvec2 p = view_.image_position(hover_->local);
+    ImGui::Text("source position x %.3f, y %.3f", p.x, p.y);
+    const bool inside = p.x >= -0.5 && p.y >= -0.5 && p.x <= document_->width() - 0.5 &&
+                        p.y <= document_->height() - 0.5;
+    if (!inside) {
+      ImGui::TextDisabled("outside the image");
+    } else {
+      const double position[2] = {p.y, p.x};
+      for (int i = 0; i < method_count(settings_.layout); ++i) {
+        const gl::Fetch m = settings_.methods[static_cast<std::size_t>(i)];
+        const ArrayF& data =
+            gl::fetch_prefiltered(m) ? document_->coefficients : document_->samples;
+        std::vector<double> values(data.channels());
+        SamplerOptions opt;
+        opt.degree = method_degree(m);
+        opt.threads = 1;
+        sample(data, position, 1, values.data(), opt);
+        char text[160];
+        int n = std::snprintf(text, sizeof text, "%s:", method_short_name(m));
+        for (double c : values) {
+          if (n < 0 || n >= static_cast<int>(sizeof text)) break;
+          n += std::snprintf(text + n, sizeof text - static_cast<std::size_t>(n), " %.4f", c);
+        }
+        ImGui::TextUnformatted(text);
+      }
+      ImGui::TextDisabled(
+          "values of the CPU double reference (sv::sample, the method's degree, on the same "
+          "samples or coefficients), not read back from the screen");
+    }
+  } else {
+    ImGui::TextDisabled("cursor outside the views");
+  }
+
+  section("Accuracy");
+  ImGui::Checkbox("measure against the double reference", &settings_.accuracy);
+  ImGui::Checkbox("error heat map [H]", &settings_.heat_map);
+  if (settings_.heat_map) {
+    ImGui::SameLine();
+    ImGui::SetNextItemWidth(-1.0f);
+    ImGui::SliderFloat("##opacity", &settings_.heat_opacity, 0.2f, 1.0f, "opacity %.2f");
+  }
+  if (settings_.accuracy && meter_) {
+    if (meter_->busy() || !jobs_measured_) {
+      ImGui::ProgressBar(jobs_measured_ ? meter_->fraction() : 0.0f, ImVec2(-1.0f, 0.0f),
+                         jobs_measured_ ? "measuring the view" : "waiting for the view to settle");
+    }
+    const std::vector<AccuracyResult>& results = meter_->results();
+    const bool current = result_for(0) != nullptr;
+    if (!results.empty() &&
+        ImGui::BeginTable("accuracy", 4,
+                          ImGuiTableFlags_SizingStretchProp | ImGuiTableFlags_RowBg)) {
+      ImGui::TableSetupColumn("method");
+      ImGui::TableSetupColumn("RMS");
+      ImGui::TableSetupColumn("max");
+      ImGui::TableSetupColumn("sum sq.");
+      ImGui::TableHeadersRow();
+      for (const AccuracyResult& r : results) {
+        ImGui::TableNextRow();
+        ImGui::TableNextColumn();
+        ImGui::TextUnformatted(gl::fetch_name(r.job.method));
+        if (r.points == 0) {
+          ImGui::TableNextColumn();
+          ImGui::TextDisabled("outside");
+          continue;
+        }
+        ImGui::TableNextColumn();
+        ImGui::Text("%.3g", r.stats.rms);
+        ImGui::TableNextColumn();
+        ImGui::Text("%.3g", r.stats.max_abs);
+        ImGui::TableNextColumn();
+        ImGui::Text("%.3g", r.stats.sse);
+      }
+      ImGui::EndTable();
+    }
+    if (!results.empty()) {
+      ImGui::TextDisabled(
+          "%s: each view's method (GLSL, as drawn) against sv::sample in double at the "
+          "view's %zu pixel centres inside the image, all channels; values before clamping "
+          "to the display range. Same figures as splinetool sample (gl vs cpu double) + "
+          "compare at those positions.",
+          current ? "current view" : "previous view", results.front().points);
+    }
+  }
+  (void)scale;
+}
+
+void ZoomMode::overlays(const FrameInfo& f, ImDrawList* list) {
+  if (!document_) return;
+  const std::vector<Rect> c = cells(f);
+  last_cells_ = c;
+  const glm::dvec2 fs = f.fb_scale;
+  const float s = f.ui_scale;
+  const auto pt = [&](double x, double y) {
+    return ImVec2(static_cast<float>(x / fs.x), static_cast<float>(y / fs.y));
+  };
+  const auto label = [&](double x, double y, const char* text, bool right_align) {
+    const ImVec2 size = ImGui::CalcTextSize(text);
+    const float pad = 4.0f * s;
+    ImVec2 at = pt(x, y);
+    if (right_align) at.x -= size.x + 2 * pad;
+    list->AddRectFilled(at, ImVec2(at.x + size.x + 2 * pad, at.y + size.y + 2 * pad),
+                        IM_COL32(0, 0, 0, 170), 3.0f * s);
+    list->AddText(ImVec2(at.x + pad, at.y + pad), IM_COL32(235, 235, 235, 255), text);
+  };
+  // Heat maps first, labels on top.
+  const std::vector<Pane> p = panes(c);
+  const bool heat = settings_.heat_map && settings_.accuracy;
+  if (heat) {
+    for (std::size_t i = 0; i < p.size() && i < heat_.size(); ++i) {
+      if (!heat_[i] || !result_for(i)) continue;
+      const Rect& r = p[i].rect;
+      list->AddImage(
+          reinterpret_cast<ImTextureID>(static_cast<std::intptr_t>(heat_[i].id())), pt(r.x, r.y),
+          pt(r.x + r.width, r.y + r.height), ImVec2(0, 0), ImVec2(1, 1),
+          IM_COL32(255, 255, 255, static_cast<int>(std::lround(settings_.heat_opacity * 255.0f))));
+    }
+  }
+  const double margin = 6.0 * s;
+  for (std::size_t i = 0; i < p.size(); ++i) {
+    const Pane& pane = p[i];
+    char text[160];
+    const char* name = method_short_name(settings_.methods[pane.slot]);
+    int n = settings_.layout == Layout::Single || settings_.layout == Layout::Wipe
+                ? std::snprintf(text, sizeof text, "%s", name)
+                : std::snprintf(text, sizeof text, "%zu  %s", pane.slot + 1, name);
+    if (const AccuracyResult* r = settings_.accuracy ? result_for(i) : nullptr;
+        r && r->points > 0 && n > 0 && n < static_cast<int>(sizeof text))
+      std::snprintf(text + n, sizeof text - static_cast<std::size_t>(n), "   RMS %.2e  max %.2e",
+                    r->stats.rms, r->stats.max_abs);
+    const bool right = settings_.layout == Layout::Wipe && pane.slot == 0;
+    label(right ? pane.rect.x + pane.rect.width - margin : pane.rect.x + margin,
+          pane.rect.y + margin, text, right);
+  }
+  if (settings_.layout == Layout::Wipe) {
+    for (const Rect& cell : c) {
+      const double d = wipe_divider_x(cell, settings_.wipe);
+      list->AddLine(pt(d, cell.y), pt(d, cell.y + cell.height), IM_COL32(255, 255, 255, 220),
+                    2.0f * s);
+      list->AddCircleFilled(pt(d, cell.y + cell.height / 2), 7.0f * s,
+                            IM_COL32(255, 255, 255, 220));
+    }
+  }
+  if (settings_.loupe && hover_ && hover_->cell < c.size()) {
+    const Rect l = loupe_rect(c[hover_->cell]);
+    list->AddRect(pt(l.x - 1, l.y - 1), pt(l.x + l.width + 1, l.y + l.height + 1),
+                  IM_COL32(255, 210, 90, 255), 0.0f, 0, 2.0f * s);
+  }
+  if (heat && !heat_.empty()) {
+    // The colour scale: one box per half decade, bottom right of the image area.
+    const int steps = 2 * (kHeatMaxDecade - kHeatMinDecade);
+    const double box = 18.0 * s, x1 = f.area.x + f.area.width - margin, x0 = x1 - box * (steps + 1),
+                 y1 = f.area.y + f.area.height - margin, y0 = y1 - box;
+    list->AddRectFilled(pt(x0 - 8 * s, y0 - 26 * s), pt(x1 + 4 * s, y1 + 4 * s),
+                        IM_COL32(0, 0, 0, 190), 3.0f * s);
+    for (int k = 0; k <= steps; ++k) {
+      const float e = static_cast<float>(std::pow(10.0, kHeatMinDecade + 0.5 * k));
+      list->AddRectFilled(pt(x0 + k * box, y0), pt(x0 + (k + 1) * box, y1), heat_colour(e));
+    }
+    char text[64];
+    std::snprintf(text, sizeof text, "|error| 1e%d", kHeatMinDecade);
+    list->AddText(pt(x0, y0 - 22 * s), IM_COL32(235, 235, 235, 255), text);
+    std::snprintf(text, sizeof text, "1e%d+", kHeatMaxDecade);
+    const ImVec2 size = ImGui::CalcTextSize(text);
+    list->AddText(ImVec2(pt(x1, y0 - 22 * s).x - size.x, pt(x1, y0 - 22 * s).y),
+                  IM_COL32(235, 235, 235, 255), text);
+  }
+}
+
+Rect ZoomMode::loupe_rect(const Rect& cell) const {
+  const double side = std::round(std::min({kLoupeSide * ui_scale_, cell.width, cell.height}));
+  const glm::dvec2 cursor = hover_->local + glm::dvec2(cell.x, cell.y);
+  const double offset = 24.0 * ui_scale_;
+  double x = cursor.x + offset, y = cursor.y + offset;
+  if (x + side > cell.x + cell.width) x = cursor.x - offset - side;
+  if (y + side > cell.y + cell.height) y = cursor.y - offset - side;
+  x = std::clamp(x, cell.x, cell.x + cell.width - side);
+  y = std::clamp(y, cell.y, cell.y + cell.height - side);
+  return {std::round(x), std::round(y), side, side};
+}
+
+void ZoomMode::draw(const FrameInfo& f) {
+  if (!document_ || f.fb_width <= 0 || f.fb_height <= 0) return;
+  const std::vector<Rect> c = cells(f);
+  const float checker = 16.0f * f.ui_scale;
+  // Collect finished timer results (one per frame per slot at most).
+  for (std::size_t i = 0; i < timers_.size(); ++i) {
+    const std::uint64_t before = timers_[i].finished_count();
+    const std::optional<double> ms = timers_[i].poll();
+    if (ms && timers_[i].finished_count() != before) pass_ms_[i].push(static_cast<float>(*ms));
+  }
+  for (const Pane& p : panes(c)) {
+    const Rect& cell = c[settings_.layout == Layout::Wipe ? 0 : p.slot];
+    const glm::mat3 m = view_.shifted({cell.x, cell.y}).frag_to_image(f.fb_height);
+    const gl::Fetch method = settings_.methods[p.slot];
+    pass_names_[p.slot] =
+        (settings_.layout == Layout::Wipe ? (p.slot == 0 ? "left: " : "right: ")
+                                          : "view " + std::to_string(p.slot + 1) + ": ") +
+        std::string(method_display_name(method));
+    gl::ScopedGpuTimer timing(timers_[p.slot]);
+    pass_.draw(document_->textures, method, m, to_viewport(p.rect, f.fb_height), checker);
+  }
+  if (settings_.loupe && hover_ && hover_->cell < c.size()) {
+    const Rect loupe = loupe_rect(c[hover_->cell]);
+    const glm::dvec2 p = view_.image_position(hover_->local);
+    const ViewTransform magnified = ViewTransform::looking_at(
+        p, local(loupe), view_.zoom() * settings_.loupe_factor, view_.angle());
+    pass_names_[kLoupeSlot] =
+        std::string("loupe: ") + method_display_name(settings_.methods[hover_->slot]);
+    gl::ScopedGpuTimer timing(timers_[kLoupeSlot]);
+    pass_.draw(document_->textures, settings_.methods[hover_->slot],
+               magnified.shifted({loupe.x, loupe.y}).frag_to_image(f.fb_height),
+               to_viewport(loupe, f.fb_height), checker);
+  }
+}
+
+std::optional<Progress> ZoomMode::progress() const {
+  if (decoding_.valid()) return Progress{decoding_what_, -1.0f};
+  if (settings_.accuracy && meter_ && meter_->busy())
+    return Progress{"measuring the accuracy of the views", meter_->fraction()};
+  return std::nullopt;
+}
+
+bool ZoomMode::settled() const {
+  return document_ && !decoding_.valid() && !view_pending_ &&
+         (!settings_.accuracy || (jobs_measured_ && meter_ && !meter_->busy()));
+}
+
+void ZoomMode::finish() {
+  while (decoding_.valid()) {
+    decoding_.wait();
+    poll_decode();
+  }
+}
+
+nlohmann::json ZoomMode::report() const {
+  nlohmann::json j;
+  j["mode"] = "zoom";
+  if (!document_) return j;
+  j["image"] = document_->label;
+  j["path"] = document_->path;
+  j["width"] = document_->width();
+  j["height"] = document_->height();
+  j["channels"] = document_->samples.channels();
+  j["prefilter"] = document_->prefilter_on_gpu ? "cuda" : "cpu";
+  j["layout"] = layout_name(settings_.layout);
+  j["angle_deg"] = settings_.angle_deg;
+  j["zoom"] = view_.zoom();
+  nlohmann::json views = nlohmann::json::array();
+  const std::vector<Pane> p = panes(last_cells_);
+  for (std::size_t i = 0; i < p.size(); ++i) {
+    nlohmann::json v;
+    v["method"] = gl::fetch_name(settings_.methods[p[i].slot]);
+    v["rect"] = {p[i].rect.x, p[i].rect.y, p[i].rect.width, p[i].rect.height};
+    if (const AccuracyResult* r = result_for(i)) {
+      const gl::GridMapping& g = r->job.grid;
+      v["grid"] = {{"rows", g.rows},
+                   {"cols", g.cols},
+                   {"origin", {g.origin[0], g.origin[1]}},
+                   {"step_row", {g.step_row[0], g.step_row[1]}},
+                   {"step_col", {g.step_col[0], g.step_col[1]}}};
+      v["accuracy"] = {{"rms", r->stats.rms},      {"max_abs", r->stats.max_abs},
+                       {"sse", r->stats.sse},      {"psnr_db", number_or_null(r->stats.psnr)},
+                       {"count", r->stats.count},  {"points", r->points},
+                       {"error_max", r->error_max}};
+    }
+    views.push_back(v);
+  }
+  j["views"] = views;
+  return j;
+}
+
+}  // namespace sv::viewer

@@ -1,0 +1,140 @@
+// The zoom/rotate compare mode for 2-D images: up to four synchronised views or a split wipe,
+// each with its own reconstruction method; wheel zoom about the cursor, drag to pan, rotation
+// by slider and keys, a magnifier loupe, a readout under the cursor; per-view GPU time; and the
+// accuracy overlay (RMS, max, sum of squares against the double-precision reference at the
+// views' pixels, and an error heat map with its colour scale, see accuracy.h).
+#pragma once
+
+#include <array>
+#include <future>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "accuracy.h"
+#include "image_document.h"
+#include "layout.h"
+#include "method_pass.h"
+#include "mode.h"
+#include "splineview/gl/timer.h"
+
+namespace sv::viewer {
+
+struct ZoomOptions {
+  std::string image;  // empty: the bundled photograph
+  Layout layout = Layout::Single;
+  // Methods of the views in layout order; std::nullopt keeps the default for that view.
+  std::array<std::optional<gl::Fetch>, 4> methods;
+  double angle_deg = 0;              // counter-clockwise as displayed
+  std::optional<double> zoom;        // window pixels per sample; empty: fit
+  std::optional<glm::dvec2> center;  // image position (x, y) at the views' centre
+  bool accuracy = true;              // measure the views against the double reference
+  bool heat_map = false;             // show the error heat map over the views
+  // The image failing to load is final (screenshot mode) rather than a fallback to the default.
+  bool strict = false;
+};
+
+class ZoomMode final : public Mode {
+ public:
+  ZoomMode(const ZoomOptions& options, MethodPass& pass);
+  ~ZoomMode() override;
+
+  const char* name() const override { return "zoom"; }
+  bool open(const std::string& path) override;
+  std::vector<std::string> bundled() const override;
+  bool open_bundled(std::size_t index) override;
+  std::string title() const override;
+
+  void update(const FrameInfo& f) override;
+  void panel(const FrameInfo& f) override;
+  void overlays(const FrameInfo& f, ImDrawList* list) override;
+  void draw(const FrameInfo& f) override;
+
+  std::optional<Progress> progress() const override;
+  bool settled() const override;
+  void finish() override;
+  const std::string& error() const override { return error_; }
+  void clear_error() override { error_.clear(); }
+  std::vector<PassTiming> timings() const override;
+  nlohmann::json report() const override;
+
+ private:
+  struct Settings {
+    Layout layout = Layout::Single;
+    std::array<gl::Fetch, 4> methods = {gl::Fetch::CubicOtf, gl::Fetch::Nearest, gl::Fetch::Linear,
+                                        gl::Fetch::CubicUnfiltered};
+    float angle_deg = 0.0f;
+    float wipe = 0.5f;
+    bool loupe = false;
+    float loupe_factor = 4.0f;
+    bool accuracy = true;
+    bool heat_map = false;
+    float heat_opacity = 0.85f;  // the image shows through the rest
+  };
+  struct Hover {
+    std::size_t cell = 0;
+    std::size_t slot = 0;  // index into settings_.methods
+    glm::dvec2 local{};    // cursor in the cell's coordinates
+  };
+  // One displayed method over a rectangle of a cell (the wipe has two per cell).
+  struct Pane {
+    std::size_t slot = 0;
+    Rect rect;         // framebuffer pixels, top-left origin
+    double x_in_cell;  // rect.x - cell.x
+  };
+
+  void start_decode(std::function<DecodedImage()> decode, std::string what);
+  void adopt(DecodedImage decoded);
+  void poll_decode();
+  std::vector<Rect> cells(const FrameInfo& f) const;
+  std::vector<Pane> panes(const std::vector<Rect>& cells) const;
+  std::vector<AccuracyJob> accuracy_jobs(const std::vector<Rect>& cells) const;
+  void update_accuracy(const FrameInfo& f, bool now);
+  void upload_heat_maps();
+  void reset_view(const Rect& cell, std::optional<double> zoom = std::nullopt,
+                  std::optional<glm::dvec2> center = std::nullopt);
+  std::optional<Hover> hover_at(const std::vector<Rect>& cells, const glm::dvec2& cursor) const;
+  void handle_input(const FrameInfo& f, const std::vector<Rect>& cells);
+  void follow_layout(const std::vector<Rect>& cells);
+  Rect loupe_rect(const Rect& cell) const;
+  double angle_rad() const;
+  const AccuracyResult* result_for(std::size_t pane) const;
+
+  ZoomOptions options_;
+  MethodPass& pass_;
+  Settings settings_;
+  std::optional<ImageDocument> document_;
+  std::unique_ptr<AccuracyMeter> meter_;
+  std::future<DecodedImage> decoding_;
+  std::string decoding_what_;
+  bool fallback_pending_ = false;  // the first image failed: show the default after it
+
+  ViewTransform view_;
+  glm::dvec2 cell_size_{0.0, 0.0};
+  bool view_pending_ = false;
+  bool first_view_ = true;
+  bool dragging_ = false;
+  bool dragging_divider_ = false;
+  std::optional<Hover> hover_;
+  std::string error_;
+  std::string notice_;
+  float ui_scale_ = 1.0f;
+  std::vector<Rect> last_cells_;
+
+  // Accuracy: the jobs of the current view, when they last changed, and the heat maps of the
+  // last results (one texture per pane, for the views those results measured).
+  std::vector<AccuracyJob> jobs_;
+  double jobs_changed_s_ = 0;
+  bool jobs_measured_ = false;
+  std::uint64_t heat_generation_ = 0;
+  std::vector<gl::Texture> heat_;
+
+  // GPU time per pane slot (view 1..4, and the loupe), buffered timer queries.
+  std::array<gl::GpuTimer, 5> timers_;
+  std::array<FrameHistory<kHistoryLength>, 5> pass_ms_;
+  std::array<std::string, 5> pass_names_;
+  bool timers_meaningful_ = true;
+};
+
+}  // namespace sv::viewer

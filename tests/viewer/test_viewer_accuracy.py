@@ -1,0 +1,182 @@
+#!/usr/bin/env python3
+"""The viewer's accuracy overlay equals what splinetool reports for the same data, method and
+view.
+
+Runs `splineview IMAGE --mode zoom --screenshot --report` (under Xvfb, started by the caller)
+for several layouts, zooms and angles; for every view in the report, rebuilds the view's pixel
+positions from the reported grid (double arithmetic in the viewer's order, rounded once to
+float32, only positions inside the image), runs `splinetool sample` with the same method on
+the gl backend and the cpu backend in double, and `splinetool compare` on the two. The RMS, max
+and sum of squares must equal the overlay's to 1e-12 (relative): same positions, same shader,
+same reference, same metric code. Also checks properties of the figures themselves (precise
+beats the hardware-weight flavours; nearest is exact to the float rounding of the samples) and
+that the screenshot is not blank.
+
+usage: test_viewer_accuracy.py SPLINEVIEW SPLINETOOL IMAGE OUTDIR
+"""
+import json
+import os
+import subprocess
+import sys
+import zlib
+import struct
+
+import numpy as np
+
+
+def fail(msg):
+    print("FAIL: " + msg)
+    sys.exit(1)
+
+
+def png_rgb(path):
+    """Decodes an 8-bit RGB PNG (as the viewer writes it) without third-party modules."""
+    data = open(path, "rb").read()
+    if data[:8] != b"\x89PNG\r\n\x1a\n":
+        fail(path + " is not a PNG")
+    pos, idat, w, h = 8, b"", 0, 0
+    while pos < len(data):
+        n = struct.unpack(">I", data[pos:pos + 4])[0]
+        kind = data[pos + 4:pos + 8]
+        body = data[pos + 8:pos + 8 + n]
+        if kind == b"IHDR":
+            w, h, depth, colour = struct.unpack(">IIBB", body[:10])
+            if depth != 8 or colour != 2:
+                fail(path + ": expected 8-bit RGB")
+        elif kind == b"IDAT":
+            idat += body
+        pos += 12 + n
+    raw = zlib.decompress(idat)
+    stride = w * 3
+    out = np.zeros((h, stride), np.uint8)
+    prev = np.zeros(stride, np.int32)
+    for y in range(h):
+        f = raw[y * (stride + 1)]
+        line = np.frombuffer(raw, np.uint8, stride, y * (stride + 1) + 1).astype(np.int32)
+        cur = np.zeros(stride, np.int32)
+        for x in range(stride):
+            a = cur[x - 3] if x >= 3 else 0
+            b = prev[x]
+            c = prev[x - 3] if x >= 3 else 0
+            if f == 0:
+                p = 0
+            elif f == 1:
+                p = a
+            elif f == 2:
+                p = b
+            elif f == 3:
+                p = (a + b) // 2
+            else:
+                pa, pb, pc = abs(b - c), abs(a - c), abs(a + b - 2 * c)
+                p = a if pa <= pb and pa <= pc else (b if pb <= pc else c)
+            cur[x] = (line[x] + p) & 255
+        out[y] = cur
+        prev = cur
+    return out.reshape(h, w, 3)
+
+
+def grid_positions(grid, height, width):
+    rows, cols = grid["rows"], grid["cols"]
+    r = np.arange(rows, dtype=np.float64)[:, None]
+    c = np.arange(cols, dtype=np.float64)[None, :]
+    pos = []
+    for d in range(2):
+        # origin + r * step_row + c * step_col, evaluated left to right in double.
+        q = (grid["origin"][d] + r * grid["step_row"][d]) + c * grid["step_col"][d]
+        pos.append(q.astype(np.float32))
+    p = np.stack(pos, axis=-1).reshape(-1, 2)
+    n = np.array([height, width], np.float64)
+    inside = np.all((p.astype(np.float64) >= -0.5) & (p.astype(np.float64) <= n - 0.5), axis=1)
+    return p[inside]
+
+
+def run(cmd):
+    r = subprocess.run(cmd, capture_output=True, text=True)
+    if r.returncode != 0:
+        fail("%s exited %d: %s%s" % (" ".join(cmd), r.returncode, r.stdout, r.stderr))
+    return r.stdout
+
+
+def reference_args(method):
+    if method == "nearest":
+        return ["--degree", "0"]
+    if method == "linear":
+        return ["--degree", "1"]
+    if method == "cubic-unfiltered":
+        return ["--degree", "3", "--no-prefilter"]
+    return ["--degree", "3"]
+
+
+def check_case(viewer, tool, image, outdir, name, layout, methods, zoom, angle, center):
+    shot = os.path.join(outdir, name + ".png")
+    report = os.path.join(outdir, name + ".json")
+    for p in (shot, report):
+        if os.path.exists(p):
+            os.remove(p)
+    cmd = [viewer, image, "--mode", "zoom", "--layout", layout, "--methods", methods,
+           "--zoom", str(zoom), "--angle", str(angle), "--size", "1000x640",
+           "--screenshot", shot, "--report", report]
+    if center:
+        cmd += ["--center", center]
+    run(cmd)
+    rep = json.load(open(report))
+    h, w, ch = rep["height"], rep["width"], rep["channels"]
+    views = rep["views"]
+    if len(views) != len(methods.split(",")):
+        fail("%s: %d views in the report, expected %d" % (name, len(views), len(methods.split(","))))
+    figures = {}
+    for i, v in enumerate(views):
+        if "accuracy" not in v:
+            fail("%s: view %d has no accuracy figures" % (name, i + 1))
+        acc = v["accuracy"]
+        pos = grid_positions(v["grid"], h, w)
+        if len(pos) != acc["points"]:
+            fail("%s view %d: %d positions inside the image from the grid, the viewer measured %d"
+                 % (name, i + 1, len(pos), acc["points"]))
+        coords = os.path.join(outdir, "%s_%d_coords.npy" % (name, i))
+        np.save(coords, pos[:, :])
+        gl_out = os.path.join(outdir, "%s_%d_gl.npy" % (name, i))
+        ref_out = os.path.join(outdir, "%s_%d_ref.npy" % (name, i))
+        run([tool, "sample", image, coords, gl_out, "--backend", "gl", "--fetch", v["method"]])
+        run([tool, "sample", image, coords, ref_out, "--backend", "cpu", "--precision", "double"]
+            + reference_args(v["method"]))
+        cmp = json.loads(run([tool, "compare", gl_out, ref_out, "--json"]))
+        for key in ("rms", "max_abs", "sse"):
+            ours, theirs = acc[key], cmp[key]
+            if abs(ours - theirs) > 1e-12 * max(abs(theirs), 1e-300):
+                fail("%s view %d (%s): overlay %s %.17g, splinetool %.17g"
+                     % (name, i + 1, v["method"], key, ours, theirs))
+        if acc["count"] != cmp["count"] or acc["count"] != acc["points"] * ch:
+            fail("%s view %d: count %d, splinetool %d" % (name, i + 1, acc["count"], cmp["count"]))
+        figures[v["method"]] = acc
+        print("%s view %d %-16s points %7d  rms %.3e  max %.3e  (= splinetool)"
+              % (name, i + 1, v["method"], acc["points"], acc["rms"], acc["max_abs"]))
+    img = png_rgb(shot)
+    if img.std() < 5:
+        fail(name + ": the screenshot is nearly uniform")
+    return figures
+
+
+def main():
+    if len(sys.argv) != 5:
+        fail(__doc__)
+    viewer, tool, image, outdir = sys.argv[1:]
+    os.makedirs(outdir, exist_ok=True)
+    f = check_case(viewer, tool, image, outdir, "grid", "grid", "nearest,lut,otf,precise", 6, 0,
+                   None)
+    # 8-bit samples in float: nearest differs from the exact values by their rounding only.
+    if not f["nearest"]["max_abs"] < 2.0 ** -24:
+        fail("nearest max %.3g exceeds float rounding of the samples" % f["nearest"]["max_abs"])
+    for flavour in ("lut", "otf"):
+        if not f["precise"]["rms"] * 4 < f[flavour]["rms"]:
+            fail("precise RMS %.3g is not well below %s's %.3g"
+                 % (f["precise"]["rms"], flavour, f[flavour]["rms"]))
+    check_case(viewer, tool, image, outdir, "rotated_pair", "pair", "precise,linear", 2.5, 33,
+               "40,30")
+    check_case(viewer, tool, image, outdir, "wipe", "wipe", "cubic-unfiltered,lut", 0.7, -10,
+               None)
+    print("PASS: the overlay's figures equal splinetool's for every view")
+
+
+if __name__ == "__main__":
+    main()
