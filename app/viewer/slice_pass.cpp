@@ -1,0 +1,131 @@
+// The slice pass (see slice_pass.h).
+#include "slice_pass.h"
+
+#include <vector>
+
+#include "splineview/error.h"
+#include "splineview/gl/state.h"
+
+namespace sv::viewer {
+namespace {
+
+// Uniform locations and units fixed by shaders/slice.frag and shaders/bspline_fetch.glsl.
+constexpr GLint kCorner = 0;
+constexpr GLint kRight = 1;
+constexpr GLint kUp = 2;
+constexpr GLint kViewportOrigin = 3;
+constexpr GLint kLowScale = 4;
+constexpr GLint kCheckerPx = 5;
+constexpr GLuint kVolumeUnit = 0;
+constexpr GLuint kLutUnit = 1;
+
+std::size_t method_index(gl::Fetch f) {
+  for (std::size_t i = 0; i < kMethods.size(); ++i)
+    if (kMethods[i] == f) return i;
+  return 0;
+}
+
+// The fetch variant of each method; the unfiltered cubic is the on-the-fly fetch on the raw
+// samples. Precise uses texelFetch (no gather: that needs the 2-D array copy of the volume).
+const char* fetch_define(gl::Fetch f) {
+  switch (f) {
+    case gl::Fetch::Nearest:
+      return "SV_FETCH_NEAREST";
+    case gl::Fetch::Linear:
+      return "SV_FETCH_LINEAR";
+    case gl::Fetch::CubicUnfiltered:
+    case gl::Fetch::CubicOtf:
+      return "SV_FETCH_CUBIC";
+    case gl::Fetch::CubicLut:
+      return "SV_FETCH_CUBIC_LUT";
+    case gl::Fetch::CubicPrecise:
+      return "SV_FETCH_CUBIC_PRECISE";
+  }
+  return "SV_FETCH_NEAREST";
+}
+
+// Array order (z, y, x) to the shader's texture order (x, y, z).
+glm::vec4 texture_order(const glm::dvec3& v) {
+  return {static_cast<float>(v[2]), static_cast<float>(v[1]), static_cast<float>(v[0]), 0.0f};
+}
+
+glm::vec2 low_scale(const WindowLevel& wl) {
+  return {static_cast<float>(wl.level - wl.window / 2.0), static_cast<float>(1.0 / wl.window)};
+}
+
+// Restores the 3-D binding of unit 0 and the 1-D binding of unit 1, which ScopedState does not
+// cover.
+class ScopedTextureBindings {
+ public:
+  ScopedTextureBindings() {
+    glGetIntegerv(GL_ACTIVE_TEXTURE, &active_);
+    glActiveTexture(GL_TEXTURE0 + kVolumeUnit);
+    glGetIntegerv(GL_TEXTURE_BINDING_3D, &volume_);
+    glActiveTexture(GL_TEXTURE0 + kLutUnit);
+    glGetIntegerv(GL_TEXTURE_BINDING_1D, &lut_);
+    glActiveTexture(static_cast<GLenum>(active_));
+  }
+  ~ScopedTextureBindings() {
+    glActiveTexture(GL_TEXTURE0 + kVolumeUnit);
+    glBindTexture(GL_TEXTURE_3D, static_cast<GLuint>(volume_));
+    glActiveTexture(GL_TEXTURE0 + kLutUnit);
+    glBindTexture(GL_TEXTURE_1D, static_cast<GLuint>(lut_));
+    glActiveTexture(static_cast<GLenum>(active_));
+  }
+  ScopedTextureBindings(const ScopedTextureBindings&) = delete;
+  ScopedTextureBindings& operator=(const ScopedTextureBindings&) = delete;
+
+ private:
+  GLint active_ = GL_TEXTURE0;
+  GLint volume_ = 0;
+  GLint lut_ = 0;
+};
+
+}  // namespace
+
+float window_level_grey(float value, const WindowLevel& wl) {
+  const glm::vec2 ls = low_scale(wl);
+  const float g = (value - ls.x) * ls.y;
+  return g < 0.0f ? 0.0f : (g > 1.0f ? 1.0f : g);
+}
+
+SlicePass::SlicePass() : empty_vao_(gl::VertexArray::create()) {
+  for (gl::Fetch f : kMethods) {
+    programs_[method_index(f)] =
+        gl::Program({{GL_VERTEX_SHADER, "view.vert"}, {GL_FRAGMENT_SHADER, "slice.frag"}},
+                    {{fetch_define(f), ""}});
+  }
+  // The table as the evaluator and MethodPass upload it (already rounded to halves).
+  const gl::LutOptions lut_options;
+  const std::vector<float> table = gl::lut_table(lut_options);
+  lut_ = gl::Texture::create_1d(lut_options.half_float ? GL_RGB16F : GL_RGB32F, lut_options.texels);
+  lut_.set_filter(GL_LINEAR, GL_LINEAR);
+  lut_.set_wrap(GL_CLAMP_TO_EDGE);  // the default "endpoints" layout never wraps
+  lut_.upload(GL_RGB, GL_FLOAT, table.data());
+}
+
+void SlicePass::draw(const VolumeTextures& volume, gl::Fetch method, const SliceMapping& mapping,
+                     const gl::Viewport& viewport, const WindowLevel& wl, float checker_px) {
+  const gl::Texture* texture = gl::fetch_prefiltered(method) ? volume.coefficients : volume.samples;
+  if (!texture || !*texture) throw Error("slice pass: no volume texture for this method");
+  gl::Program& program = programs_[method_index(method)];
+  program.set(kCorner, texture_order(mapping.corner));
+  program.set(kRight, texture_order(mapping.right));
+  program.set(kUp, texture_order(mapping.up));
+  program.set(kViewportOrigin,
+              glm::vec2(static_cast<float>(viewport.x), static_cast<float>(viewport.y)));
+  program.set(kLowScale, low_scale(wl));
+  program.set(kCheckerPx, checker_px);
+
+  gl::ScopedState saved;
+  ScopedTextureBindings saved_textures;
+  glViewport(viewport.x, viewport.y, viewport.width, viewport.height);
+  gl::disable_fixed_function();
+  glUseProgram(program.id());
+  glBindVertexArray(empty_vao_.id());
+  texture->bind(kVolumeUnit);
+  if (method == gl::Fetch::CubicLut) lut_.bind(kLutUnit);
+  SV_GL_CHECK(glDrawArrays(GL_TRIANGLES, 0, 3));
+}
+
+}  // namespace sv::viewer

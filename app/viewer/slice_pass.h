@@ -1,0 +1,54 @@
+// The volume slices mode's GL pass: draws one planar slice of a volume (shaders/slice.frag)
+// into a viewport with any of the six reconstruction methods of the 2-D view (nearest, linear
+// and the unfiltered cubic on the samples; the lookup-table, on-the-fly and precise flavours of
+// the prefiltered cubic on the coefficients), grey through window/level, a checkerboard outside
+// the volume.
+#pragma once
+
+#include <array>
+
+#include "method_pass.h"
+#include "slice_geometry.h"
+#include "splineview/gl/evaluator.h"
+#include "splineview/gl/objects.h"
+#include "splineview/gl/program.h"
+#include "splineview/gl/view_pass.h"
+
+namespace sv::viewer {
+
+// Window/level: a value maps to grey clamp((value - (level - window / 2)) / window, 0, 1), so
+// window = 1, level = 0.5 is the identity on [0, 1].
+struct WindowLevel {
+  double window = 1.0;  // > 0
+  double level = 0.5;
+};
+// The grey of `value` as the pass computes it (low and 1 / window rounded to float, as the
+// shader receives them).
+float window_level_grey(float value, const WindowLevel& wl);
+
+// The two R32F 3-D textures of a volume (GL_LINEAR, GL_MIRRORED_REPEAT: the reflect boundary).
+struct VolumeTextures {
+  const gl::Texture* samples = nullptr;
+  const gl::Texture* coefficients = nullptr;
+};
+
+class SlicePass {
+ public:
+  // Compiles slice.frag once per method (#define as in MethodPass) and the lookup table; needs
+  // a current GL 4.5 context. Throws sv::Error naming the shader file and line on a compile
+  // error.
+  SlicePass();
+
+  // Draws the slice `mapping` (slice_geometry.h; its corner at the viewport's bottom-left
+  // corner) into `viewport` of the bound draw framebuffer. Leaves the GL state as it was,
+  // texture bindings of units 0 and 1 included.
+  void draw(const VolumeTextures& volume, gl::Fetch method, const SliceMapping& mapping,
+            const gl::Viewport& viewport, const WindowLevel& wl, float checker_px);
+
+ private:
+  std::array<gl::Program, kMethods.size()> programs_;
+  gl::Texture lut_;  // the Sigg-Hadwiger table, default layout (gl::LutOptions{})
+  gl::VertexArray empty_vao_;
+};
+
+}  // namespace sv::viewer

@@ -1,0 +1,294 @@
+// Loading, upload and prefiltering of the slices mode's volume (see volume_document.h).
+#include "volume_document.h"
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <filesystem>
+#include <new>
+#include <system_error>
+#include <vector>
+
+#include "splineview/error.h"
+#include "splineview/gl/cuda_interop.h"
+#include "splineview/prefilter.h"
+#include "splineview/synthetic.h"
+
+#ifndef SPLINEVIEW_ASSET_DIR
+#define SPLINEVIEW_ASSET_DIR "assets"
+#endif
+
+namespace sv::viewer {
+namespace {
+
+constexpr const char* kDefaultVolume = "mri_t1_head.nrrd";
+constexpr std::size_t kMaxStatisticsValues = std::size_t{4} << 20;
+
+double ms_since(std::chrono::steady_clock::time_point start) {
+  return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start)
+      .count();
+}
+
+std::string mib(double bytes) {
+  char text[32];
+  std::snprintf(text, sizeof text, "%.1f MiB", bytes / (1024.0 * 1024.0));
+  return text;
+}
+
+std::string number(double v) {
+  char text[32];
+  std::snprintf(text, sizeof text, "%g", v);
+  return text;
+}
+
+// A scalar 3-D volume, or an error naming `name` and the shape.
+void check_shape(const std::string& name, const std::vector<std::size_t>& dims,
+                 std::size_t channels) {
+  if (dims.size() != 3) {
+    throw Error(name + ": the slices mode shows 3-D volumes, this one has shape " +
+                describe_shape(dims, channels));
+  }
+  if (channels != 1) {
+    throw Error(name + ": the slices mode shows scalar volumes, this one has " +
+                std::to_string(channels) +
+                " channels (convert it to one channel, e.g. its luminance, first)");
+  }
+}
+
+// The shape, texture size and memory checks shared by every source; `name` opens the message.
+void check_limits(const std::string& name, const std::array<std::size_t, 3>& dims,
+                  const VolumeLimits& limits) {
+  const std::string shape = std::to_string(dims[2]) + "x" + std::to_string(dims[1]) + "x" +
+                            std::to_string(dims[0]) + " voxels (x, y, z)";
+  if (limits.max_texture_side > 0) {
+    for (std::size_t d : dims) {
+      if (d > static_cast<std::size_t>(limits.max_texture_side)) {
+        throw Error(name + ": volume of " + shape + " exceeds the largest 3-D texture of " +
+                    std::to_string(limits.max_texture_side) + " per side (GL_MAX_3D_TEXTURE_SIZE)");
+      }
+    }
+  }
+  const double bytes = 2.0 * 4.0 * static_cast<double>(dims[0]) * static_cast<double>(dims[1]) *
+                       static_cast<double>(dims[2]);
+  if (bytes > static_cast<double>(limits.texture_budget)) {
+    throw Error(name + ": volume of " + shape + " needs " + mib(bytes) +
+                " of textures (samples and coefficients, float32), over the budget of " +
+                mib(static_cast<double>(limits.texture_budget)));
+  }
+}
+
+// Value range, percentiles, integer test and the default window.
+void compute_statistics(DecodedVolume& v) {
+  const std::vector<float>& values = v.samples.vec();
+  double lo = values.front(), hi = values.front();
+  bool integer = true;
+  for (float x : values) {
+    lo = std::min(lo, static_cast<double>(x));
+    hi = std::max(hi, static_cast<double>(x));
+    if (integer && x != std::floor(x)) integer = false;
+  }
+  v.min = lo;
+  v.max = hi;
+  v.integer_valued = integer;
+  const std::size_t stride = (values.size() + kMaxStatisticsValues - 1) / kMaxStatisticsValues;
+  std::vector<float> picked;
+  picked.reserve(values.size() / stride + 1);
+  for (std::size_t i = 0; i < values.size(); i += stride) picked.push_back(values[i]);
+  const auto percentile = [&picked](double q) {
+    const auto k =
+        static_cast<std::size_t>(std::llround(q * static_cast<double>(picked.size() - 1)));
+    std::nth_element(picked.begin(), picked.begin() + static_cast<std::ptrdiff_t>(k), picked.end());
+    return static_cast<double>(picked[k]);
+  };
+  v.p01 = percentile(0.01);
+  v.p99 = percentile(0.99);
+  double wlo = integer ? v.p01 : v.min;
+  double whi = integer ? v.p99 : v.max;
+  if (!(whi > wlo)) {  // a (nearly) constant volume: fall back to the full range, then to 1
+    wlo = v.min;
+    whi = v.max;
+  }
+  if (!(whi > wlo)) {
+    wlo = v.min - 0.5;
+    whi = v.min + 0.5;
+  }
+  v.default_window = {whi - wlo, (whi + wlo) / 2.0};
+}
+
+std::string describe(const DecodedVolume& v) {
+  const std::string type = v.integer_valued && v.dtype == DType::F32 ? "int16 (as float32)"
+                           : v.dtype == DType::U8                    ? "uint8"
+                           : v.dtype == DType::U16                   ? "uint16"
+                           : v.dtype == DType::F32                   ? "float32"
+                                                                     : "float64";
+  return std::to_string(v.dims[2]) + " x " + std::to_string(v.dims[1]) + " x " +
+         std::to_string(v.dims[0]) + " voxels (x, y, z), " + type + ", " + number(v.spacing[2]) +
+         " x " + number(v.spacing[1]) + " x " + number(v.spacing[0]) + " mm";
+}
+
+gl::Texture volume_texture(const std::array<std::size_t, 3>& dims) {
+  gl::Texture t = gl::Texture::create_3d(GL_R32F, static_cast<int>(dims[2]),
+                                         static_cast<int>(dims[1]), static_cast<int>(dims[0]));
+  t.set_filter(GL_LINEAR, GL_LINEAR);
+  t.set_wrap(GL_MIRRORED_REPEAT);  // the reflect boundary of the prefilter
+  return t;
+}
+
+// Level 0 of an R32F 3-D texture as floats. Sets the pack state it needs (no pack buffer,
+// tight rows) and restores it.
+ArrayF read_back(const gl::Texture& texture, const std::array<std::size_t, 3>& dims) {
+  ArrayF out({dims[0], dims[1], dims[2]}, 1);
+  GLint alignment = 0, row_length = 0, image_height = 0, buffer = 0;
+  glGetIntegerv(GL_PACK_ALIGNMENT, &alignment);
+  glGetIntegerv(GL_PACK_ROW_LENGTH, &row_length);
+  glGetIntegerv(GL_PACK_IMAGE_HEIGHT, &image_height);
+  glGetIntegerv(GL_PIXEL_PACK_BUFFER_BINDING, &buffer);
+  glBindBuffer(GL_PIXEL_PACK_BUFFER, 0);
+  glPixelStorei(GL_PACK_ALIGNMENT, 4);
+  glPixelStorei(GL_PACK_ROW_LENGTH, 0);
+  glPixelStorei(GL_PACK_IMAGE_HEIGHT, 0);
+  glGetTextureImage(texture.id(), 0, GL_RED, GL_FLOAT,
+                    static_cast<GLsizei>(out.size() * sizeof(float)), out.data());
+  glPixelStorei(GL_PACK_ALIGNMENT, alignment);
+  glPixelStorei(GL_PACK_ROW_LENGTH, row_length);
+  glPixelStorei(GL_PACK_IMAGE_HEIGHT, image_height);
+  glBindBuffer(GL_PIXEL_PACK_BUFFER, static_cast<GLuint>(buffer));
+  gl::check_error("reading back the coefficient texture", __FILE__, __LINE__);
+  return out;
+}
+
+}  // namespace
+
+VolumeLimits query_volume_limits() {
+  VolumeLimits limits;
+  GLint side = 0;
+  glGetIntegerv(GL_MAX_3D_TEXTURE_SIZE, &side);
+  limits.max_texture_side = side;
+  return limits;
+}
+
+DecodedVolume decode_samples(ArrayF samples, const glm::dvec3& spacing, const std::string& name,
+                             DType dtype, const VolumeLimits& limits) {
+  check_shape(name, samples.dims(), samples.channels());
+  DecodedVolume v;
+  v.name = name;
+  v.dims = {samples.dim(0), samples.dim(1), samples.dim(2)};
+  check_limits(name, v.dims, limits);
+  for (float x : samples.vec()) {
+    if (!std::isfinite(x)) throw Error(name + ": the volume holds NaN or infinite values");
+  }
+  v.samples = std::move(samples);
+  v.spacing = spacing;
+  for (int a = 0; a < 3; ++a)
+    if (!(v.spacing[a] > 0.0) || !std::isfinite(v.spacing[a])) v.spacing[a] = 1.0;
+  v.dtype = dtype;
+  compute_statistics(v);
+  v.description = describe(v);
+  return v;
+}
+
+DecodedVolume decode_volume(const std::string& path, const std::optional<RawSpec>& raw,
+                            const VolumeLimits& limits, const Orientation& orientation) {
+  const auto start = std::chrono::steady_clock::now();
+  const std::string name = std::filesystem::path(path).filename().string();
+  DecodedVolume v;
+  try {
+    Loaded loaded = raw ? load_any(path, false, *raw) : load_any(path, false);
+    const ArrayD& a = loaded.array;
+    // The checks of decode_samples, before the float copy.
+    check_shape(path, a.dims(), a.channels());
+    check_limits(path, {a.dim(0), a.dim(1), a.dim(2)}, limits);
+    glm::dvec3 spacing(1.0);
+    for (std::size_t i = 0; i < 3 && i < loaded.spacing.size(); ++i)
+      spacing[static_cast<int>(i)] = loaded.spacing[i];
+    const DType dtype = loaded.dtype;
+    ArrayF samples = ArrayF::from(a);
+    loaded = Loaded{};  // the doubles are no longer needed
+    v = decode_samples(std::move(samples), spacing, path, dtype, limits);
+  } catch (const std::bad_alloc&) {
+    throw Error(path + ": out of memory while reading the volume");
+  }
+  v.path = path;
+  v.name = name;
+  v.orientation = orientation;
+  v.load_ms = ms_since(start);
+  return v;
+}
+
+DecodedVolume decode_marschner_lobb(std::size_t n, const VolumeLimits& limits) {
+  const auto start = std::chrono::steady_clock::now();
+  const std::string name = "Marschner-Lobb " + std::to_string(n) + "^3";
+  if (n == 0) throw Error(name + ": the grid needs at least one sample per axis");
+  check_limits(name, {n, n, n}, limits);
+  DecodedVolume v = decode_samples(marschner_lobb(n), {1.0, 1.0, 1.0}, name, DType::F32, limits);
+  v.load_ms = ms_since(start);
+  return v;
+}
+
+VolumeDocument upload_volume(DecodedVolume volume, const VolumeLimits& limits, bool allow_cuda) {
+  VolumeDocument doc;
+  const std::string name = volume.path.empty() ? volume.name : volume.path;
+  doc.volume = std::move(volume);
+  const DecodedVolume& v = doc.volume;
+  try {
+    auto start = std::chrono::steady_clock::now();
+    doc.samples_texture = volume_texture(v.dims);
+    doc.samples_texture.upload(GL_RED, GL_FLOAT, v.samples.data());
+    doc.upload_ms = ms_since(start);
+
+    start = std::chrono::steady_clock::now();
+    doc.coefficients_texture = volume_texture(v.dims);
+    {
+      gl::InteropOptions interop_options;
+      interop_options.allow_cuda = allow_cuda;
+      interop_options.on_fallback = [&doc](const std::string& notice) {
+        doc.prefilter_notice = notice;
+      };
+      gl::TextureInterop interop(doc.coefficients_texture, interop_options);
+      interop.prefilter_into(v.samples, {3, Boundary::Reflect, 0});
+      doc.prefilter_on_gpu = interop.uses_cuda();
+    }
+    doc.prefilter_ms = ms_since(start);
+
+    const double bytes = 4.0 * static_cast<double>(v.samples.size());
+    if (bytes <= static_cast<double>(limits.readout_budget)) {
+      start = std::chrono::steady_clock::now();
+      doc.coefficients = read_back(doc.coefficients_texture, v.dims);
+      doc.readback_ms = ms_since(start);
+    } else {
+      doc.readout_note = "no CPU readout: the volume's " + mib(bytes) + " exceed the " +
+                         mib(static_cast<double>(limits.readout_budget)) + " read back for it";
+      doc.volume.samples = ArrayF{};  // the textures hold them; spare the host memory
+    }
+  } catch (const std::bad_alloc&) {
+    throw Error(name + ": out of memory while uploading the volume");
+  } catch (const Error& e) {
+    throw Error(name + ": " + e.what());
+  }
+  return doc;
+}
+
+std::string default_volume_path() {
+  namespace fs = std::filesystem;
+  std::vector<fs::path> candidates;
+  std::error_code ec;
+  const fs::path exe = fs::read_symlink("/proc/self/exe", ec);
+  if (!ec) candidates.push_back(exe.parent_path() / ".." / "share" / "splineview" / "assets");
+  candidates.emplace_back(SPLINEVIEW_ASSET_DIR);
+  for (const fs::path& dir : candidates) {
+    const fs::path p = dir / kDefaultVolume;
+    if (fs::exists(p, ec)) return p.lexically_normal().string();
+  }
+  return (fs::path(SPLINEVIEW_ASSET_DIR) / kDefaultVolume).string();
+}
+
+Orientation mri_head_orientation() {
+  Orientation o;
+  o.planes[0] = {2, false, 0, false};  // axial (normal y): x right, z down
+  o.planes[1] = {2, false, 1, false};  // coronal (normal z): x right, y down (superior up)
+  o.planes[2] = {0, false, 1, false};  // sagittal (normal x): z right, y down (superior up)
+  return o;
+}
+
+}  // namespace sv::viewer

@@ -1,0 +1,112 @@
+// The volume the slices mode shows: its samples (raw values as float, one channel), spacing,
+// value statistics for the default window/level, and two GL 3-D R32F textures: the samples and
+// their cubic B-spline coefficients (reflect boundary, matching the textures' mirrored-repeat
+// addressing), prefiltered straight into the texture through sv::gl::TextureInterop: by CUDA
+// when a device runs the GL context, else on the CPU with an upload (recorded, with the
+// interop's sentence). The coefficients are read back once, when the volume is small enough,
+// so that the readout under the cursor evaluates the CPU reference on what the views sample.
+//
+// Loading comes in two steps so that the UI never waits for a file: decode_volume() reads and
+// checks the file and touches no GL (run it on a worker thread); upload_volume() creates the
+// textures and prefilters (on the GL thread). Both throw sv::Error with one sentence naming the
+// file (or the generated volume) and the problem: unreadable or unsupported files, colour or
+// non-3-D data (refused: the mode shows scalar volumes; convert colour volumes to one channel
+// first), NaN or infinite values, volumes over GL_MAX_3D_TEXTURE_SIZE or the texture memory budget,
+// GL out of memory.
+#pragma once
+
+#include <array>
+#include <cstddef>
+#include <optional>
+#include <string>
+
+#include "slice_geometry.h"
+#include "slice_pass.h"
+#include "splineview/array.h"
+#include "splineview/gl/objects.h"
+#include "splineview/io.h"
+
+namespace sv::viewer {
+
+// What a volume may take.
+struct VolumeLimits {
+  // GL_MAX_3D_TEXTURE_SIZE of the context; 0: not checked here (the texture creation still
+  // refuses). query_volume_limits() fills it on the GL thread.
+  int max_texture_side = 0;
+  // Bytes of the two R32F textures together (samples + coefficients).
+  std::size_t texture_budget = std::size_t{2} << 30;
+  // Coefficients are read back for the CPU readout up to this many bytes of floats.
+  std::size_t readout_budget = std::size_t{64} << 20;
+};
+// The defaults with GL_MAX_3D_TEXTURE_SIZE of the current context.
+VolumeLimits query_volume_limits();
+
+// The result of the decode step (no GL).
+struct DecodedVolume {
+  std::string path;  // the file; empty for generated volumes
+  std::string name;  // "mri_t1_head.nrrd", "Marschner-Lobb 41^3"
+  ArrayF samples;    // dims (z, y, x), 1 channel, the stored values (not normalised)
+  std::array<std::size_t, 3> dims{1, 1, 1};  // (z, y, x), kept when samples are released
+  glm::dvec3 spacing{1.0, 1.0, 1.0};         // mm per voxel, array order (z, y, x)
+  Orientation orientation = Orientation::file_order();
+  DType dtype = DType::F32;     // what the file stored (NRRD/NIfTI int16 reads as F32)
+  bool integer_valued = false;  // every value is an integer (8/16-bit and int16 data)
+  double min = 0, max = 0;      // value range
+  double p01 = 0, p99 = 0;      // 1st and 99th percentiles (of at most 4M evenly spread voxels)
+  // The default window: integer data [p01, p99] (so a few bright voxels do not wash the image
+  // out), float data [min, max]; a constant volume gets a window of 1 around its value.
+  WindowLevel default_window;
+  std::string description;  // "128 x 128 x 62 voxels (x, y, z), uint8, 2 x 2 x 3 mm"
+  double load_ms = 0;       // reading, decoding and the statistics
+};
+
+// Reads a NRRD, NIfTI-1 (.nii, .nii.gz) or .npy volume (sv::load_any); with `raw`, a path
+// without one of those extensions is read as headerless raw data per the spec. Checks the
+// shape (3-D, one channel) and `limits`. No GL.
+DecodedVolume decode_volume(const std::string& path, const std::optional<RawSpec>& raw,
+                            const VolumeLimits& limits,
+                            const Orientation& orientation = Orientation::file_order());
+// The Marschner-Lobb test signal (sv::marschner_lobb: f_M = 6, alpha = 0.25, values in [0, 1])
+// on an n^3 grid, spacing 1 mm. The mode uses n = 41, the resolution of Marschner and Lobb's
+// study, where the signal's ripples sit near the Nyquist limit and the reconstruction filters
+// differ most visibly.
+constexpr std::size_t kMarschnerLobbSize = 41;
+DecodedVolume decode_marschner_lobb(std::size_t n, const VolumeLimits& limits);
+// A volume from samples already in memory (tests, generated data): statistics and checks as
+// for a file; `name` names it in messages.
+DecodedVolume decode_samples(ArrayF samples, const glm::dvec3& spacing, const std::string& name,
+                             DType dtype, const VolumeLimits& limits);
+
+// The volume on the GPU (the upload step's result).
+struct VolumeDocument {
+  DecodedVolume volume;
+  gl::Texture samples_texture;       // R32F, GL_LINEAR, GL_MIRRORED_REPEAT
+  gl::Texture coefficients_texture;  // the same for the cubic coefficients
+  ArrayF coefficients;               // read back; empty when over the readout budget
+  std::string readout_note;          // why there is no CPU readout (empty when there is)
+  bool prefilter_on_gpu = false;     // the interop took the CUDA path
+  std::string prefilter_notice;      // the interop's fallback sentence; empty on the CUDA path
+  double upload_ms = 0;              // the samples texture
+  double prefilter_ms = 0;           // the interop call: CUDA prefilter, or CPU prefilter + upload
+  double readback_ms = 0;            // the coefficients, for the readout
+
+  VolumeTextures textures() const { return {&samples_texture, &coefficients_texture}; }
+  bool has_readout() const { return !coefficients.empty(); }
+};
+
+// Creates the textures, uploads the samples and prefilters into the coefficient texture; reads
+// the coefficients back when they fit limits.readout_budget (else releases the samples too, and
+// says why in readout_note). Needs the current GL context. `allow_cuda` = false forces the
+// interop's CPU path.
+VolumeDocument upload_volume(DecodedVolume volume, const VolumeLimits& limits,
+                             bool allow_cuda = true);
+
+// The bundled volume (assets/mri_t1_head.nrrd), looked up like default_image_path(): next to
+// an installed executable, then in the source tree.
+std::string default_volume_path();
+// Its display axes: each z slice of the file is a coronal section with row 0 superior (see
+// assets/README.md), so axial is normal to y (x right, z down), coronal normal to z (x right, y
+// down) and sagittal normal to x (z right, y down).
+Orientation mri_head_orientation();
+
+}  // namespace sv::viewer

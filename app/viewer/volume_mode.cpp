@@ -1,0 +1,545 @@
+// The volume slices mode (see volume_mode.h).
+#include "volume_mode.h"
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <filesystem>
+#include <system_error>
+#include <utility>
+
+#include <imgui.h>
+
+#include "layout.h"
+#include "method_pass.h"
+#include "panel_widgets.h"
+#include "splineview/error.h"
+#include "splineview/sampler.h"
+
+namespace sv::viewer {
+namespace {
+
+constexpr double kPi = 3.14159265358979323846;
+constexpr double kWheelZoom = 1.2;  // zoom factor per wheel notch (with Ctrl)
+constexpr float kLabelMargin = 6.0f;
+constexpr float kCrosshairGap = 8.0f;  // ImGui units left free around the crosshair point
+// GLFW key codes of letters and digits are their ASCII codes; ImGui 1.86 takes them as-is.
+constexpr int kKeyR = 'R';
+constexpr int kKey1 = '1';
+
+const char* kAxisNames[3] = {"z", "y", "x"};
+
+ImU32 plane_colour(Plane p, int alpha = 255) {
+  switch (p) {
+    case Plane::Axial:
+      return IM_COL32(255, 96, 96, alpha);
+    case Plane::Coronal:
+      return IM_COL32(96, 220, 96, alpha);
+    case Plane::Sagittal:
+      return IM_COL32(100, 160, 255, alpha);
+    case Plane::Oblique:
+      return IM_COL32(255, 210, 70, alpha);
+  }
+  return IM_COL32(255, 255, 255, alpha);
+}
+
+gl::Viewport to_viewport(const Rect& r, int fb_height) {
+  return {static_cast<int>(r.x), fb_height - static_cast<int>(r.y + r.height),
+          static_cast<int>(r.width), static_cast<int>(r.height)};
+}
+
+std::string format_index(double v) {
+  char text[32];
+  if (v == std::floor(v)) {
+    std::snprintf(text, sizeof text, "%.0f", v);
+  } else {
+    std::snprintf(text, sizeof text, "%.2f", v);
+  }
+  return text;
+}
+
+bool inside_volume(const glm::dvec3& p, const std::array<std::size_t, 3>& dims) {
+  for (int a = 0; a < 3; ++a)
+    if (p[a] < -0.5 || p[a] > static_cast<double>(dims[static_cast<std::size_t>(a)]) - 0.5)
+      return false;
+  return true;
+}
+
+std::string file_name(const std::string& path) {
+  return std::filesystem::path(path).filename().string();
+}
+
+}  // namespace
+
+VolumeMode::VolumeMode(VolumeOptions options) : options_(std::move(options)) {
+  methods_.fill(options_.method);
+  limits_ = query_volume_limits();
+  if (options_.path.empty()) {
+    open_bundled(0);
+  } else {
+    open(options_.path);
+  }
+}
+
+VolumeMode::~VolumeMode() = default;  // waits for a decode still running (it ends on its own)
+
+std::vector<std::string> VolumeMode::bundled() const {
+  return {"MRI head (T1, 128x128x62)", "Marschner-Lobb (synthetic)"};
+}
+
+bool VolumeMode::open(const std::string& path) {
+  std::error_code ec;
+  if (!std::filesystem::exists(path, ec)) {
+    error_ = path + ": no such file";
+    return false;
+  }
+  // The bundled volume's display axes are known (assets/README.md); files otherwise show in
+  // file order.
+  const Orientation orientation = file_name(path) == file_name(default_volume_path())
+                                      ? mri_head_orientation()
+                                      : Orientation::file_order();
+  const std::optional<RawSpec> raw = options_.raw;
+  const VolumeLimits limits = limits_;
+  start_load(file_name(path), [path, raw, limits, orientation] {
+    return decode_volume(path, raw, limits, orientation);
+  });
+  return true;
+}
+
+bool VolumeMode::open_bundled(std::size_t index) {
+  if (index == 0) return open(default_volume_path());
+  if (index == 1) {
+    const VolumeLimits limits = limits_;
+    start_load("Marschner-Lobb",
+               [limits] { return decode_marschner_lobb(kMarschnerLobbSize, limits); });
+    return true;
+  }
+  error_ = "no bundled volume number " + std::to_string(index);
+  return false;
+}
+
+std::string VolumeMode::title() const {
+  if (doc_) return doc_->volume.name;
+  return pending_ ? pending_->label : "volume";
+}
+
+void VolumeMode::start_load(std::string label, std::function<DecodedVolume()> decode) {
+  if (pending_) abandoned_.push_back(std::move(pending_->decoded));
+  pending_ = PendingLoad{std::move(label), std::async(std::launch::async, std::move(decode))};
+}
+
+void VolumeMode::complete_load() {
+  PendingLoad load = std::move(*pending_);
+  pending_.reset();
+  try {
+    DecodedVolume decoded = load.decoded.get();
+    auto doc = std::make_unique<VolumeDocument>(
+        upload_volume(std::move(decoded), limits_, options_.allow_cuda));
+    const DecodedVolume& v = doc->volume;
+    geometry_ = SliceGeometry(v.dims, v.spacing, v.orientation);
+    window_level_ = v.default_window;
+    if (first_load_) {
+      if (options_.window && *options_.window > 0) window_level_.window = *options_.window;
+      if (options_.level) window_level_.level = *options_.level;
+    }
+    first_load_ = false;
+    doc_ = std::move(doc);
+    fit_pending_ = true;
+    error_.clear();
+  } catch (const std::exception& e) {
+    // The previous volume (if any) stays.
+    error_ = e.what();
+  }
+}
+
+void VolumeMode::poll_load() {
+  abandoned_.erase(std::remove_if(abandoned_.begin(), abandoned_.end(),
+                                  [](std::future<DecodedVolume>& f) {
+                                    return f.wait_for(std::chrono::seconds(0)) ==
+                                           std::future_status::ready;
+                                  }),
+                   abandoned_.end());
+  if (pending_ && pending_->decoded.wait_for(std::chrono::seconds(0)) == std::future_status::ready)
+    complete_load();
+}
+
+void VolumeMode::finish() {
+  if (pending_) {
+    pending_->decoded.wait();
+    complete_load();
+  }
+}
+
+std::optional<Progress> VolumeMode::progress() const {
+  if (!pending_) return std::nullopt;
+  return Progress{"loading " + pending_->label + ": reading and decoding", 0.25f};
+}
+
+bool VolumeMode::settled() const {
+  return !pending_ && (doc_ || !error_.empty());
+}
+
+void VolumeMode::set_window_level(const WindowLevel& wl) {
+  window_level_.window = std::max(wl.window, 1e-12);
+  window_level_.level = wl.level;
+}
+
+gl::Fetch VolumeMode::method(Plane p) const {
+  return one_method_ ? methods_[0] : methods_[plane_index(p)];
+}
+
+void VolumeMode::set_method(Plane p, gl::Fetch f) {
+  if (one_method_) {
+    methods_.fill(f);
+  } else {
+    methods_[plane_index(p)] = f;
+  }
+}
+
+std::optional<Plane> VolumeMode::plane_at(const glm::dvec2& w) const {
+  for (Plane p : kPlanes)
+    if (cell(p).contains(w)) return p;
+  return std::nullopt;
+}
+
+void VolumeMode::update(const FrameInfo& f) {
+  poll_load();
+  lay_out(f);
+  handle_input(f);
+}
+
+void VolumeMode::lay_out(const FrameInfo& f) {
+  const std::vector<Rect> cells = layout_cells(Layout::Grid, f.area);
+  for (std::size_t i = 0; i < cells_.size() && i < cells.size(); ++i) cells_[i] = cells[i];
+  if (doc_ && fit_pending_ && f.area.width > 0 && f.area.height > 0) {
+    geometry_.fit(cells_);
+    fit_pending_ = false;
+  }
+}
+
+void VolumeMode::handle_input(const FrameInfo& f) {
+  const ImGuiIO& io = ImGui::GetIO();
+  cursor_ = glm::dvec2(io.MousePos.x, io.MousePos.y) * f.fb_scale;
+  hover_.reset();
+  if (!doc_) {
+    drag_ = Drag::None;
+    return;
+  }
+  if (f.mouse_free && ImGui::IsMousePosValid()) hover_ = plane_at(cursor_);
+
+  if (hover_ && drag_ == Drag::None) {
+    const Plane p = *hover_;
+    if (io.MouseWheel != 0.0f) {
+      if (io.KeyCtrl) {
+        geometry_.zoom_about(p, cell(p), cursor_,
+                             std::pow(kWheelZoom, static_cast<double>(io.MouseWheel)));
+      } else {
+        // Touchpads send fractions of a notch: whole slices only, the rest carried over.
+        wheel_accum_ += io.MouseWheel;
+        const int steps = static_cast<int>(wheel_accum_);
+        wheel_accum_ -= steps;
+        if (steps != 0) geometry_.scroll(p, steps);
+      }
+    }
+    if (ImGui::IsMouseClicked(ImGuiMouseButton_Middle) ||
+        (io.KeyShift && ImGui::IsMouseClicked(ImGuiMouseButton_Left))) {
+      drag_ = Drag::WindowLevel;
+    } else if (ImGui::IsMouseClicked(ImGuiMouseButton_Left)) {
+      drag_ = Drag::Crosshair;
+    } else if (ImGui::IsMouseClicked(ImGuiMouseButton_Right)) {
+      drag_ = Drag::Pan;
+    }
+    drag_plane_ = p;
+  }
+
+  const glm::dvec2 delta = glm::dvec2(io.MouseDelta.x, io.MouseDelta.y) * f.fb_scale;
+  switch (drag_) {
+    case Drag::None:
+      break;
+    case Drag::Crosshair:
+      if (!io.MouseDown[ImGuiMouseButton_Left]) {
+        drag_ = Drag::None;
+      } else {
+        geometry_.move_crosshair(drag_plane_, cell(drag_plane_), cursor_);
+      }
+      break;
+    case Drag::Pan:
+      if (!io.MouseDown[ImGuiMouseButton_Right]) {
+        drag_ = Drag::None;
+      } else {
+        geometry_.pan_by(drag_plane_, delta);
+      }
+      break;
+    case Drag::WindowLevel:
+      if (!io.MouseDown[ImGuiMouseButton_Left] && !io.MouseDown[ImGuiMouseButton_Middle]) {
+        drag_ = Drag::None;
+      } else if (delta != glm::dvec2(0.0)) {
+        // A full-width drag of 500 pixels spans the value range.
+        const DecodedVolume& v = doc_->volume;
+        const double per_pixel = std::max(v.max - v.min, 1e-6) / 500.0;
+        set_window_level({window_level_.window + delta.x * per_pixel,
+                          window_level_.level + delta.y * per_pixel});
+      }
+      break;
+  }
+
+  if (f.keyboard_free) {
+    if (ImGui::IsKeyPressed(kKeyR, false)) fit_pending_ = true;
+    if (hover_) {
+      const int up = ImGui::GetKeyIndex(ImGuiKey_UpArrow);
+      const int down = ImGui::GetKeyIndex(ImGuiKey_DownArrow);
+      const int page_up = ImGui::GetKeyIndex(ImGuiKey_PageUp);
+      const int page_down = ImGui::GetKeyIndex(ImGuiKey_PageDown);
+      if (ImGui::IsKeyPressed(up, true) || ImGui::IsKeyPressed(page_up, true))
+        geometry_.scroll(*hover_, 1);
+      if (ImGui::IsKeyPressed(down, true) || ImGui::IsKeyPressed(page_down, true))
+        geometry_.scroll(*hover_, -1);
+      for (std::size_t i = 0; i < kMethods.size(); ++i)
+        if (ImGui::IsKeyPressed(kKey1 + static_cast<int>(i), false))
+          set_method(*hover_, kMethods[i]);
+    }
+  }
+}
+
+void VolumeMode::panel(const FrameInfo& f) {
+  (void)f;
+  if (!error_.empty() && error_text(error_, "volume_error")) error_.clear();
+  if (pending_) ImGui::TextWrapped("Loading %s ...", pending_->label.c_str());
+  if (!doc_) return;
+  const DecodedVolume& v = doc_->volume;
+
+  section("Volume");
+  ImGui::TextWrapped("%s", v.name.c_str());
+  ImGui::TextWrapped("%s", v.description.c_str());
+  ImGui::Text("values %g .. %g (1st..99th percentile %g .. %g)", v.min, v.max, v.p01, v.p99);
+  ImGui::TextWrapped("prefilter: %s",
+                     doc_->prefilter_on_gpu ? "CUDA, into the GL texture" : "CPU, uploaded");
+  if (!doc_->prefilter_notice.empty()) ImGui::TextWrapped("(%s)", doc_->prefilter_notice.c_str());
+  ImGui::Text("load %.1f ms, upload %.1f ms, prefilter %.1f ms", v.load_ms, doc_->upload_ms,
+              doc_->prefilter_ms);
+
+  section("Method");
+  if (ImGui::Checkbox("one method for all views", &one_method_) && one_method_)
+    methods_.fill(methods_[0]);
+  if (one_method_) {
+    method_combo("method", &methods_[0]);
+    ImGui::TextWrapped("%s", method_explanation(methods_[0]));
+  } else {
+    for (Plane p : kPlanes) method_combo(plane_name(p), &methods_[plane_index(p)]);
+  }
+
+  section("Window / level");
+  double window = window_level_.window, level = window_level_.level;
+  const float speed = static_cast<float>(std::max(v.max - v.min, 1e-6) / 500.0);
+  bool changed = ImGui::DragScalar("window", ImGuiDataType_Double, &window, speed);
+  changed |= ImGui::DragScalar("level", ImGuiDataType_Double, &level, speed);
+  if (changed) set_window_level({window, level});
+  if (ImGui::Button("default")) window_level_ = v.default_window;
+  ImGui::SameLine();
+  if (ImGui::Button("full range"))
+    set_window_level({std::max(v.max - v.min, 1e-6), (v.max + v.min) / 2.0});
+  ImGui::TextWrapped(
+      "middle drag or Shift+left drag: right widens the window, down raises the "
+      "level");
+
+  section("Crosshair");
+  glm::dvec3 c = geometry_.crosshair();
+  bool moved = false;
+  for (int a = 2; a >= 0; --a) {
+    const double lo = 0.0;
+    const double hi = static_cast<double>(geometry_.dims()[static_cast<std::size_t>(a)]) - 1.0;
+    char label[16];
+    std::snprintf(label, sizeof label, "%s (voxel)", kAxisNames[a]);
+    moved |= ImGui::SliderScalar(label, ImGuiDataType_Double, &c[a], &lo, &hi, "%.1f");
+  }
+  if (moved) geometry_.set_crosshair(c);
+  if (ImGui::Button("centre")) {
+    const auto& d = geometry_.dims();
+    geometry_.set_crosshair({static_cast<double>((d[0] - 1) / 2),
+                             static_cast<double>((d[1] - 1) / 2),
+                             static_cast<double>((d[2] - 1) / 2)});
+  }
+  float tilt = static_cast<float>(geometry_.oblique_tilt() * 180.0 / kPi);
+  float turn = static_cast<float>(geometry_.oblique_turn() * 180.0 / kPi);
+  bool angles = ImGui::SliderFloat("oblique tilt", &tilt, -90.0f, 90.0f, "%.1f deg");
+  angles |= ImGui::SliderFloat("oblique turn", &turn, -90.0f, 90.0f, "%.1f deg");
+  if (angles) geometry_.set_oblique_angles(tilt * kPi / 180.0, turn * kPi / 180.0);
+
+  section("Views");
+  bool link = geometry_.link_zoom();
+  if (ImGui::Checkbox("link zoom (same mm scale)", &link)) geometry_.set_link_zoom(link);
+  ImGui::SameLine();
+  if (ImGui::Button("fit (R)")) fit_pending_ = true;
+  ImGui::TextWrapped(
+      "left drag: crosshair; wheel, Up/Down: slice; Ctrl+wheel: zoom; right drag: pan; "
+      "1..6: method of the view under the cursor");
+
+  section("Cursor");
+  readout_panel();
+}
+
+void VolumeMode::readout_panel() {
+  if (!hover_) {
+    ImGui::TextDisabled("(move the cursor over a view)");
+    return;
+  }
+  const Plane p = *hover_;
+  const glm::dvec3 pos = geometry_.volume_position(p, cell(p), cursor_);
+  const glm::dvec3 mm = pos * geometry_.spacing();
+  ImGui::Text("%s view", plane_name(p));
+  ImGui::Text("voxel (x, y, z) %.2f, %.2f, %.2f", pos[2], pos[1], pos[0]);
+  ImGui::Text("mm    (x, y, z) %.1f, %.1f, %.1f", mm[2], mm[1], mm[0]);
+  if (!inside_volume(pos, geometry_.dims())) {
+    ImGui::TextDisabled("outside the volume");
+    return;
+  }
+  if (!doc_->has_readout()) {
+    ImGui::TextWrapped("%s", doc_->readout_note.c_str());
+    return;
+  }
+  const gl::Fetch m = method(p);
+  const ArrayF& data = gl::fetch_prefiltered(m) ? doc_->coefficients : doc_->volume.samples;
+  const double position[3] = {pos[0], pos[1], pos[2]};
+  SamplerOptions opt;
+  opt.degree = method_degree(m);
+  opt.threads = 1;  // one position: no thread pool
+  double value = 0.0, nearest = 0.0;
+  sample(data, position, 1, &value, opt);
+  opt.degree = 0;
+  sample(doc_->volume.samples, position, 1, &nearest, opt);
+  ImGui::Text("value (%s, CPU double) %.6g", gl::fetch_name(m), value);
+  ImGui::Text("nearest voxel %.6g", nearest);
+}
+
+void VolumeMode::overlays(const FrameInfo& f, ImDrawList* list) {
+  if (!doc_) return;
+  const glm::dvec2 s = f.fb_scale;
+  const auto pt = [&](const glm::dvec2& w) {
+    return ImVec2(static_cast<float>(w.x / s.x), static_cast<float>(w.y / s.y));
+  };
+  const float ui = f.ui_scale;
+  for (Plane p : kPlanes) {
+    const Rect& c = cell(p);
+    if (c.width <= 0 || c.height <= 0) continue;
+    list->PushClipRect(pt({c.x, c.y}), pt({c.x + c.width, c.y + c.height}), true);
+
+    // The other planes' intersections with this one, through the crosshair, in their colours.
+    const PlaneFrame own = geometry_.frame(p);
+    const glm::dvec3 x = geometry_.crosshair();
+    const glm::dvec2 centre = geometry_.window_position(p, c, x);
+    const double reach = 2.0 * (c.width + c.height);
+    for (Plane q : kPlanes) {
+      if (q == p) continue;
+      const glm::dvec3 d_mm = glm::cross(own.normal, geometry_.frame(q).normal);
+      if (glm::length(d_mm) < 1e-6) continue;  // parallel planes (oblique at 0 degrees)
+      const glm::dvec2 other =
+          geometry_.window_position(p, c, x + glm::normalize(d_mm) / geometry_.spacing());
+      const glm::dvec2 dir = glm::normalize(other - centre);
+      const double gap = kCrosshairGap * ui * s.x;
+      for (double sign : {-1.0, 1.0}) {
+        list->AddLine(pt(centre + sign * gap * dir), pt(centre + sign * reach * dir),
+                      plane_colour(q, 200), 1.5f * ui);
+      }
+    }
+
+    // Label: plane, slice position, method.
+    const SliceGeometry::SlicePosition sp = geometry_.slice_position(p);
+    char text[160];
+    if (sp.axis >= 0) {
+      std::snprintf(text, sizeof text, "%s  %s = %s / %zu  (%.1f mm)\n%s", plane_name(p),
+                    kAxisNames[sp.axis], format_index(sp.index).c_str(),
+                    geometry_.dims()[static_cast<std::size_t>(sp.axis)] - 1, sp.mm,
+                    method_short_name(method(p)));
+    } else {
+      std::snprintf(text, sizeof text, "%s  tilt %.1f, turn %.1f deg  (%+.1f mm from centre)\n%s",
+                    plane_name(p), geometry_.oblique_tilt() * 180.0 / kPi,
+                    geometry_.oblique_turn() * 180.0 / kPi, sp.mm, method_short_name(method(p)));
+    }
+    const ImVec2 size = ImGui::CalcTextSize(text);
+    const float pad = 4.0f * ui;
+    const ImVec2 at = pt({c.x + kLabelMargin * ui * s.x, c.y + kLabelMargin * ui * s.y});
+    list->AddRectFilled(at, ImVec2(at.x + size.x + 2 * pad, at.y + size.y + 2 * pad),
+                        IM_COL32(0, 0, 0, 170), 3.0f * ui);
+    list->AddRectFilled(at, ImVec2(at.x + 3.0f * ui, at.y + size.y + 2 * pad), plane_colour(p));
+    list->AddText(ImVec2(at.x + pad + 2.0f * ui, at.y + pad), IM_COL32(235, 235, 235, 255), text);
+    if (hover_ == p)
+      list->AddRect(pt({c.x, c.y}), pt({c.x + c.width, c.y + c.height}), plane_colour(p, 160), 0.0f,
+                    0, 2.0f * ui);
+    list->PopClipRect();
+  }
+}
+
+void VolumeMode::draw(const FrameInfo& f) {
+  if (!doc_ || f.fb_width <= 0 || f.fb_height <= 0) return;
+  if (!pass_ && !pass_failed_) {
+    try {
+      pass_ = std::make_unique<SlicePass>();
+    } catch (const Error& e) {
+      pass_failed_ = true;
+      error_ = std::string("slice shaders: ") + e.what();
+    }
+  }
+  if (!pass_) return;
+  lay_out(f);
+  const float checker = 16.0f * f.ui_scale;
+  try {
+    for (Plane p : kPlanes) {
+      const Rect& c = cell(p);
+      if (c.width < 1 || c.height < 1) continue;
+      pass_->draw(doc_->textures(), method(p), geometry_.mapping(p, c), to_viewport(c, f.fb_height),
+                  window_level_, checker);
+    }
+  } catch (const Error& e) {
+    error_ = e.what();
+  }
+}
+
+nlohmann::json VolumeMode::report() const {
+  nlohmann::json r;
+  r["mode"] = name();
+  if (!doc_) {
+    r["loaded"] = false;
+    if (!error_.empty()) r["error"] = error_;
+    return r;
+  }
+  const DecodedVolume& v = doc_->volume;
+  r["loaded"] = true;
+  r["file"] = v.path.empty() ? v.name : v.path;
+  r["name"] = v.name;
+  r["dims_zyx"] = {v.dims[0], v.dims[1], v.dims[2]};
+  r["spacing_mm_zyx"] = {v.spacing[0], v.spacing[1], v.spacing[2]};
+  r["dtype"] = dtype_name(v.dtype);
+  r["value_range"] = {v.min, v.max};
+  r["percentiles_1_99"] = {v.p01, v.p99};
+  r["prefilter"] = {{"path", doc_->prefilter_on_gpu ? "cuda" : "cpu"},
+                    {"notice", doc_->prefilter_notice}};
+  const glm::dvec3 c = geometry_.crosshair(), mm = geometry_.crosshair_mm();
+  r["crosshair"] = {{"voxel_zyx", {c[0], c[1], c[2]}}, {"mm_zyx", {mm[0], mm[1], mm[2]}}};
+  r["oblique_deg"] = {{"tilt", geometry_.oblique_tilt() * 180.0 / kPi},
+                      {"turn", geometry_.oblique_turn() * 180.0 / kPi}};
+  r["window"] = window_level_.window;
+  r["level"] = window_level_.level;
+  nlohmann::json views = nlohmann::json::array();
+  for (Plane p : kPlanes) {
+    const SliceGeometry::SlicePosition sp = geometry_.slice_position(p);
+    nlohmann::json view = {{"plane", plane_name(p)},
+                           {"method", gl::fetch_name(method(p))},
+                           {"zoom_px_per_mm", geometry_.view(p).zoom},
+                           {"slice_mm", sp.mm}};
+    if (sp.axis >= 0) {
+      view["normal_axis"] = kAxisNames[sp.axis];
+      view["slice_index"] = sp.index;
+    }
+    views.push_back(view);
+  }
+  r["views"] = views;
+  r["times_ms"] = {{"load", v.load_ms},
+                   {"upload", doc_->upload_ms},
+                   {"prefilter", doc_->prefilter_ms},
+                   {"readback", doc_->readback_ms}};
+  r["cpu_readout"] = doc_->has_readout() ? "available" : doc_->readout_note;
+  return r;
+}
+
+}  // namespace sv::viewer
