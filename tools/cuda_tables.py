@@ -38,7 +38,10 @@ def main():
     big = [c for c in pf["cases"] if len(c["variants"]) > 3]
     print("| variant | " + " | ".join(c["name"] for c in big) + " |")
     print("|---" * (len(big) + 1) + "|")
-    for name in [x["name"] for x in big[0]["variants"]]:
+    names = []  # every variant of the big cases, in order of appearance
+    for c in big:
+        names += [x["name"] for x in c["variants"] if x["name"] not in names]
+    for name in names:
         cells = []
         for c in big:
             v = next((x for x in c["variants"] if x["name"] == name), None)

@@ -2,8 +2,10 @@
 // against the bandwidth floor measured in the same run (a device-to-device copy of the array:
 // each axis pass reads and writes the array once, as a copy does). Kernel variants are timed
 // round-robin (every repeat runs every variant), each run starting from the original samples
-// (restored by an untimed copy), medians reported. Peak memory is the most the library's
-// DeviceBuffers held during a whole prefilter, beyond the array itself.
+// (restored by an untimed copy), medians reported. Per axis, each pass is timed as prefilter()
+// runs it: in place, or out of place where prefilter() ping-pongs the axis through its scratch
+// copy. Peak memory is the most the library's device allocations held during a whole
+// prefilter, beyond the array itself.
 #include <algorithm>
 #include <cstdio>
 #include <random>
@@ -90,6 +92,10 @@ Json run_prefilter(const PrefilterOptions& opt) {
     orig.upload(host.data(), n);
 
     std::vector<Variant> variants = {{"tiled", {}}};
+    Variant in_place{"tiled, every pass in place (apron side buffer)", {}};
+    in_place.cfg.ping_pong = false;
+    const std::vector<bool> plan = cu::prefilter_out_of_place(layout, {});
+    if (std::find(plan.begin(), plan.end(), true) != plan.end()) variants.push_back(in_place);
     Variant reg{"tiled, loads through registers", {}};
     reg.cfg.async_loads = false;
     variants.push_back(reg);
@@ -98,10 +104,13 @@ Json run_prefilter(const PrefilterOptions& opt) {
       v64.cfg.lines = 16;
       Variant c128{"tiled, chunk 128", {}};
       c128.cfg.chunk = 128;
+      Variant c512{"tiled, chunk 512", {}};
+      c512.cfg.chunk = 512;
       Variant c1024{"tiled, chunk 1024", {}};
       c1024.cfg.chunk = 1024;
       variants.push_back(v64);
       variants.push_back(c128);
+      variants.push_back(c512);
       variants.push_back(c1024);
     }
     Variant naive{"naive (thread per line)", {}};
@@ -115,6 +124,14 @@ Json run_prefilter(const PrefilterOptions& opt) {
                                                          std::vector<std::vector<double>>(rank));
     std::vector<std::vector<double>> total_t(variants.size());
     std::vector<std::size_t> extra(variants.size(), 0);
+    // Per axis, the pass as prefilter() runs it: in place, or out of place (orig -> data) where
+    // it ping-pongs through the scratch copy (then it reads and writes the array once, as the
+    // copy does).
+    std::vector<std::vector<bool>> out_of_place;
+    for (const Variant& v : variants)
+      out_of_place.push_back(v.cfg.kernel == cu::PrefilterKernel::Tiled
+                                 ? cu::prefilter_out_of_place(layout, v.cfg)
+                                 : std::vector<bool>(rank, false));
 
     // Warm-up: every kernel once.
     for (const Variant& v : variants) {
@@ -133,7 +150,10 @@ Json run_prefilter(const PrefilterOptions& opt) {
         for (std::size_t axis = 0; axis < rank; ++axis) {
           data.copy_from(orig);
           timer.start();
-          cu::prefilter_axis(data.data(), layout, axis, v.cfg);
+          if (out_of_place[vi][axis])
+            cu::prefilter_axis(orig.data(), data.data(), layout, axis, v.cfg);
+          else
+            cu::prefilter_axis(data.data(), layout, axis, v.cfg);
           timer.stop();
           axis_t[vi][axis].push_back(timer.ms());
         }
@@ -162,6 +182,8 @@ Json run_prefilter(const PrefilterOptions& opt) {
     for (std::size_t vi = 0; vi < variants.size(); ++vi) {
       Json jv;
       jv["name"] = variants[vi].name;
+      for (std::size_t axis = 0; axis < rank; ++axis)
+        jv["axis_out_of_place"].push_back(static_cast<bool>(out_of_place[vi][axis]));
       std::string ms_s, gbs_s, frac_s;
       for (std::size_t axis = 0; axis < rank; ++axis) {
         const double ms = median(axis_t[vi][axis]);

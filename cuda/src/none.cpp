@@ -82,6 +82,13 @@ void prefilter(float*, const Layout& layout, const PrefilterConfig& cfg) {
 void prefilter_axis(float*, const Layout&, std::size_t, const PrefilterConfig&) {
   no_cuda("CUDA prefilter");
 }
+void prefilter_axis(const float*, float*, const Layout&, std::size_t, const PrefilterConfig&) {
+  no_cuda("CUDA prefilter");
+}
+std::vector<bool> prefilter_out_of_place(const Layout& layout, const PrefilterConfig& cfg) {
+  detail::check_config(layout, cfg, "CUDA prefilter");
+  no_cuda("CUDA prefilter");
+}
 void prefilter_to_surface(const float*, const Layout&, std::uint64_t, SurfaceFormat, float*,
                           const PrefilterConfig&) {
   no_cuda("CUDA prefilter");
@@ -91,10 +98,10 @@ void prefilter(ArrayF&, const PrefilterConfig&) {
 }
 
 struct SplineVolume::Impl {};
-SplineVolume::SplineVolume(const float*, const Layout&, Boundary) {
+SplineVolume::SplineVolume(const float*, const Layout&, Boundary, CoefficientFormat) {
   no_cuda("CUDA reconstruction");
 }
-SplineVolume::SplineVolume(const ArrayF&, Boundary) {
+SplineVolume::SplineVolume(const ArrayF&, Boundary, CoefficientFormat) {
   no_cuda("CUDA reconstruction");
 }
 SplineVolume::~SplineVolume() = default;

@@ -19,6 +19,9 @@
 //  - chunked and out of place (src != dst): straight from src;
 //  - chunked and in place: from a side buffer that gather_aprons() fills before the pass, so
 //    that no block reads samples another block may already have overwritten.
+// prefilter() avoids the in-place chunked pass where it can: it ping-pongs the chunked axes
+// between the array and one scratch copy (out of place, no gather kernel, no side buffer), with
+// an even number of out-of-place passes so the result ends in the array (plan_ping_pong()).
 #include <cuda_fp16.h>
 #include <cuda_pipeline.h>
 #include <cuda_runtime.h>
@@ -28,6 +31,7 @@
 #include <cstdint>
 #include <limits>
 #include <string>
+#include <vector>
 
 #include "boundary.cuh"
 #include "check.cuh"
@@ -246,94 +250,95 @@ __global__ void __launch_bounds__(kThreads, 5) tile_kernel(Pass P) {
     valid_lines = static_cast<int>(min(static_cast<long long>(P.lines), P.inner - i0));
   }
 
-  // 1. Load: the centre always from src; the aprons too when they can be read there (chunked,
-  //    out of place), else from the side buffer or, for whole lines, in step 2. The filter is
-  //    linear, so the gain is applied once, at the store. With async_loads every load of the
-  //    tile is in flight at once (cp.async, no registers); otherwise in batches of eight.
+  // 1. Load the centre [s, e) from src, then the aprons: straight from src through the boundary
+  //    extension when they can be read there (chunked, out of place), else from the side buffer
+  //    or, for whole lines, in step 2. The filter is linear, so the gain is applied once, at the
+  //    store. With async_loads every load of the tile is in flight at once (cp.async, no
+  //    registers); otherwise in batches of eight.
   const bool apron_direct = !P.whole && P.apron == nullptr;
-  const int w_first = apron_direct ? 0 : H;
-  const int w_last = apron_direct ? len : H + m;
   const float gain = P.gain;
   if (P.async_loads) {
     if (C == 0) {
-      if (lane < valid_lines) {
-        const float* col = P.src + i0 + lane;
-        if (apron_direct) {
-          for (int w = w_first + warp; w < w_last; w += kWarps)
-            __pipeline_memcpy_async(sh + sidx<C>(P, lane, w),
-                                    col + (o0 * P.n + extend(s - H + w, P.n, P.boundary)) * P.inner,
-                                    sizeof(float));
-        } else {  // the centre only: no extension, a walking pointer
-          const long long step = kWarps * P.inner;
-          const float* g = col + (o0 * P.n + s + warp) * P.inner;
-          float* d = sh + (H + warp) * kLines + lane;
-          for (int w = warp; w < m; w += kWarps, g += step, d += kWarps * kLines)
-            __pipeline_memcpy_async(d, g, sizeof(float));
-        }
+      if (lane < valid_lines) {  // a walking pointer, no extension
+        const long long step = kWarps * P.inner;
+        const float* g = P.src + i0 + lane + (o0 * P.n + s + warp) * P.inner;
+        float* d = sh + (H + warp) * kLines + lane;
+        for (int w = warp; w < m; w += kWarps, g += step, d += kWarps * kLines)
+          __pipeline_memcpy_async(d, g, sizeof(float));
       }
     } else {
-      for (int r = warp; r < valid_rows; r += kWarps) {
+      for (int r = warp; r < valid_rows; r += kWarps) {  // contiguous in memory
         float* line0 = sh + sidx<C>(P, r * CC, 0);
-        if (apron_direct) {
-          const float* row = P.src + (o0 + r) * P.n * CC;
-          const int per_row = len * CC;
-          for (int f = lane; f < per_row; f += 32) {
-            const int w = f / CC, c = f % CC;
-            __pipeline_memcpy_async(line0 + c * P.S + w,
-                                    row + extend(s - H + w, P.n, P.boundary) * CC + c,
-                                    sizeof(float));
-          }
-        } else {  // the centre only: contiguous in memory
-          const float* row = P.src + ((o0 + r) * P.n + s) * CC;
-          for (int f = lane; f < m * CC; f += 32)
-            __pipeline_memcpy_async(line0 + (f % CC) * P.S + H + f / CC, row + f, sizeof(float));
-        }
+        const float* row = P.src + ((o0 + r) * P.n + s) * CC;
+        for (int f = lane; f < m * CC; f += 32)
+          __pipeline_memcpy_async(line0 + (f % CC) * P.S + H + f / CC, row + f, sizeof(float));
       }
     }
-    __pipeline_commit();
   } else if (C == 0) {
     const bool ok = lane < valid_lines;
-    const float* col = P.src + i0 + lane;
-    for (int w0 = w_first + warp; w0 < w_last; w0 += kWarps * 8) {
+    const float* col = P.src + i0 + lane + (o0 * P.n + s) * P.inner;
+    for (int w0 = warp; w0 < m; w0 += kWarps * 8) {
       float v[8];
 #pragma unroll
       for (int u = 0; u < 8; ++u) {
         const int w = w0 + u * kWarps;
-        v[u] = 0.0f;
-        if (ok && w < w_last)
-          v[u] = __ldg(col + (o0 * P.n + extend(s - H + w, P.n, P.boundary)) * P.inner);
+        v[u] = ok && w < m ? __ldg(col + static_cast<long long>(w) * P.inner) : 0.0f;
       }
 #pragma unroll
       for (int u = 0; u < 8; ++u) {
         const int w = w0 + u * kWarps;
-        if (w < w_last) sh[sidx<C>(P, lane, w)] = v[u];
+        if (w < m) sh[sidx<C>(P, lane, H + w)] = v[u];
       }
     }
   } else {
-    // A warp per row: lanes walk the row's window in order (coalesced), eight loads in flight.
-    const int per_row = (w_last - w_first) * CC;
+    // A warp per row: lanes walk the row's chunk in order (coalesced), eight loads in flight.
+    const int per_row = m * CC;
     for (int r = warp; r < valid_rows; r += kWarps) {
-      const float* row = P.src + (o0 + r) * P.n * CC;
+      const float* row = P.src + ((o0 + r) * P.n + s) * CC;
       float* line0 = sh + sidx<C>(P, r * CC, 0);
       for (int f0 = lane; f0 < per_row; f0 += 32 * 8) {
         float v[8];
 #pragma unroll
         for (int u = 0; u < 8; ++u) {
           const int f = f0 + 32 * u;
-          v[u] = 0.0f;
-          if (f < per_row) {
-            const int w = w_first + f / CC, c = f % CC;
-            v[u] = __ldg(row + extend(s - H + w, P.n, P.boundary) * CC + c);
-          }
+          v[u] = f < per_row ? __ldg(row + f) : 0.0f;
         }
 #pragma unroll
         for (int u = 0; u < 8; ++u) {
           const int f = f0 + 32 * u;
-          if (f < per_row) line0[(f % CC) * P.S + w_first + f / CC] = v[u];
+          if (f < per_row) line0[(f % CC) * P.S + H + f / CC] = v[u];
         }
       }
     }
   }
+  if (apron_direct) {
+    // 2 H samples per line through the extension. Column tiles: a lane per line (a warp reads
+    // 128 contiguous bytes); transposed tiles: each row's apron side is H * C contiguous floats.
+    const int per_side = C > 0 ? H * CC : H;
+    const int count = 2 * per_side * (C > 0 ? valid_rows : valid_lines);
+    for (int t = threadIdx.x; t < count; t += kThreads) {
+      float* d;
+      const float* g;
+      if (C == 0) {
+        const int l = t % valid_lines, hs = t / valid_lines;
+        const int w = hs < H ? hs : m + hs;  // m + hs = H + m + (hs - H)
+        d = sh + sidx<C>(P, l, w);
+        g = P.src + i0 + l + (o0 * P.n + extend(s - H + w, P.n, P.boundary)) * P.inner;
+      } else {
+        const int c = t % CC, rest = t / CC;
+        const int h = rest % H, rs = rest / H;
+        const int r = rs % valid_rows, side = rs / valid_rows;
+        const int w = side == 0 ? h : H + m + h;
+        d = sh + sidx<C>(P, r * CC + c, w);
+        g = P.src + ((o0 + r) * P.n + extend(s - H + w, P.n, P.boundary)) * CC + c;
+      }
+      if (P.async_loads)
+        __pipeline_memcpy_async(d, g, sizeof(float));
+      else
+        *d = __ldg(g);
+    }
+  }
+  if (P.async_loads) __pipeline_commit();
   if (!P.whole && !apron_direct) {
     for (int t = threadIdx.x; t < 2 * H * valid_lines; t += kThreads) {
       const int l = t % valid_lines, hs = t / valid_lines;
@@ -478,15 +483,16 @@ int apron(const Poles& p) {
 }
 
 // The stream-ordered pool returns its memory to the system at every synchronisation by default,
-// which makes the next allocation slow (tens of microseconds); keep it instead (the pool then
-// holds the largest side buffer used so far).
+// which makes the next allocation slow (tens of microseconds); keep up to 1 GiB instead (the pool
+// then holds the largest side buffer or scratch copy used so far, up to that; beyond it a pass
+// takes milliseconds and the allocation is noise).
 void keep_pool_memory() {
   static const bool done = [] {
     int dev = 0;
     cudaMemPool_t pool = nullptr;
     if (cudaGetDevice(&dev) == cudaSuccess &&
         cudaDeviceGetDefaultMemPool(&pool, dev) == cudaSuccess) {
-      std::uint64_t keep = ~std::uint64_t{0};
+      std::uint64_t keep = std::uint64_t{1} << 30;
       cudaMemPoolSetAttribute(pool, cudaMemPoolAttrReleaseThreshold, &keep);
     }
     cudaGetLastError();
@@ -541,15 +547,86 @@ void launch_tile(const Pass& P, int C, int npoles, dim3 grid, std::size_t shmem)
   }
 }
 
+// (outer, n, inner) of `axis`, as the CPU prefilter views it.
+struct AxisView {
+  long long outer = 1, inner = 1;
+  int n = 1;
+};
+
+AxisView view_of(const Layout& layout, std::size_t axis) {
+  AxisView v;
+  v.n = static_cast<int>(layout.dims[axis]);
+  v.inner = static_cast<long long>(layout.channels);
+  for (std::size_t d = 0; d < axis; ++d) v.outer *= static_cast<long long>(layout.dims[d]);
+  for (std::size_t d = axis + 1; d < layout.rank(); ++d)
+    v.inner *= static_cast<long long>(layout.dims[d]);
+  return v;
+}
+
+// Chunk length of a tiled pass (n = whole lines).
+int chunk_length(const AxisView& v, int H, const PrefilterConfig& cfg) {
+  const int n = v.n;
+  // Automatic chunks: the longest the shared-memory window allows, balanced (no short last
+  // chunk), then halved while the grid would leave the GPU short of blocks (small images).
+  const int max_chunk = std::max(16, kMaxWindow - 2 * H);
+  int chunk = cfg.chunk;
+  if (chunk == 0) {
+    const long long inner = v.inner, outer = v.outer;
+    const bool trans_axis = inner <= 4;
+    const long long line_tiles =
+        trans_axis ? (outer + std::max(1LL, kLines / inner) - 1) / std::max(1LL, kLines / inner)
+                   : outer * ((inner + kLines - 1) / kLines);
+    const long long want_blocks = 4LL * multiprocessors();
+    int count = (n + max_chunk - 1) / max_chunk;
+    // Whole lines need no aprons from other blocks (no side buffer, no extra reads): take them
+    // up to the largest tile when the grid still has blocks enough.
+    if (n + 2 * H <= kMaxWholeWindow && line_tiles >= 2LL * multiprocessors()) count = 1;
+    while (line_tiles * count < want_blocks && (n + 2 * count - 1) / (2 * count) >= 4 * H &&
+           (n + 2 * count - 1) / (2 * count) >= 64)
+      count *= 2;
+    chunk = (n + count - 1) / count;
+  }
+  return std::min(chunk, n);
+}
+
+// Which axes prefilter() runs out of place (src -> the other of array and scratch). An in-place
+// pass over chunked lines needs the gather kernel and the side buffer (about 10% more traffic
+// and a launch); out of place it reads its aprons straight from src. So every chunked axis goes
+// out of place, and the count is made even (the result must end in the array, without a copy
+// back): with an odd count, one whole-line axis goes out of place too (as fast as in place), or,
+// with none, the first chunked axis stays in place (side buffer, freed before the scratch is
+// taken: the peak stays one copy of the array). Empty when nothing needs a scratch.
+std::vector<bool> plan_ping_pong(const Layout& layout, const PrefilterConfig& cfg) {
+  const std::size_t rank = layout.rank();
+  std::vector<bool> out(rank, false);
+  if (cfg.kernel != PrefilterKernel::Tiled || !cfg.ping_pong) return {};
+  const Poles poles = bspline_poles(cfg.degree);
+  if (poles.count == 0) return {};
+  const int H = apron(poles);
+  std::vector<std::size_t> chunked, whole;
+  for (std::size_t a = 0; a < rank; ++a) {
+    const AxisView v = view_of(layout, a);
+    if (v.n < 2) continue;  // identity: no pass
+    (chunk_length(v, H, cfg) < v.n ? chunked : whole).push_back(a);
+  }
+  if (chunked.size() % 2 == 1) {
+    if (!whole.empty())
+      chunked.push_back(whole.front());
+    else
+      chunked.erase(chunked.begin());
+  }
+  if (chunked.empty()) return {};
+  for (std::size_t a : chunked) out[a] = true;
+  return out;
+}
+
 // One tiled pass over `axis`: src -> dst (dst may equal src) or src -> surface.
 void tiled_pass(const float* src, float* dst, const Layout& layout, std::size_t axis,
                 const PrefilterConfig& cfg, const Poles& poles, unsigned long long surface,
                 SurfaceKind kind) {
-  const int n = static_cast<int>(layout.dims[axis]);
-  long long outer = 1, inner = static_cast<long long>(layout.channels);
-  for (std::size_t d = 0; d < axis; ++d) outer *= static_cast<long long>(layout.dims[d]);
-  for (std::size_t d = axis + 1; d < layout.rank(); ++d)
-    inner *= static_cast<long long>(layout.dims[d]);
+  const AxisView view = view_of(layout, axis);
+  const int n = view.n;
+  const long long outer = view.outer, inner = view.inner;
 
   Pass P{};
   P.src = src;
@@ -571,27 +648,8 @@ void tiled_pass(const float* src, float* dst, const Layout& layout, std::size_t 
     P.hz[q] = horizon(poles.z[q]);
   }
   P.H = poles.count ? apron(poles) : 0;
+  const int chunk = chunk_length(view, P.H, cfg);
 
-  // Chunks: as long as the shared-memory window allows, balanced (no short last chunk).
-  // Automatic chunks: the longest the shared-memory window allows, balanced (no short last
-  // chunk), then halved while the grid would leave the GPU short of blocks (small images).
-  const int max_chunk = std::max(16, kMaxWindow - 2 * P.H);
-  int chunk = cfg.chunk;
-  if (chunk == 0) {
-    const bool trans_axis = inner <= 4;
-    const long long line_tiles =
-        trans_axis ? (outer + std::max(1LL, kLines / inner) - 1) / std::max(1LL, kLines / inner)
-                   : outer * ((inner + kLines - 1) / kLines);
-    const long long want_blocks = 4LL * multiprocessors();
-    int count = (n + max_chunk - 1) / max_chunk;
-    // Whole lines need no aprons from other blocks (no side buffer, no extra reads): take them
-    // up to the largest tile when the grid still has blocks enough.
-    if (n + 2 * P.H <= kMaxWholeWindow && line_tiles >= 2LL * multiprocessors()) count = 1;
-    while (line_tiles * count < want_blocks && (n + 2 * count - 1) / (2 * count) >= 4 * P.H &&
-           (n + 2 * count - 1) / (2 * count) >= 64)
-      count *= 2;
-    chunk = (n + count - 1) / count;
-  }
   P.L = std::min(chunk, n);
   P.chunks = (n + P.L - 1) / P.L;
   P.whole = P.chunks == 1;
@@ -694,9 +752,66 @@ void prefilter_axis(float* data, const Layout& layout, std::size_t axis,
     tiled_pass(data, data, layout, axis, cfg, poles, 0, SurfaceKind::None);
 }
 
+void prefilter_axis(const float* src, float* dst, const Layout& layout, std::size_t axis,
+                    const PrefilterConfig& cfg) {
+  if (src == dst) return prefilter_axis(dst, layout, axis, cfg);
+  check_config(layout, cfg, "CUDA prefilter");
+  if (axis >= layout.rank())
+    throw Error("CUDA prefilter: axis " + std::to_string(axis) + " out of range");
+  if (!src || !dst) throw Error("CUDA prefilter: a null source or destination");
+  const Poles poles = bspline_poles(cfg.degree);
+  if (poles.count == 0 || layout.dims[axis] < 2 || cfg.kernel == PrefilterKernel::Naive) {
+    copy_device(dst, src, layout.size());
+    prefilter_axis(dst, layout, axis, cfg);
+    return;
+  }
+  tiled_pass(src, dst, layout, axis, cfg, poles, 0, SurfaceKind::None);
+}
+
+std::vector<bool> prefilter_out_of_place(const Layout& layout, const PrefilterConfig& cfg) {
+  check_config(layout, cfg, "CUDA prefilter");
+  std::vector<bool> plan = plan_ping_pong(layout, cfg);
+  plan.resize(layout.rank(), false);
+  return plan;
+}
+
 void prefilter(float* data, const Layout& layout, const PrefilterConfig& cfg) {
   check_config(layout, cfg, "CUDA prefilter");
-  for (std::size_t axis = 0; axis < layout.rank(); ++axis) prefilter_axis(data, layout, axis, cfg);
+  const std::vector<bool> plan = plan_ping_pong(layout, cfg);
+  if (plan.empty()) {
+    for (std::size_t axis = 0; axis < layout.rank(); ++axis)
+      prefilter_axis(data, layout, axis, cfg);
+    return;
+  }
+  // Axes in order; an in-place pass before the first out-of-place one (the chunked axis that
+  // plan_ping_pong() leaves in place) frees its side buffer before the scratch is taken. The
+  // scratch comes from the stream-ordered pool, like the side buffer.
+  const Poles poles = bspline_poles(cfg.degree);
+  const std::size_t bytes = layout.size() * sizeof(float);
+  float* scratch = nullptr;
+  float* cur = data;
+  for (std::size_t axis = 0; axis < layout.rank(); ++axis) {
+    if (!plan[axis]) {
+      prefilter_axis(cur, layout, axis, cfg);
+      continue;
+    }
+    if (!scratch) {
+      keep_pool_memory();
+      void* p = nullptr;
+      check(cudaMallocAsync(&p, bytes, 0), "CUDA prefilter: allocating the scratch copy");
+      scratch = static_cast<float*>(p);
+      detail::note_alloc(bytes);
+    }
+    float* next = cur == data ? scratch : data;
+    tiled_pass(cur, next, layout, axis, cfg, poles, 0, SurfaceKind::None);
+    cur = next;
+  }
+  // The plan has an even number of out-of-place passes, so the result is back in `data`.
+  if (cur != data) copy_device(data, cur, layout.size());
+  if (scratch) {
+    check(cudaFreeAsync(scratch, 0), "CUDA prefilter: freeing the scratch copy");
+    detail::note_free(bytes);
+  }
 }
 
 void prefilter_to_surface(const float* src, const Layout& layout, std::uint64_t surface,

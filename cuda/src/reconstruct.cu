@@ -24,6 +24,7 @@
 //    mode; whole-sample "mirror" has no address mode, so the texture clamps and every filtered
 //    pair (j, j + 1) is mapped explicitly through the extension, as sv_fetch_between does;
 //  - indices for point taps are extended in integers (sv::extend_index), never by the hardware.
+#include <cuda_fp16.h>
 #include <cuda_runtime.h>
 
 #include <cmath>
@@ -448,6 +449,13 @@ __global__ void pad3_kernel(const float* __restrict__ src, float4* __restrict__ 
   dst[i] = make_float4(src[3 * i], src[3 * i + 1], src[3 * i + 2], 0.0f);
 }
 
+// Rounds `count` floats to half (the half coefficient format).
+__global__ void to_half_kernel(const float* __restrict__ src, __half* __restrict__ dst,
+                               std::size_t count) {
+  const std::size_t i = static_cast<std::size_t>(blockIdx.x) * kBlock + threadIdx.x;
+  if (i < count) dst[i] = __float2half_rn(src[i]);
+}
+
 // ---- owners ----
 
 struct ArrayOwner {
@@ -525,7 +533,7 @@ void check_fits(const Layout& layout) {
                   std::to_string(limit[d]) + " texels along axis " + std::to_string(rank - 1 - d));
 }
 
-void build(SplineVolume::Impl& v, const float* device_data) {
+void build(SplineVolume::Impl& v, const float* device_data, CoefficientFormat coefficients) {
   const Layout& l = v.layout;
   const std::size_t rank = l.rank();
   const std::size_t points = l.points();
@@ -543,9 +551,26 @@ void build(SplineVolume::Impl& v, const float* device_data) {
     src = padded.data();
   }
 
+  // Half coefficients: rounded once here; the texture unit promotes them to float on fetch.
+  const bool half = coefficients == CoefficientFormat::Half;
+  std::size_t texel_bytes = v.vec * sizeof(float);
+  void* halves = nullptr;
+  if (half) {
+    const std::size_t count = points * v.vec;
+    check(cudaMalloc(&halves, count * sizeof(__half)),
+          "CUDA reconstruction: allocating the half coefficients");
+    to_half_kernel<<<static_cast<unsigned>((count + kBlock - 1) / kBlock), kBlock>>>(
+        src, static_cast<__half*>(halves), count);
+    check_launch("CUDA reconstruction: rounding the coefficients to half");
+    texel_bytes = v.vec * sizeof(__half);
+  }
+
   std::size_t n[3] = {1, 1, 1};  // texture order
   for (std::size_t d = 0; d < rank; ++d) n[d] = l.dims[rank - 1 - d];
-  const cudaChannelFormatDesc format = v.vec == 1   ? cudaCreateChannelDesc<float>()
+  const cudaChannelFormatDesc format = half         ? (v.vec == 1   ? cudaCreateChannelDescHalf()
+                                                       : v.vec == 2 ? cudaCreateChannelDescHalf2()
+                                                                    : cudaCreateChannelDescHalf4())
+                                       : v.vec == 1 ? cudaCreateChannelDesc<float>()
                                        : v.vec == 2 ? cudaCreateChannelDesc<float2>()
                                                     : cudaCreateChannelDesc<float4>();
   // Height and depth 0 make a 1-D or 2-D array.
@@ -555,11 +580,13 @@ void build(SplineVolume::Impl& v, const float* device_data) {
 
   cudaMemcpy3DParms copy{};
   copy.srcPtr =
-      make_cudaPitchedPtr(const_cast<float*>(src), n[0] * v.vec * sizeof(float), n[0], n[1]);
+      make_cudaPitchedPtr(half ? halves : const_cast<float*>(src), n[0] * texel_bytes, n[0], n[1]);
   copy.dstArray = v.array.array;
   copy.extent = make_cudaExtent(n[0], n[1], n[2]);
   copy.kind = cudaMemcpyDeviceToDevice;
-  check(cudaMemcpy3D(&copy), "CUDA reconstruction: copying the coefficients into the array");
+  const cudaError_t copied = cudaMemcpy3D(&copy);
+  if (halves) cudaFree(halves);  // waits for the copy
+  check(copied, "CUDA reconstruction: copying the coefficients into the array");
 
   cudaResourceDesc res{};
   res.resType = cudaResourceTypeArray;
@@ -599,7 +626,8 @@ void build(SplineVolume::Impl& v, const float* device_data) {
 
 }  // namespace
 
-SplineVolume::SplineVolume(const float* device_data, const Layout& layout, Boundary boundary) {
+SplineVolume::SplineVolume(const float* device_data, const Layout& layout, Boundary boundary,
+                           CoefficientFormat format) {
   layout.check("CUDA reconstruction");
   boundary_code(boundary);
   require("CUDA reconstruction");
@@ -608,11 +636,11 @@ SplineVolume::SplineVolume(const float* device_data, const Layout& layout, Bound
   auto impl = std::make_unique<Impl>();
   impl->layout = layout;
   impl->boundary = boundary;
-  build(*impl, device_data);
+  build(*impl, device_data, format);
   impl_ = std::move(impl);
 }
 
-SplineVolume::SplineVolume(const ArrayF& host, Boundary boundary) {
+SplineVolume::SplineVolume(const ArrayF& host, Boundary boundary, CoefficientFormat format) {
   const Layout layout = Layout::of(host);
   layout.check("CUDA reconstruction");
   boundary_code(boundary);
@@ -623,7 +651,7 @@ SplineVolume::SplineVolume(const ArrayF& host, Boundary boundary) {
   auto impl = std::make_unique<Impl>();
   impl->layout = layout;
   impl->boundary = boundary;
-  build(*impl, staging.data());
+  build(*impl, staging.data(), format);
   impl_ = std::move(impl);
 }
 

@@ -110,8 +110,9 @@ TEST(CudaPrefilter, MatchesTheDoubleReferenceForEveryDegreeModeRankAndChannelCou
 }
 
 TEST(CudaPrefilter, ForcedChunksAndTilesDoNotLeaveSeams) {
-  // Chunks shorter than the apron, a last chunk of one sample, tiles of one line: the in-place
-  // passes read their aprons from the side buffer and must agree with the whole-line result.
+  // Chunks shorter than the apron, a last chunk of one sample, tiles of one line: the chunked
+  // passes, out of place through the scratch copy (aprons from the source) or in place (aprons
+  // from the side buffer), must agree with the whole-line result.
   REQUIRE_CUDA();
   const auto seed = svtest::fresh_seed();
   SCOPED_TRACE("seed " + std::to_string(seed));
@@ -125,9 +126,11 @@ TEST(CudaPrefilter, ForcedChunksAndTilesDoNotLeaveSeams) {
             cu::PrefilterConfig cfg{n, b};
             cfg.chunk = chunk;
             cfg.lines = lines;
-            cfg.async_loads = lines != 5;  // both loaders
+            cfg.async_loads = lines != 5;    // both loaders
+            cfg.ping_pong = chunk % 2 == 1;  // both ways of getting the aprons
             EXPECT_LT(ulps(run_device(in, cfg), reference(in, n, b)), 8.0)
-                << describe(in, n, b) << " chunk " << chunk << " lines " << lines;
+                << describe(in, n, b) << " chunk " << chunk << " lines " << lines
+                << (cfg.ping_pong ? " ping-pong" : " in place");
           }
 }
 
@@ -156,6 +159,36 @@ TEST(CudaPrefilter, SingleAxesMatchTheCpuSingleAxes) {
       EXPECT_LT(ulps(run_device(in, cfg, axis), reference(in, 3, Boundary::Reflect, axis)), 8.0)
           << "axis " << axis;
     }
+}
+
+TEST(CudaPrefilter, OutOfPlaceAxesMatchAndLeaveTheSourceAlone) {
+  // The passes prefilter() ping-pongs (src -> dst), chunked and whole, on both tile shapes.
+  REQUIRE_CUDA();
+  const auto seed = svtest::fresh_seed();
+  const ArrayF in = svtest::random_array<float>({700, 1500}, 4, seed);
+  const cu::Layout layout = cu::Layout::of(in);
+  cu::DeviceBuffer src(in.size()), dst(in.size());
+  src.upload(in.data(), in.size());
+  for (Boundary b : svtest::all_boundaries())
+    for (int axis = 0; axis < 2; ++axis)
+      for (int chunk : {0, 100}) {
+        cu::PrefilterConfig cfg{3, b};
+        cfg.chunk = chunk;
+        dst.fill(std::numeric_limits<float>::quiet_NaN());
+        cu::prefilter_axis(src.data(), dst.data(), layout, static_cast<std::size_t>(axis), cfg);
+        std::vector<float> got(in.size()), back(in.size());
+        dst.download(got.data(), got.size());
+        src.download(back.data(), back.size());
+        EXPECT_LT(ulps(got, reference(in, 3, b, axis)), 8.0)
+            << sv::boundary_name(b) << " axis " << axis << " chunk " << chunk;
+        EXPECT_TRUE(std::equal(back.begin(), back.end(), in.data())) << "source changed";
+      }
+  // 2-D with both axes chunked: both out of place, none in place.
+  const std::vector<bool> plan = cu::prefilter_out_of_place(layout, {});
+  EXPECT_EQ(plan, (std::vector<bool>{true, true}));
+  cu::PrefilterConfig off{};
+  off.ping_pong = false;
+  EXPECT_EQ(cu::prefilter_out_of_place(layout, off), (std::vector<bool>{false, false}));
 }
 
 TEST(CudaPrefilter, LongLinesStayExact) {

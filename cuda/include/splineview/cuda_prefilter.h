@@ -7,12 +7,16 @@
 // is transposed on the way in and out), runs the causal/anticausal recursions of each pole per
 // line from shared memory, and writes the chunk back. The apron is the extended signal (boundary
 // mode) or the neighbouring chunk, long enough that the neglected tail of every recursion is
-// below half an ulp (the same horizon the CPU prefilter uses). For in-place passes the aprons of
-// chunked lines are first copied aside, so no block reads what another block writes.
+// below half an ulp (the same horizon the CPU prefilter uses). Out of place, a chunk's aprons
+// are read from the source. prefilter() runs the axes whose lines are chunked out of place,
+// alternating between the array and one scratch copy (an even number of such passes, so the
+// result ends in the array); a single in-place chunked pass (prefilter_axis) first copies its
+// aprons aside, so no block reads what another block writes.
 #pragma once
 
 #include <cstddef>
 #include <cstdint>
+#include <vector>
 
 #include "splineview/array.h"
 #include "splineview/cuda_memory.h"
@@ -31,13 +35,25 @@ struct PrefilterConfig {
   int chunk = 0;  // samples per tile along the axis (Tiled); 0 = automatic (longest that fits)
   int lines = 0;  // lines per tile, at most 32 (Tiled); 0 = 32
   bool async_loads = true;  // tiles load through cp.async (Tiled); false: through registers
+  // prefilter() (Tiled): chunked axes ping-pong through one scratch copy of the array; false:
+  // every pass in place (chunked ones with an apron side buffer, about 10% of the array).
+  bool ping_pong = true;
 };
 
-// In place on `data` (device memory holding layout.size() floats), all axes in turn.
+// In place on `data` (device memory holding layout.size() floats), all axes in turn. Extra
+// device memory: none for lines that fit a tile; else one scratch copy of the array (or, with
+// ping_pong off or a single chunked axis and no other, a side buffer of about 10%), from the
+// stream-ordered pool.
 void prefilter(float* data, const Layout& layout, const PrefilterConfig& cfg);
 // One axis only (array order, 0 = slowest), in place; for benchmarks and tests.
 void prefilter_axis(float* data, const Layout& layout, std::size_t axis,
                     const PrefilterConfig& cfg);
+// One axis, src -> dst (distinct, non-overlapping; src unchanged): the pass prefilter() runs for
+// an axis marked in prefilter_out_of_place(); for benchmarks and tests.
+void prefilter_axis(const float* src, float* dst, const Layout& layout, std::size_t axis,
+                    const PrefilterConfig& cfg);
+// Per axis, whether prefilter() runs that axis out of place (see ping_pong).
+std::vector<bool> prefilter_out_of_place(const Layout& layout, const PrefilterConfig& cfg);
 
 // Texel formats a prefilter can write into (CUDA arrays behind GL textures).
 enum class SurfaceFormat {

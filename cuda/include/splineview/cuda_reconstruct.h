@@ -29,11 +29,18 @@ Fetch parse_fetch(const std::string& s);
 // Coefficients (or raw samples for nearest/linear) resident on the device: a CUDA array with
 // texture objects, filtered for the hardware fetches and point-sampled for nearest and the
 // precise taps. 1-4 channels (3 are stored as 4).
+// Texel format of the coefficient texture. Half is an experiment (splinebench-cuda reconstruct):
+// half the bytes per texel, so half the cache and L2 traffic of a fetch, at the cost of rounding
+// every coefficient to 11 significant bits (relative error up to 2^-11 of each coefficient).
+enum class CoefficientFormat { Float, Half };
+
 class SplineVolume {
  public:
   // From device memory (layout.size() floats) or from the host.
-  SplineVolume(const float* device_data, const Layout& layout, Boundary boundary);
-  explicit SplineVolume(const ArrayF& host, Boundary boundary);
+  SplineVolume(const float* device_data, const Layout& layout, Boundary boundary,
+               CoefficientFormat format = CoefficientFormat::Float);
+  explicit SplineVolume(const ArrayF& host, Boundary boundary,
+                        CoefficientFormat format = CoefficientFormat::Float);
   ~SplineVolume();
   SplineVolume(const SplineVolume&) = delete;
   SplineVolume& operator=(const SplineVolume&) = delete;
