@@ -92,6 +92,13 @@ int main(int argc, char** argv) {
     app.add_flag("--no-accuracy", no_accuracy,
                  "do not measure the views against the double-precision reference");
     app.add_flag("--heat-map", zoom_options.heat_map, "show the error heat map over the views");
+    app.add_flag("--headless", options.headless,
+                 "render offscreen through EGL, without a window system (with --screenshot; "
+                 "for GPU machines without a display)");
+    app.add_option("--measure", options.measure_frames,
+                   "with --screenshot: time N frames of the settled view (each finished before "
+                   "the next) and add the figures to the report")
+        ->check(CLI::Range(1, 100000));
     app.add_option("--size", size, "window size WxH")->capture_default_str();
     app.add_option("--frames", options.screenshot_frames,
                    "with --screenshot: frames to render before taking it (at least 3)")
@@ -136,6 +143,10 @@ int main(int argc, char** argv) {
     if (!parse_size(size, &options.width, &options.height)) {
       std::fprintf(stderr, "splineview: error: --size must be WxH with 64..16384 each, got %s\n",
                    size.c_str());
+      return 2;
+    }
+    if ((options.headless || options.measure_frames > 0) && options.screenshot.empty()) {
+      std::fprintf(stderr, "splineview: error: --headless and --measure need --screenshot\n");
       return 2;
     }
     if (!options.report.empty() && options.screenshot.empty()) {

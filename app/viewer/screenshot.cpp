@@ -10,7 +10,7 @@
 
 namespace sv::viewer {
 
-void save_screenshot(const std::string& path, int width, int height) {
+void save_screenshot(const std::string& path, int width, int height, unsigned framebuffer) {
   if (width <= 0 || height <= 0) throw Error("cannot take a screenshot of an empty window");
   const std::size_t row = static_cast<std::size_t>(width) * 3;
   std::vector<std::uint8_t> pixels(row * static_cast<std::size_t>(height));
@@ -20,8 +20,8 @@ void save_screenshot(const std::string& path, int width, int height) {
   glGetIntegerv(GL_READ_FRAMEBUFFER_BINDING, &read_framebuffer);
   glGetIntegerv(GL_READ_BUFFER, &read_buffer);
   glGetIntegerv(GL_PIXEL_PACK_BUFFER_BINDING, &pack_buffer);
-  glBindFramebuffer(GL_READ_FRAMEBUFFER, 0);
-  glReadBuffer(GL_BACK);
+  glBindFramebuffer(GL_READ_FRAMEBUFFER, framebuffer);
+  glReadBuffer(framebuffer == 0 ? GL_BACK : GL_COLOR_ATTACHMENT0);
   glBindBuffer(GL_PIXEL_PACK_BUFFER, 0);
   glPixelStorei(GL_PACK_ALIGNMENT, 1);
   SV_GL_CHECK(glReadPixels(0, 0, width, height, GL_RGB, GL_UNSIGNED_BYTE, pixels.data()));

@@ -9,6 +9,8 @@ namespace sv::viewer {
 // Reads the back buffer of the default framebuffer (call after rendering, before swapping)
 // and writes `path` (8-bit RGB PNG). Throws sv::Error naming the file when it cannot be
 // written.
-void save_screenshot(const std::string& path, int width, int height);
+// `framebuffer` 0 reads the default framebuffer's back buffer, any other framebuffer object its
+// colour attachment 0 (the headless viewer's surface).
+void save_screenshot(const std::string& path, int width, int height, unsigned framebuffer = 0);
 
 }  // namespace sv::viewer

@@ -9,6 +9,8 @@
 #include <fstream>
 #include <map>
 
+#include <cfloat>
+
 #include <backends/imgui_impl_glfw.h>
 #include <backends/imgui_impl_opengl3.h>
 #include <imgui.h>
@@ -18,6 +20,8 @@
 #include "screenshot.h"
 #include "splineview/error.h"
 #include "splineview/gl/gl.h"
+#include "splineview/gl/headless.h"
+#include "splineview/gl/objects.h"
 
 namespace sv::viewer {
 namespace {
@@ -29,9 +33,84 @@ constexpr double kSettleTimeoutS = 600.0;
 constexpr const char* kFontPath = "/usr/share/fonts/truetype/dejavu/DejaVuSans.ttf";
 constexpr float kPanelWidth = 360.0f;  // window pixels at UI scale 1
 
+// Where the viewer draws: a GLFW window, or (--headless) an offscreen framebuffer in an EGL
+// context without any window system, so that the same frames can be rendered and timed on a
+// GPU machine without a display.
+class Surface {
+ public:
+  virtual ~Surface() = default;
+  virtual void framebuffer_size(int* width, int* height) const = 0;
+  virtual bool should_close() const = 0;
+  virtual std::vector<std::string> take_dropped_paths() = 0;
+  virtual void begin_frame() = 0;  // binds the framebuffer to draw into
+  virtual void present() = 0;
+  virtual void set_title(const std::string& title) = 0;
+  virtual unsigned framebuffer() const = 0;  // 0: the window's default framebuffer
+  virtual GLFWwindow* window() const { return nullptr; }
+};
+
+class WindowSurface final : public Surface {
+ public:
+  WindowSurface(int width, int height, bool vsync) : window_(width, height, "splineview") {
+    glfwSwapInterval(vsync ? 1 : 0);
+  }
+  void framebuffer_size(int* width, int* height) const override {
+    window_.framebuffer_size(width, height);
+  }
+  bool should_close() const override { return window_.should_close(); }
+  std::vector<std::string> take_dropped_paths() override {
+    glfwPollEvents();
+    return window_.take_dropped_paths();
+  }
+  void begin_frame() override { glBindFramebuffer(GL_FRAMEBUFFER, 0); }
+  void present() override { glfwSwapBuffers(window_.get()); }
+  void set_title(const std::string& title) override {
+    glfwSetWindowTitle(window_.get(), title.c_str());
+  }
+  unsigned framebuffer() const override { return 0; }
+  GLFWwindow* window() const override { return window_.get(); }
+
+ private:
+  GlfwWindow window_;
+};
+
+class HeadlessSurface final : public Surface {
+ public:
+  HeadlessSurface(int width, int height) : width_(width), height_(height) {
+    colour_ = gl::Texture::create_2d(GL_RGBA8, width, height);
+    fbo_ = gl::Framebuffer::create();
+    fbo_.attach_color(colour_);
+    fbo_.check_complete();
+  }
+  void framebuffer_size(int* width, int* height) const override {
+    *width = width_;
+    *height = height_;
+  }
+  bool should_close() const override { return false; }
+  std::vector<std::string> take_dropped_paths() override { return {}; }
+  void begin_frame() override { glBindFramebuffer(GL_FRAMEBUFFER, fbo_.id()); }
+  void present() override { glFlush(); }
+  void set_title(const std::string&) override {}
+  unsigned framebuffer() const override { return fbo_.id(); }
+  std::string platform() const { return context_.platform(); }
+
+ private:
+  gl::HeadlessContext context_;  // first: the objects below live in it
+  int width_, height_;
+  gl::Texture colour_;
+  gl::Framebuffer fbo_;
+};
+
+std::unique_ptr<Surface> make_surface(const ViewerOptions& o) {
+  if (o.headless) return std::make_unique<HeadlessSurface>(o.width, o.height);
+  return std::make_unique<WindowSurface>(o.width, o.height, o.screenshot.empty());
+}
+
 class ImGuiSession {
  public:
-  ImGuiSession(GLFWwindow* window, float scale) {
+  // window: null for the headless surface (no platform backend: the shell feeds display size
+  // and time itself, and there is no input).
+  ImGuiSession(GLFWwindow* window, float scale) : window_(window) {
     IMGUI_CHECKVERSION();
     ImGui::CreateContext();
     ImGuiIO& io = ImGui::GetIO();
@@ -43,19 +122,37 @@ class ImGuiSession {
     } else {
       io.Fonts->AddFontDefault();
     }
-    ImGui_ImplGlfw_InitForOpenGL(window, true);
+    if (window_) ImGui_ImplGlfw_InitForOpenGL(window_, true);
     ImGui_ImplOpenGL3_Init("#version 450");
   }
   ~ImGuiSession() {
     ImGui_ImplOpenGL3_Shutdown();
-    ImGui_ImplGlfw_Shutdown();
+    if (window_) ImGui_ImplGlfw_Shutdown();
     ImGui::DestroyContext();
   }
   ImGuiSession(const ImGuiSession&) = delete;
   ImGuiSession& operator=(const ImGuiSession&) = delete;
+
+  void new_frame(int width, int height) {
+    ImGui_ImplOpenGL3_NewFrame();
+    if (window_) {
+      ImGui_ImplGlfw_NewFrame();
+    } else {
+      ImGuiIO& io = ImGui::GetIO();
+      io.DisplaySize = ImVec2(static_cast<float>(width), static_cast<float>(height));
+      io.DisplayFramebufferScale = ImVec2(1.0f, 1.0f);
+      io.DeltaTime = 1.0f / 60.0f;
+      io.MousePos = ImVec2(-FLT_MAX, -FLT_MAX);
+    }
+    ImGui::NewFrame();
+  }
+
+ private:
+  GLFWwindow* window_;
 };
 
 float content_scale(GLFWwindow* window) {
+  if (!window) return 1.0f;
   float x = 1, y = 1;
   glfwGetWindowContentScale(window, &x, &y);
   return std::max(1.0f, std::round(std::max(x, y) * 4.0f) / 4.0f);
@@ -81,13 +178,12 @@ class Viewer {
  public:
   explicit Viewer(const ViewerOptions& options)
       : options_(options),
-        window_(options.width, options.height, "splineview"),
-        scale_(content_scale(window_.get())),
-        imgui_(window_.get(), scale_) {
+        surface_(make_surface(options)),
+        scale_(content_scale(surface_->window())),
+        imgui_(surface_->window(), scale_) {
     if (options_.modes.empty()) throw Error("the viewer needs at least one mode");
     gl_description_ = gl::context_description();
     gpu_timer_meaningful_ = gl::timer_queries_meaningful();
-    glfwSwapInterval(options.screenshot.empty() ? 1 : 0);
     current_ = 0;
     for (std::size_t i = 0; i < options_.modes.size(); ++i)
       if (options_.modes[i].name == options_.initial_mode) current_ = i;
@@ -102,9 +198,8 @@ class Viewer {
     const bool screenshot = !options_.screenshot.empty();
     int frame = 0, settled_frames = 0;
     auto last = std::chrono::steady_clock::now();
-    while (!window_.should_close()) {
-      glfwPollEvents();
-      for (const std::string& path : window_.take_dropped_paths()) mode().open(path);
+    while (!surface_->should_close()) {
+      for (const std::string& path : surface_->take_dropped_paths()) mode().open(path);
       if (screenshot) mode().finish();
       render_frame();
       ++frame;
@@ -128,12 +223,16 @@ class Viewer {
             return 1;
           }
           int w = 0, h = 0;
-          window_.framebuffer_size(&w, &h);
-          save_screenshot(options_.screenshot, w, h);
+          surface_->framebuffer_size(&w, &h);
+          nlohmann::json timing;
+          if (options_.measure_frames > 0) timing = measure_frames();
+          save_screenshot(options_.screenshot, w, h, surface_->framebuffer());
           if (!options_.report.empty()) {
             nlohmann::json j = m.report();
             j["window"] = {w, h};
             j["gl"] = gl_description_;
+            j["headless"] = options_.headless;
+            if (!timing.is_null()) j["frame_timing"] = timing;
             write_text_file(options_.report, j.dump(2) + "\n");
           }
           std::printf("wrote %s (%dx%d, %s mode)\n", options_.screenshot.c_str(), w, h, m.name());
@@ -141,7 +240,7 @@ class Viewer {
         }
       }
       if (save_requested_) save_from_ui();
-      glfwSwapBuffers(window_.get());
+      surface_->present();
       const auto now = std::chrono::steady_clock::now();
       frame_ms_.push(std::chrono::duration<float, std::milli>(now - last).count());
       last = now;
@@ -175,7 +274,7 @@ class Viewer {
     const std::string t = it == made_.end() ? std::string() : it->second->title();
     const std::string title = t.empty() ? "splineview" : "splineview - " + t;
     if (title != title_) {
-      glfwSetWindowTitle(window_.get(), title.c_str());
+      surface_->set_title(title);
       title_ = title;
     }
   }
@@ -291,10 +390,10 @@ class Viewer {
   void save_from_ui() {
     save_requested_ = false;
     int w = 0, h = 0;
-    window_.framebuffer_size(&w, &h);
+    surface_->framebuffer_size(&w, &h);
     const std::string path(screenshot_path_.data());
     try {
-      save_screenshot(path, w, h);
+      save_screenshot(path, w, h, surface_->framebuffer());
       save_message_ = "wrote " + path + " (" + std::to_string(w) + "x" + std::to_string(h) + ")";
     } catch (const std::exception& e) {
       save_message_.clear();
@@ -304,10 +403,9 @@ class Viewer {
 
   void render_frame() {
     int fb_width = 0, fb_height = 0;
-    window_.framebuffer_size(&fb_width, &fb_height);
-    ImGui_ImplOpenGL3_NewFrame();
-    ImGui_ImplGlfw_NewFrame();
-    ImGui::NewFrame();
+    surface_->framebuffer_size(&fb_width, &fb_height);
+    surface_->begin_frame();
+    imgui_.new_frame(fb_width, fb_height);
 
     if (switch_to_) {
       current_ = *switch_to_;
@@ -340,14 +438,53 @@ class Viewer {
     gl::check_error("rendering a frame", __FILE__, __LINE__);
   }
 
+  // --measure N: N more frames of the settled view, each finished (glFinish) before the next,
+  // so that the wall time is the frame's whole cost (UI, views, overlays); with the modes'
+  // GPU pass times (timer queries) over the same frames.
+  nlohmann::json measure_frames() {
+    std::vector<double> wall;
+    for (int i = 0; i < options_.measure_frames; ++i) {
+      const auto t0 = std::chrono::steady_clock::now();
+      render_frame();
+      glFinish();
+      wall.push_back(
+          std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0)
+              .count());
+    }
+    std::vector<double> sorted = wall;
+    std::sort(sorted.begin(), sorted.end());
+    const auto at = [&](double q) {
+      return sorted[static_cast<std::size_t>(q * static_cast<double>(sorted.size() - 1))];
+    };
+    nlohmann::json j = {{"frames", wall.size()},
+                        {"wall_ms_median", at(0.5)},
+                        {"wall_ms_p95", at(0.95)},
+                        {"wall_ms_max", sorted.back()},
+                        {"fps_median", 1000.0 / at(0.5)}};
+    nlohmann::json passes = nlohmann::json::array();
+    if (gpu_timer_meaningful_) {
+      for (const PassTiming& t : mode().timings())
+        passes.push_back({{"pass", t.name},
+                          {"gpu_ms_avg", t.history->average()},
+                          {"gpu_ms_max", t.history->max()}});
+    }
+    j["passes"] = passes;
+    std::printf("measured %zu frames: median %.2f ms (%.0f fps), p95 %.2f ms\n", wall.size(),
+                at(0.5), 1000.0 / at(0.5), at(0.95));
+    for (const auto& p : passes)
+      std::printf("  %s: GPU %.3f ms\n", p["pass"].get<std::string>().c_str(),
+                  p["gpu_ms_avg"].get<double>());
+    return j;
+  }
+
   bool size_reached(int frame) const {
     int w = 0, h = 0;
-    window_.framebuffer_size(&w, &h);
+    surface_->framebuffer_size(&w, &h);
     return (w == options_.width && h == options_.height) || frame >= kMaxExtraScreenshotFrames;
   }
 
   ViewerOptions options_;
-  GlfwWindow window_;  // first: the GL context outlives every GL object below
+  std::unique_ptr<Surface> surface_;  // first: the GL context outlives every GL object below
   float scale_ = 1.0f;
   ImGuiSession imgui_;
   MethodPass pass_;
