@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <cstdint>
 #include <cstdio>
 #include <filesystem>
 #include <system_error>
@@ -75,6 +76,7 @@ std::string file_name(const std::string& path) {
 VolumeMode::VolumeMode(VolumeOptions options) : options_(std::move(options)) {
   methods_.fill(options_.method);
   limits_ = query_volume_limits();
+  timers_meaningful_ = gl::timer_queries_meaningful();
   if (options_.path.empty()) {
     open_bundled(0);
   } else {
@@ -485,14 +487,28 @@ void VolumeMode::draw(const FrameInfo& f) {
   const float checker = 16.0f * f.ui_scale;
   try {
     for (Plane p : kPlanes) {
+      const std::size_t i = plane_index(p);
+      const std::uint64_t before = timers_[i].finished_count();
+      const std::optional<double> ms = timers_[i].poll();
+      if (ms && timers_[i].finished_count() != before) pass_ms_[i].push(static_cast<float>(*ms));
       const Rect& c = cell(p);
       if (c.width < 1 || c.height < 1) continue;
+      pass_names_[i] = std::string(plane_name(p)) + ": " + method_short_name(method(p));
+      gl::ScopedGpuTimer timing(timers_[i]);
       pass_->draw(doc_->textures(), method(p), geometry_.mapping(p, c), to_viewport(c, f.fb_height),
                   window_level_, checker);
     }
   } catch (const Error& e) {
     error_ = e.what();
   }
+}
+
+std::vector<PassTiming> VolumeMode::timings() const {
+  std::vector<PassTiming> out;
+  if (!timers_meaningful_) return out;
+  for (std::size_t i = 0; i < pass_ms_.size(); ++i)
+    if (pass_ms_[i].count() > 0) out.push_back({pass_names_[i], &pass_ms_[i]});
+  return out;
 }
 
 nlohmann::json VolumeMode::report() const {

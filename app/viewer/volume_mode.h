@@ -29,6 +29,7 @@
 #include "slice_geometry.h"
 #include "slice_pass.h"
 #include "splineview/gl/evaluator.h"
+#include "splineview/gl/timer.h"
 #include "splineview/io.h"
 #include "volume_document.h"
 
@@ -79,6 +80,10 @@ class VolumeMode : public Mode {
   const std::string& error() const override { return error_; }
   void clear_error() override { error_.clear(); }
 
+  // GPU time of each view's slice pass ("axial: prefiltered cubic: precise"), where timer
+  // queries mean something (gl::timer_queries_meaningful).
+  std::vector<PassTiming> timings() const override;
+
   nlohmann::json report() const override;
 
   // For tests and the shell: the document (nullptr until the first volume is loaded), the
@@ -115,6 +120,10 @@ class VolumeMode : public Mode {
   bool first_load_ = true;
   std::unique_ptr<SlicePass> pass_;
   bool pass_failed_ = false;
+  bool timers_meaningful_ = false;
+  std::array<gl::GpuTimer, 4> timers_;  // by plane
+  std::array<FrameHistory<kHistoryLength>, 4> pass_ms_;
+  std::array<std::string, 4> pass_names_;
 
   SliceGeometry geometry_;
   std::array<Rect, 4> cells_{};  // by plane, framebuffer pixels
