@@ -2,6 +2,8 @@
 // error that escapes ends here as one line on stderr and a non-zero exit code.
 #include <cstdio>
 #include <exception>
+#include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -10,7 +12,9 @@
 #include "layout.h"
 #include "method_pass.h"
 #include "splineview/error.h"
+#include "splineview/io.h"
 #include "viewer.h"
+#include "volume_mode.h"
 #include "zoom_mode.h"
 
 namespace {
@@ -58,11 +62,15 @@ int main(int argc, char** argv) {
         "splineview: compares nearest, linear, unfiltered cubic B-spline and prefiltered "
         "(exact, interpolating) cubic B-spline reconstruction on the GPU, in up to four "
         "synchronised views."};
-    app.add_option("image", image,
-                   "PNG or JPEG file to show (default: the bundled assets/coffee.png)");
+    app.add_option("file", image,
+                   "zoom and rotate: a PNG or JPEG image (default: the bundled photograph "
+                   "assets/coffee.png); volume: NRRD, NIfTI-1 (.nii, .nii.gz), .npy or raw with "
+                   "--raw (default: the bundled MRI head assets/mri_t1_head.nrrd)");
     app.add_option("--mode", mode,
-                   "zoom (zoom/rotate compare of a 2-D image); rotate and volume are not "
-                   "available yet")
+                   "zoom: compare methods on a 2-D image (zoom, pan, rotate); rotate: repeated "
+                   "rotation of a 2-D image with PSNR per step; volume: slices of a 3-D volume "
+                   "(axial, coronal, sagittal, oblique)")
+        ->check(CLI::IsMember({"zoom", "rotate", "volume"}))
         ->capture_default_str();
     const std::string method_names = "nearest | linear | cubic-unfiltered | lut | otf | precise";
     auto* method_option = app.add_option(
@@ -99,6 +107,14 @@ int main(int argc, char** argv) {
                    "with --screenshot: time N frames of the settled view (each finished before "
                    "the next) and add the figures to the report")
         ->check(CLI::Range(1, 100000));
+    std::string raw;
+    app.add_option("--raw", raw,
+                   "volume mode: read FILE as headerless raw data, DIMS:TYPE[:le|be]"
+                   "[:spacing=SZ,SY,SX][:offset=N] (e.g. 256x256x128:u16:le:spacing=2,1,1)");
+    std::optional<double> window_width, window_level;
+    app.add_option("--window", window_width, "volume mode: window width, in the data's values")
+        ->check(CLI::PositiveNumber);
+    app.add_option("--level", window_level, "volume mode: window centre, in the data's values");
     app.add_option("--size", size, "window size WxH")->capture_default_str();
     app.add_option("--frames", options.screenshot_frames,
                    "with --screenshot: frames to render before taking it (at least 3)")
@@ -106,18 +122,6 @@ int main(int argc, char** argv) {
         ->capture_default_str();
     CLI11_PARSE(app, argc, argv);
 
-    if (mode == "rotate" || mode == "volume") {
-      std::fprintf(stderr,
-                   "splineview: error: --mode %s is not available yet; this version of the "
-                   "viewer has the zoom mode only (--mode zoom)\n",
-                   mode.c_str());
-      return 2;
-    }
-    if (mode != "zoom") {
-      std::fprintf(stderr, "splineview: error: --mode must be zoom, rotate or volume, got %s\n",
-                   mode.c_str());
-      return 2;
-    }
     zoom_options.layout = *sv::viewer::parse_layout(layout);
     if (!method.empty()) zoom_options.methods[0] = sv::viewer::parse_method(method);
     if (!methods.empty()) {
@@ -153,11 +157,20 @@ int main(int argc, char** argv) {
       std::fprintf(stderr, "splineview: error: --report needs --screenshot\n");
       return 2;
     }
-    zoom_options.image = image;
+    zoom_options.image = mode == "zoom" ? image : std::string();
     zoom_options.accuracy = !no_accuracy;
     zoom_options.strict = !options.screenshot.empty();
     options.modes.push_back({"zoom", "Zoom / rotate", [zoom_options](sv::viewer::MethodPass& pass) {
                                return std::make_unique<sv::viewer::ZoomMode>(zoom_options, pass);
+                             }});
+    sv::viewer::VolumeOptions volume_options;
+    if (mode == "volume") volume_options.path = image;
+    if (!raw.empty()) volume_options.raw = sv::parse_raw_spec(raw);
+    if (!method.empty()) volume_options.method = sv::viewer::parse_method(method);
+    volume_options.window = window_width;
+    volume_options.level = window_level;
+    options.modes.push_back({"volume", "Volume slices", [volume_options](sv::viewer::MethodPass&) {
+                               return std::make_unique<sv::viewer::VolumeMode>(volume_options);
                              }});
     options.initial_mode = mode;
     return sv::viewer::run_viewer(options);
