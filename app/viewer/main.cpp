@@ -1,5 +1,6 @@
 // splineview: the interactive viewer. Parses the command line and runs the viewer; every
 // error that escapes ends here as one line on stderr and a non-zero exit code.
+#include <algorithm>
 #include <cstdio>
 #include <exception>
 #include <memory>
@@ -120,58 +121,75 @@ int main(int argc, char** argv) {
                    "with --screenshot: frames to render before taking it (at least 3)")
         ->check(CLI::Range(1, 100000))
         ->capture_default_str();
-    CLI11_PARSE(app, argc, argv);
+    try {
+      app.parse(argc, argv);
+    } catch (const CLI::ParseError& e) {
+      if (e.get_exit_code() == static_cast<int>(CLI::ExitCodes::Success)) return app.exit(e);
+      std::string what = e.what();
+      std::replace(what.begin(), what.end(), '\n', ' ');
+      std::fprintf(stderr, "splineview: error: %s (see splineview --help)\n", what.c_str());
+      return 2;
+    }
 
-    zoom_options.layout = *sv::viewer::parse_layout(layout);
-    if (!method.empty()) zoom_options.methods[0] = sv::viewer::parse_method(method);
-    if (!methods.empty()) {
-      const std::vector<std::string> names = split_commas(methods);
-      if (names.size() > zoom_options.methods.size()) {
-        std::fprintf(stderr, "splineview: error: --methods takes at most 4 methods, got %zu\n",
-                     names.size());
+    // Values the parser accepted but the converters refuse (a method or raw spec name) are
+    // command-line errors too: exit status 2.
+    try {
+      zoom_options.layout = *sv::viewer::parse_layout(layout);
+      if (!method.empty()) zoom_options.methods[0] = sv::viewer::parse_method(method);
+      if (!methods.empty()) {
+        const std::vector<std::string> names = split_commas(methods);
+        if (names.size() > zoom_options.methods.size()) {
+          std::fprintf(stderr, "splineview: error: --methods takes at most 4 methods, got %zu\n",
+                       names.size());
+          return 2;
+        }
+        for (std::size_t i = 0; i < names.size(); ++i)
+          zoom_options.methods[i] = sv::viewer::parse_method(names[i]);
+      }
+      if (zoom > 0) zoom_options.zoom = zoom;
+      if (!center.empty()) {
+        double x = 0, y = 0;
+        char extra = 0;
+        if (std::sscanf(center.c_str(), "%lf,%lf%c", &x, &y, &extra) != 2) {
+          std::fprintf(stderr, "splineview: error: --center must be X,Y, got %s\n", center.c_str());
+          return 2;
+        }
+        zoom_options.center = glm::dvec2(x, y);
+      }
+      if (!parse_size(size, &options.width, &options.height)) {
+        std::fprintf(stderr, "splineview: error: --size must be WxH with 64..16384 each, got %s\n",
+                     size.c_str());
         return 2;
       }
-      for (std::size_t i = 0; i < names.size(); ++i)
-        zoom_options.methods[i] = sv::viewer::parse_method(names[i]);
-    }
-    if (zoom > 0) zoom_options.zoom = zoom;
-    if (!center.empty()) {
-      double x = 0, y = 0;
-      char extra = 0;
-      if (std::sscanf(center.c_str(), "%lf,%lf%c", &x, &y, &extra) != 2) {
-        std::fprintf(stderr, "splineview: error: --center must be X,Y, got %s\n", center.c_str());
+      if ((options.headless || options.measure_frames > 0) && options.screenshot.empty()) {
+        std::fprintf(stderr, "splineview: error: --headless and --measure need --screenshot\n");
         return 2;
       }
-      zoom_options.center = glm::dvec2(x, y);
-    }
-    if (!parse_size(size, &options.width, &options.height)) {
-      std::fprintf(stderr, "splineview: error: --size must be WxH with 64..16384 each, got %s\n",
-                   size.c_str());
+      if (!options.report.empty() && options.screenshot.empty()) {
+        std::fprintf(stderr, "splineview: error: --report needs --screenshot\n");
+        return 2;
+      }
+      zoom_options.image = mode == "zoom" ? image : std::string();
+      zoom_options.accuracy = !no_accuracy;
+      zoom_options.strict = !options.screenshot.empty();
+      options.modes.push_back(
+          {"zoom", "Zoom / rotate", [zoom_options](sv::viewer::MethodPass& pass) {
+             return std::make_unique<sv::viewer::ZoomMode>(zoom_options, pass);
+           }});
+      sv::viewer::VolumeOptions volume_options;
+      if (mode == "volume") volume_options.path = image;
+      if (!raw.empty()) volume_options.raw = sv::parse_raw_spec(raw);
+      if (!method.empty()) volume_options.method = sv::viewer::parse_method(method);
+      volume_options.window = window_width;
+      volume_options.level = window_level;
+      options.modes.push_back(
+          {"volume", "Volume slices", [volume_options](sv::viewer::MethodPass&) {
+             return std::make_unique<sv::viewer::VolumeMode>(volume_options);
+           }});
+    } catch (const sv::Error& e) {
+      std::fprintf(stderr, "splineview: error: %s\n", e.what());
       return 2;
     }
-    if ((options.headless || options.measure_frames > 0) && options.screenshot.empty()) {
-      std::fprintf(stderr, "splineview: error: --headless and --measure need --screenshot\n");
-      return 2;
-    }
-    if (!options.report.empty() && options.screenshot.empty()) {
-      std::fprintf(stderr, "splineview: error: --report needs --screenshot\n");
-      return 2;
-    }
-    zoom_options.image = mode == "zoom" ? image : std::string();
-    zoom_options.accuracy = !no_accuracy;
-    zoom_options.strict = !options.screenshot.empty();
-    options.modes.push_back({"zoom", "Zoom / rotate", [zoom_options](sv::viewer::MethodPass& pass) {
-                               return std::make_unique<sv::viewer::ZoomMode>(zoom_options, pass);
-                             }});
-    sv::viewer::VolumeOptions volume_options;
-    if (mode == "volume") volume_options.path = image;
-    if (!raw.empty()) volume_options.raw = sv::parse_raw_spec(raw);
-    if (!method.empty()) volume_options.method = sv::viewer::parse_method(method);
-    volume_options.window = window_width;
-    volume_options.level = window_level;
-    options.modes.push_back({"volume", "Volume slices", [volume_options](sv::viewer::MethodPass&) {
-                               return std::make_unique<sv::viewer::VolumeMode>(volume_options);
-                             }});
     options.initial_mode = mode;
     return sv::viewer::run_viewer(options);
   } catch (const std::exception& e) {

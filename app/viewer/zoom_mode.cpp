@@ -691,6 +691,8 @@ nlohmann::json ZoomMode::report() const {
   j["height"] = document_->height();
   j["channels"] = document_->samples.channels();
   j["prefilter"] = document_->prefilter_on_gpu ? "cuda" : "cpu";
+  j["prefilter_call_ms"] = document_->prefilter_ms;
+  if (document_->prefilter_kernel_ms) j["prefilter_kernel_ms"] = *document_->prefilter_kernel_ms;
   j["layout"] = layout_name(settings_.layout);
   j["angle_deg"] = settings_.angle_deg;
   j["zoom"] = view_.zoom();
