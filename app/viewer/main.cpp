@@ -12,6 +12,7 @@
 
 #include "layout.h"
 #include "method_pass.h"
+#include "rotate_mode.h"
 #include "splineview/error.h"
 #include "splineview/io.h"
 #include "viewer.h"
@@ -108,6 +109,19 @@ int main(int argc, char** argv) {
                    "with --screenshot: time N frames of the settled view (each finished before "
                    "the next) and add the figures to the report")
         ->check(CLI::Range(1, 100000));
+    double step_angle = 10.0;
+    int steps = 36;
+    bool cpu_prefilter = false;
+    app.add_option("--step-angle", step_angle,
+                   "rotate mode: degrees per step (counter-clockwise as displayed)")
+        ->check(CLI::Range(-360.0, 360.0))
+        ->capture_default_str();
+    app.add_option("--steps", steps, "rotate mode: number of steps K")
+        ->check(CLI::Range(1, 3600))
+        ->capture_default_str();
+    app.add_flag("--cpu-prefilter", cpu_prefilter,
+                 "rotate mode: prefilter each step on the CPU (as splinetool's gl backend) even "
+                 "where CUDA is available");
     std::string raw;
     app.add_option("--raw", raw,
                    "volume mode: read FILE as headerless raw data, DIMS:TYPE[:le|be]"
@@ -175,6 +189,21 @@ int main(int argc, char** argv) {
       options.modes.push_back(
           {"zoom", "Zoom / rotate", [zoom_options](sv::viewer::MethodPass& pass) {
              return std::make_unique<sv::viewer::ZoomMode>(zoom_options, pass);
+           }});
+      sv::viewer::RotateOptions rotate_options;
+      if (mode == "rotate") rotate_options.image = image;
+      rotate_options.step_deg = step_angle;
+      rotate_options.steps = steps;
+      rotate_options.cuda_prefilter = !cpu_prefilter;
+      if (!methods.empty() || !method.empty()) {
+        rotate_options.methods.clear();
+        for (const std::string& name :
+             methods.empty() ? std::vector<std::string>{method} : split_commas(methods))
+          rotate_options.methods.push_back(sv::viewer::parse_method(name));
+      }
+      options.modes.push_back(
+          {"rotate", "Repeated rotation", [rotate_options](sv::viewer::MethodPass& pass) {
+             return std::make_unique<sv::viewer::RotateMode>(rotate_options, pass);
            }});
       sv::viewer::VolumeOptions volume_options;
       if (mode == "volume") volume_options.path = image;
