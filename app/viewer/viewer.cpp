@@ -229,7 +229,7 @@ class Viewer {
           save_screenshot(options_.screenshot, w, h, surface_->framebuffer());
           if (!options_.report.empty()) {
             nlohmann::json j = m.report();
-            j["window"] = {w, h};
+            j["window_size"] = {w, h};
             j["gl"] = gl_description_;
             j["headless"] = options_.headless;
             if (!timing.is_null()) j["frame_timing"] = timing;
