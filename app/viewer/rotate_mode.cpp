@@ -458,7 +458,8 @@ struct RotateMode::Impl {
     hi = std::ceil(hi / tick) * tick;
 
     ImDrawList* dl = ImGui::GetWindowDrawList();
-    const float width = ImGui::GetContentRegionAvail().x;
+    const float width =
+        std::max(ImGui::GetContentRegionAvail().x, 40.0f);  // never 0 (ImGui asserts)
     const float height = 170.0f * f.ui_scale;
     const ImVec2 p0 = ImGui::GetCursorScreenPos();
     ImGui::InvisibleButton("psnr plot", ImVec2(width, height));
