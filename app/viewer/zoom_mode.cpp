@@ -70,9 +70,6 @@ bool same_jobs(const std::vector<AccuracyJob>& a, const std::vector<AccuracyJob>
   return true;
 }
 
-double now_s() {
-  return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
-}
 
 nlohmann::json number_or_null(double v) {
   return std::isfinite(v) ? nlohmann::json(v) : nlohmann::json(nullptr);
