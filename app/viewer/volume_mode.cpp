@@ -21,6 +21,10 @@
 namespace sv::viewer {
 namespace {
 
+// The oblique plane's starting angles (radians): 30 degrees of tilt, 20 of turn.
+constexpr double kDefaultObliqueTilt = 30.0 * 3.14159265358979323846 / 180.0;
+constexpr double kDefaultObliqueTurn = 20.0 * 3.14159265358979323846 / 180.0;
+
 constexpr double kPi = 3.14159265358979323846;
 constexpr double kWheelZoom = 1.2;  // zoom factor per wheel notch (with Ctrl)
 constexpr float kLabelMargin = 6.0f;
@@ -140,6 +144,8 @@ void VolumeMode::complete_load() {
         upload_volume(std::move(decoded), limits_, options_.allow_cuda));
     const DecodedVolume& v = doc->volume;
     geometry_ = SliceGeometry(v.dims, v.spacing, v.orientation);
+    // The oblique view starts tilted, so that it shows a plane none of the other three does.
+    geometry_.set_oblique_angles(kDefaultObliqueTilt, kDefaultObliqueTurn);
     window_level_ = v.default_window;
     if (first_load_) {
       if (options_.window && *options_.window > 0) window_level_.window = *options_.window;
