@@ -448,8 +448,7 @@ class Viewer {
       render_frame();
       glFinish();
       wall.push_back(
-          std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0)
-              .count());
+          std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count());
     }
     std::vector<double> sorted = wall;
     std::sort(sorted.begin(), sorted.end());

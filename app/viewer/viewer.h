@@ -27,7 +27,7 @@ struct ViewerOptions {
   std::string report;              // non-empty with screenshot: the mode's figures as JSON
   int screenshot_frames = 3;       // frames rendered after settling before the screenshot
   int measure_frames = 0;          // with screenshot: time this many frames (report, stdout)
-  bool headless = false;  // draw offscreen in an EGL context (no window system; no input)
+  bool headless = false;           // draw offscreen in an EGL context (no window system; no input)
   int width = 1280;
   int height = 800;
 };

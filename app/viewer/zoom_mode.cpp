@@ -70,7 +70,6 @@ bool same_jobs(const std::vector<AccuracyJob>& a, const std::vector<AccuracyJob>
   return true;
 }
 
-
 nlohmann::json number_or_null(double v) {
   return std::isfinite(v) ? nlohmann::json(v) : nlohmann::json(nullptr);
 }
