@@ -16,16 +16,20 @@ constexpr GLint kCheckerPx = 1;
 constexpr GLuint kImageUnit = 0;
 constexpr GLuint kLutUnit = 1;
 
+}  // namespace
+
+gl::Viewport to_viewport(const Rect& r, int fb_height) {
+  return {static_cast<int>(r.x), fb_height - static_cast<int>(r.y + r.height),
+          static_cast<int>(r.width), static_cast<int>(r.height)};
+}
+
 std::size_t method_index(gl::Fetch f) {
   for (std::size_t i = 0; i < kMethods.size(); ++i)
     if (kMethods[i] == f) return i;
   return 0;
 }
 
-// The variant #define of bspline_fetch.glsl. The unfiltered cubic is the on-the-fly fetch on
-// the raw samples. The precise flavour reads its taps with texelFetch: the gather form needs a
-// single-channel texture, and the view's textures are swizzled to RGBA.
-const char* fetch_define(gl::Fetch f) {
+const char* method_fetch_define(gl::Fetch f) {
   switch (f) {
     case gl::Fetch::Nearest:
       return "SV_FETCH_NEAREST";
@@ -42,7 +46,16 @@ const char* fetch_define(gl::Fetch f) {
   return "SV_FETCH_NEAREST";
 }
 
-}  // namespace
+gl::Texture make_lut_texture() {
+  const gl::LutOptions lut_options;
+  const std::vector<float> table = gl::lut_table(lut_options);
+  gl::Texture lut =
+      gl::Texture::create_1d(lut_options.half_float ? GL_RGB16F : GL_RGB32F, lut_options.texels);
+  lut.set_filter(GL_LINEAR, GL_LINEAR);
+  lut.set_wrap(GL_CLAMP_TO_EDGE);  // the default "endpoints" layout never wraps
+  lut.upload(GL_RGB, GL_FLOAT, table.data());
+  return lut;
+}
 
 const char* method_display_name(gl::Fetch f) {
   switch (f) {
@@ -101,20 +114,12 @@ int method_degree(gl::Fetch f) {
   }
 }
 
-MethodPass::MethodPass() : empty_vao_(gl::VertexArray::create()) {
+MethodPass::MethodPass() : lut_(make_lut_texture()), empty_vao_(gl::VertexArray::create()) {
   for (gl::Fetch f : kMethods) {
     programs_[method_index(f)] =
         gl::Program({{GL_VERTEX_SHADER, "view.vert"}, {GL_FRAGMENT_SHADER, "view.frag"}},
-                    {{fetch_define(f), ""}});
+                    {{method_fetch_define(f), ""}});
   }
-  // The table as the evaluator uploads it: already rounded to halves, so the RGB16F upload
-  // stores exactly these values.
-  const gl::LutOptions lut_options;
-  const std::vector<float> table = gl::lut_table(lut_options);
-  lut_ = gl::Texture::create_1d(lut_options.half_float ? GL_RGB16F : GL_RGB32F, lut_options.texels);
-  lut_.set_filter(GL_LINEAR, GL_LINEAR);
-  lut_.set_wrap(GL_CLAMP_TO_EDGE);  // the default "endpoints" layout never wraps
-  lut_.upload(GL_RGB, GL_FLOAT, table.data());
 }
 
 void MethodPass::draw(const gl::ImageTextures& images, gl::Fetch method,

@@ -15,6 +15,7 @@
 #include "splineview/gl/objects.h"
 #include "splineview/gl/program.h"
 #include "splineview/gl/view_pass.h"
+#include "view_transform.h"
 
 namespace sv::viewer {
 
@@ -32,6 +33,24 @@ gl::Fetch parse_method(const std::string& name);
 // The B-spline degree a method reconstructs with (0 nearest, 1 linear, 3 cubic), for the CPU
 // reference at the cursor.
 int method_degree(gl::Fetch f);
+
+// The GL viewport (origin bottom left) of a rectangle in window coordinates (origin top left,
+// integer corners) of a framebuffer `fb_height` pixels high.
+gl::Viewport to_viewport(const Rect& r, int fb_height);
+// A cell in its own coordinates: the frame the views' shared transform is expressed in.
+inline Rect local(const Rect& cell) {
+  return {0.0, 0.0, cell.width, cell.height};
+}
+
+// Index of a method in kMethods (per-method program arrays).
+std::size_t method_index(gl::Fetch f);
+// The bspline_fetch.glsl variant #define of a method, for the viewer's passes (2-D views and
+// 3-D slices): the unfiltered cubic is the on-the-fly fetch on the raw samples; precise reads
+// its taps with texelFetch (the gather form needs single-channel or 2-D array copies).
+const char* method_fetch_define(gl::Fetch f);
+// The Sigg-Hadwiger lookup table as the evaluator uploads it (gl::LutOptions{}, already
+// rounded to halves, so the RGB16F upload stores exactly these values).
+gl::Texture make_lut_texture();
 
 class MethodPass {
  public:

@@ -84,15 +84,6 @@ Layout layout_for(std::size_t views) {
   return views <= 1 ? Layout::Single : views == 2 ? Layout::Pair : Layout::Grid;
 }
 
-gl::Viewport to_viewport(const Rect& r, int fb_height) {
-  return {static_cast<int>(r.x), fb_height - static_cast<int>(r.y + r.height),
-          static_cast<int>(r.width), static_cast<int>(r.height)};
-}
-
-Rect local(const Rect& cell) {
-  return {0.0, 0.0, cell.width, cell.height};
-}
-
 // A tick spacing of 1, 2 or 5 x 10^n giving about `count` intervals over `range`.
 double nice_step(double range, int count) {
   const double raw = range / count;

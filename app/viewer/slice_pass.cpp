@@ -19,31 +19,6 @@ constexpr GLint kCheckerPx = 5;
 constexpr GLuint kVolumeUnit = 0;
 constexpr GLuint kLutUnit = 1;
 
-std::size_t method_index(gl::Fetch f) {
-  for (std::size_t i = 0; i < kMethods.size(); ++i)
-    if (kMethods[i] == f) return i;
-  return 0;
-}
-
-// The fetch variant of each method; the unfiltered cubic is the on-the-fly fetch on the raw
-// samples. Precise uses texelFetch (no gather: that needs the 2-D array copy of the volume).
-const char* fetch_define(gl::Fetch f) {
-  switch (f) {
-    case gl::Fetch::Nearest:
-      return "SV_FETCH_NEAREST";
-    case gl::Fetch::Linear:
-      return "SV_FETCH_LINEAR";
-    case gl::Fetch::CubicUnfiltered:
-    case gl::Fetch::CubicOtf:
-      return "SV_FETCH_CUBIC";
-    case gl::Fetch::CubicLut:
-      return "SV_FETCH_CUBIC_LUT";
-    case gl::Fetch::CubicPrecise:
-      return "SV_FETCH_CUBIC_PRECISE";
-  }
-  return "SV_FETCH_NEAREST";
-}
-
 // Array order (z, y, x) to the shader's texture order (x, y, z).
 glm::vec4 texture_order(const glm::dvec3& v) {
   return {static_cast<float>(v[2]), static_cast<float>(v[1]), static_cast<float>(v[0]), 0.0f};
@@ -89,19 +64,12 @@ float window_level_grey(float value, const WindowLevel& wl) {
   return g < 0.0f ? 0.0f : (g > 1.0f ? 1.0f : g);
 }
 
-SlicePass::SlicePass() : empty_vao_(gl::VertexArray::create()) {
+SlicePass::SlicePass() : lut_(make_lut_texture()), empty_vao_(gl::VertexArray::create()) {
   for (gl::Fetch f : kMethods) {
     programs_[method_index(f)] =
         gl::Program({{GL_VERTEX_SHADER, "view.vert"}, {GL_FRAGMENT_SHADER, "slice.frag"}},
-                    {{fetch_define(f), ""}});
+                    {{method_fetch_define(f), ""}});
   }
-  // The table as the evaluator and MethodPass upload it (already rounded to halves).
-  const gl::LutOptions lut_options;
-  const std::vector<float> table = gl::lut_table(lut_options);
-  lut_ = gl::Texture::create_1d(lut_options.half_float ? GL_RGB16F : GL_RGB32F, lut_options.texels);
-  lut_.set_filter(GL_LINEAR, GL_LINEAR);
-  lut_.set_wrap(GL_CLAMP_TO_EDGE);  // the default "endpoints" layout never wraps
-  lut_.upload(GL_RGB, GL_FLOAT, table.data());
 }
 
 void SlicePass::draw(const VolumeTextures& volume, gl::Fetch method, const SliceMapping& mapping,

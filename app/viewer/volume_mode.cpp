@@ -49,11 +49,6 @@ ImU32 plane_colour(Plane p, int alpha = 255) {
   return IM_COL32(255, 255, 255, alpha);
 }
 
-gl::Viewport to_viewport(const Rect& r, int fb_height) {
-  return {static_cast<int>(r.x), fb_height - static_cast<int>(r.y + r.height),
-          static_cast<int>(r.width), static_cast<int>(r.height)};
-}
-
 std::string format_index(double v) {
   char text[32];
   if (v == std::floor(v)) {

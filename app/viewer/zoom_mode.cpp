@@ -38,15 +38,6 @@ float wrap_degrees(float a) {
   return a;
 }
 
-gl::Viewport to_viewport(const Rect& r, int fb_height) {
-  return {static_cast<int>(r.x), fb_height - static_cast<int>(r.y + r.height),
-          static_cast<int>(r.width), static_cast<int>(r.height)};
-}
-
-Rect local(const Rect& cell) {
-  return {0.0, 0.0, cell.width, cell.height};
-}
-
 // The bundled images: label and how to make them.
 struct Bundled {
   const char* label;
