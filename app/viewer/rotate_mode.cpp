@@ -136,6 +136,9 @@ struct RotateMode::Impl {
   bool show_error = false;
   int gain_index = 1;
   bool show_disc = true;
+  // The PSNR reference: the original rotated exactly by the accumulated angle (true), or the
+  // original as it is (splinetool's --compare-original; meaningful at full turns).
+  bool rotated_reference = true;
 
   ViewTransform view;
   bool fit_pending = true;
@@ -321,10 +324,15 @@ struct RotateMode::Impl {
   }
 
   // PSNR of view i at the shown step ("original" at step 0).
+  // The PSNR series the plot and the labels show.
+  const std::vector<double>& curve(std::size_t m) const {
+    return rotated_reference ? run->psnr_rotated(m) : run->psnr(m);
+  }
+
   std::string psnr_text(std::size_t i) const {
     char buf[64];
     if (shown == 0) return "original";
-    const double p = run->psnr(i)[static_cast<std::size_t>(shown - 1)];
+    const double p = curve(i)[static_cast<std::size_t>(shown - 1)];
     if (std::isinf(p))
       std::snprintf(buf, sizeof buf, "PSNR inf");
     else
@@ -428,7 +436,7 @@ struct RotateMode::Impl {
     double lo = std::numeric_limits<double>::infinity(), hi = -lo;
     bool has_inf = false;
     for (std::size_t m = 0; m < n; ++m)
-      for (double p : run->psnr(m)) {
+      for (double p : curve(m)) {
         if (std::isinf(p)) {
           has_inf = true;
           continue;
@@ -486,7 +494,7 @@ struct RotateMode::Impl {
     dl->PushClipRect(ImVec2(a.x - 3, a.y - 3), ImVec2(b.x + 3, b.y + 3), true);
     for (std::size_t m = 0; m < n; ++m) {
       std::vector<ImVec2> pts;
-      const std::vector<double>& p = run->psnr(m);
+      const std::vector<double>& p = curve(m);
       for (std::size_t s = 0; s < p.size(); ++s)
         pts.emplace_back(x_of(static_cast<double>(s + 1)), y_of(p[s]));
       if (pts.size() > 1)
@@ -609,8 +617,20 @@ void RotateMode::panel(const FrameInfo& f) {
   if (!s.run) return;
   section("Steps");
   s.playback_controls();
-  section("PSNR against the original");
+  section("PSNR per step");
   ImGui::TextDisabled("inside the centred disc of radius %.2f x min(H, W), peak 1", s.options.disc);
+  if (ImGui::RadioButton("against the original turned exactly", s.rotated_reference))
+    s.rotated_reference = true;
+  if (ImGui::RadioButton("against the original as it is", !s.rotated_reference))
+    s.rotated_reference = false;
+  if (ImGui::IsItemHovered())
+    ImGui::SetTooltip(
+        "The original as it is, as splinetool resample --compare-original measures:\n"
+        "meaningful where the turns add up to whole turns (step 36 of 36 x 10 degrees).");
+  if (s.rotated_reference)
+    ImGui::TextWrapped(
+        "reference: the original turned once by k x angle (cubic B-spline in double); the "
+        "original itself at whole turns");
   s.psnr_plot(f);
   section("Time per step");
   s.timing_section();
@@ -728,6 +748,9 @@ nlohmann::json RotateMode::report() const {
     nlohmann::json psnr = nlohmann::json::array(), rms = nlohmann::json::array();
     for (double p : r.psnr(m)) psnr.push_back(finite_or_null(p));
     for (double v : r.rms(m)) rms.push_back(v);
+    nlohmann::json psnr_rot = nlohmann::json::array(), rms_rot = nlohmann::json::array();
+    for (double p : r.psnr_rotated(m)) psnr_rot.push_back(finite_or_null(p));
+    for (double v : r.rms_rotated(m)) rms_rot.push_back(v);
     double pre = 0, gpu = 0;
     bool has_gpu = !r.timing(m).empty();
     for (const StepTiming& t : r.timing(m)) {
@@ -741,6 +764,8 @@ nlohmann::json RotateMode::report() const {
     methods.push_back({{"method", gl::fetch_name(r.methods()[m])},
                        {"psnr_db", psnr},
                        {"rms", rms},
+                       {"psnr_rotated_db", psnr_rot},
+                       {"rms_rotated", rms_rot},
                        {"prefilter_ms_per_step", pre / n},
                        {"gpu_ms_per_step", has_gpu ? nlohmann::json(gpu / n) : nlohmann::json()}});
   }

@@ -1,6 +1,7 @@
 // The viewer's repeated-rotation mode: an image turned K times by the same angle, each step
 // resampling the previous result, side by side for up to four reconstruction methods, with the
-// PSNR against the original after every step (the experiment of `splinetool resample --rotate A
+// PSNR after every step against the original turned once by the same total angle (exact model)
+// and against the original itself (the experiment of `splinetool resample --rotate A
 // --repeat K --backend gl --compare-original --disc 0.35`, computed by RotationRun).
 //
 // - The image is decoded off the GL thread (std::async) and the run advances a few ms per frame,

@@ -14,6 +14,7 @@
 #include "splineview/gl/grids.h"
 #include "splineview/metrics.h"
 #include "splineview/prefilter.h"
+#include "splineview/resample.h"
 
 namespace sv::viewer {
 namespace {
@@ -68,6 +69,17 @@ ArrayF to_float(const ArrayD& a) {
   return a.empty() ? ArrayF() : ArrayF::from(a);
 }
 
+// The original rotated once by `degrees` with the interpolating cubic B-spline in double; at a
+// whole number of turns the original itself (no resampling at all).
+ArrayD exact_rotation(const ArrayD& original, double degrees) {
+  const double turns = degrees / 360.0;
+  if (std::fabs(turns - std::round(turns)) < 1e-12) return original;
+  ResampleOptions opt;
+  opt.method = Method::Cubic;
+  opt.boundary = Boundary::Reflect;
+  return rotate(original, degrees, opt);
+}
+
 }  // namespace
 
 RotationRun::RotationRun(const ArrayD& original, std::vector<gl::Fetch> methods,
@@ -87,6 +99,8 @@ RotationRun::RotationRun(ArrayF original_f, std::unique_ptr<ArrayD> original_d,
       methods_(std::move(methods)),
       settings_(settings) {
   check_arguments(original_f_, methods_, settings_);
+  exact_ = original_d_ ? std::make_shared<const ArrayD>(*original_d_)
+                       : std::make_shared<const ArrayD>(ArrayD::from(original_f_));
   const std::size_t h = height(), w = width();
   if (settings_.disc > 0) {
     mask_ = disc_mask(h, w, settings_.disc);
@@ -145,6 +159,8 @@ void RotationRun::restart_on_cpu(const std::string& why) {
   kept_.assign(n, {});
   psnr_.assign(n, {});
   rms_.assign(n, {});
+  psnr_rotated_.assign(n, {});
+  rms_rotated_.assign(n, {});
   timing_.assign(n, {});
   for (std::size_t m = 0; m < n; ++m) {
     kept_[m].reserve(static_cast<std::size_t>(settings_.steps));
@@ -184,6 +200,33 @@ const std::vector<double>& RotationRun::psnr(std::size_t m) const {
 
 const std::vector<double>& RotationRun::rms(std::size_t m) const {
   return rms_.at(m);
+}
+
+const std::vector<double>& RotationRun::psnr_rotated(std::size_t m) const {
+  return psnr_rotated_.at(m);
+}
+
+const std::vector<double>& RotationRun::rms_rotated(std::size_t m) const {
+  return rms_rotated_.at(m);
+}
+
+const ArrayD& RotationRun::rotated_reference(int k) {
+  if (reference_step_ == k) return reference_;
+  const auto job = [exact = exact_, deg = settings_.step_deg](int step) {
+    return exact_rotation(*exact, deg * step);
+  };
+  if (next_reference_.valid() && next_reference_step_ == k) {
+    reference_ = next_reference_.get();
+  } else {
+    if (next_reference_.valid()) next_reference_.wait();
+    reference_ = job(k);
+  }
+  reference_step_ = k;
+  if (k < settings_.steps) {
+    next_reference_step_ = k + 1;
+    next_reference_ = std::async(std::launch::async, job, k + 1);
+  }
+  return reference_;
 }
 
 const std::vector<StepTiming>& RotationRun::timing(std::size_t m) const {
@@ -234,6 +277,9 @@ void RotationRun::advance() {
   keep(m, current_[m]);
   psnr_[m].push_back(stats.psnr);
   rms_[m].push_back(stats.rms);
+  const ErrorStats rotated = compare(current_[m], rotated_reference(next_step()), mask_, 1.0);
+  psnr_rotated_[m].push_back(rotated.psnr);
+  rms_rotated_[m].push_back(rotated.rms);
   t.total_ms = ms_since(start);
   timing_[m].push_back(t);
   ++units_done_;

@@ -20,6 +20,15 @@
 // when all of them fit, else as 16-bit display copies (values clamped to [0, 1] and rounded to
 // 1/65535; the measurements always use the float results), else the constructor refuses.
 //
+// Two figures per step k. psnr()/rms(): against the original as given, inside the disc, which is
+// splinetool's `--compare-original` (meaningful at full turns, where the image is back in place).
+// psnr_rotated()/rms_rotated(): against the original rotated ONCE by the accumulated angle k * A
+// with the exact model, the interpolating cubic B-spline in double (sv::rotate<double>, cubic,
+// reflect), so every step is compared with where an ideal image would be and the curve shows how
+// the error accumulates; at full turns that reference is the original itself (not resampled), so
+// the two figures coincide there. The reference of step k is computed once for all methods, on a
+// worker thread one step ahead of the GPU work.
+//
 // Needs a current GL 4.5 context (the evaluators compile in the constructor) on the calling
 // thread for its whole life. advance() waits for the GPU (the result is read back) and uses a
 // GL_TIME_ELAPSED query: it must not run while another such query is active.
@@ -27,6 +36,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <future>
 #include <memory>
 #include <optional>
 #include <string>
@@ -103,6 +113,9 @@ class RotationRun {
   // (+inf when identical), and the RMS error.
   const std::vector<double>& psnr(std::size_t m) const;
   const std::vector<double>& rms(std::size_t m) const;
+  // The same against the original rotated once by k * angle (see the header comment).
+  const std::vector<double>& psnr_rotated(std::size_t m) const;
+  const std::vector<double>& rms_rotated(std::size_t m) const;
   const std::vector<StepTiming>& timing(std::size_t m) const;
 
   // The result of method m after step k (0 = the original), from the kept copies (16-bit
@@ -123,6 +136,9 @@ class RotationRun {
               const RotationSettings& settings);
   void restart_on_cpu(const std::string& why);
   void keep(std::size_t m, const ArrayF& result);
+  // The exact rotation of the original for step k (waits for the worker when needed) and starts
+  // the one for step k + 1.
+  const ArrayD& rotated_reference(int k);
 
   struct Kept {  // one step of one method: exactly one of the two is filled
     std::vector<float> f;
@@ -130,7 +146,12 @@ class RotationRun {
   };
 
   ArrayF original_f_;
-  std::unique_ptr<ArrayD> original_d_;  // the reference when given in double, else null
+  std::unique_ptr<ArrayD> original_d_;   // the reference when given in double, else null
+  std::shared_ptr<const ArrayD> exact_;  // the original in double (input of the rotated references)
+  int reference_step_ = 0;               // step of reference_ (0: none yet)
+  ArrayD reference_;
+  int next_reference_step_ = 0;
+  std::future<ArrayD> next_reference_;
   std::vector<gl::Fetch> methods_;
   RotationSettings settings_;
   gl::GridMapping grid_;
@@ -145,6 +166,7 @@ class RotationRun {
   std::vector<ArrayF> current_;  // per method: the newest result (the next step's input)
   std::vector<std::vector<Kept>> kept_;
   std::vector<std::vector<double>> psnr_, rms_;
+  std::vector<std::vector<double>> psnr_rotated_, rms_rotated_;
   std::vector<std::vector<StepTiming>> timing_;
   std::size_t units_done_ = 0;
 };
