@@ -225,7 +225,13 @@ class Viewer {
           int w = 0, h = 0;
           surface_->framebuffer_size(&w, &h);
           nlohmann::json timing;
-          if (options_.measure_frames > 0) timing = measure_frames();
+          if (options_.measure_frames > 0) {
+            timing = measure_frames();
+            if (!m.error().empty()) {  // e.g. a video that turned out damaged while playing
+              std::fprintf(stderr, "splineview: error: %s\n", m.error().c_str());
+              return 1;
+            }
+          }
           save_screenshot(options_.screenshot, w, h, surface_->framebuffer());
           if (!options_.report.empty()) {
             nlohmann::json j = m.report();
