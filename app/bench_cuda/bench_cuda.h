@@ -26,7 +26,14 @@ struct ReconstructOptions {
   std::uint64_t seed = 1;
 };
 
+struct UpscaleOptions {
+  bool quick = false;  // one small frame, few repeats
+  int repeats = 50;    // timed runs per step (median reported)
+  std::uint64_t seed = 1;
+};
+
 Json run_prefilter(const PrefilterOptions& opt);
 Json run_reconstruct(const ReconstructOptions& opt);
+Json run_upscale(const UpscaleOptions& opt);
 
 }  // namespace cbench

@@ -1,7 +1,7 @@
-// splinebench-cuda: CUDA prefilter and reconstruction speed on the current device.
-// Subcommands: prefilter, reconstruct. Each writes a JSON report to --out and prints a Markdown
-// table on stdout. Exit status: 0 success, 1 the benchmark failed (e.g. no CUDA device), 2 bad
-// command line.
+// splinebench-cuda: CUDA prefilter, reconstruction and upscaling speed on the current device.
+// Subcommands: prefilter, reconstruct, upscale. Each writes a JSON report to --out and prints a
+// Markdown table on stdout. Exit status: 0 success, 1 the benchmark failed (e.g. no CUDA
+// device), 2 bad command line.
 #include <cstdio>
 #include <exception>
 #include <fstream>
@@ -13,8 +13,10 @@
 #include "splineview/cuda_memory.h"
 
 int main(int argc, char** argv) {
-  CLI::App app{"splinebench-cuda: speed of the CUDA B-spline prefilter and reconstruction.",
-               "splinebench-cuda"};
+  CLI::App app{
+      "splinebench-cuda: speed of the CUDA B-spline prefilter, reconstruction and "
+      "upscaling.",
+      "splinebench-cuda"};
   app.require_subcommand(1);
   std::string out;
 
@@ -42,11 +44,23 @@ int main(int argc, char** argv) {
       ->capture_default_str();
   reconstruct->add_option("--seed", rc.seed, "seed of the random positions")->capture_default_str();
 
+  cbench::UpscaleOptions up;
+  CLI::App* upscale = app.add_subcommand(
+      "upscale",
+      "live-video upscaling per frame to 3840x2160 (factors 2, 3, 4): unpack, prefilter, "
+      "thread-per-tile upscale (cubic, linear, nearest; float and 8-bit out), the whole device "
+      "chain, against a copy and a write-only fill of the output");
+  upscale->add_option("--out", out, "JSON report file")->type_name("FILE");
+  upscale->add_flag("--quick", up.quick, "one small frame, few repeats");
+  upscale->add_option("--repeats", up.repeats, "timed runs per step")->capture_default_str();
+  upscale->add_option("--seed", up.seed, "seed of the random frames")->capture_default_str();
+
   CLI11_PARSE(app, argc, argv);
   try {
     sv::cuda::require("splinebench-cuda");
-    cbench::Json report =
-        prefilter->parsed() ? cbench::run_prefilter(pf) : cbench::run_reconstruct(rc);
+    cbench::Json report = prefilter->parsed()     ? cbench::run_prefilter(pf)
+                          : reconstruct->parsed() ? cbench::run_reconstruct(rc)
+                                                  : cbench::run_upscale(up);
     if (!out.empty()) {
       std::ofstream f(out);
       f << report.dump(2) << "\n";

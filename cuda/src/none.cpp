@@ -7,6 +7,8 @@
 #include "splineview/cuda_memory.h"
 #include "splineview/cuda_prefilter.h"
 #include "splineview/cuda_reconstruct.h"
+#include "splineview/cuda_upscale.h"
+#include "upscale_check.h"
 
 namespace sv::cuda {
 namespace {
@@ -116,6 +118,44 @@ void SplineVolume::sample(Fetch, const float*, std::size_t, float*) const {
 }
 void sample(const ArrayF&, Boundary, Fetch, const std::vector<double>&, double*) {
   no_cuda("CUDA reconstruction");
+}
+
+void unpack_u8(const std::uint8_t*, std::size_t src_pitch, int src_channels, float*,
+               const Layout& layout) {
+  detail::check_unpack(src_pitch, src_channels, layout, "CUDA unpacking of 8-bit pixels");
+  no_cuda("CUDA unpacking of 8-bit pixels");
+}
+void upscale(const float*, const Layout& layout, int factor, UpscaleMethod method,
+             Boundary boundary, float*) {
+  detail::check_upscale(layout, factor, method, boundary, "CUDA upscaling");
+  no_cuda("CUDA upscaling");
+}
+void upscale_u8(const float*, const Layout& layout, int factor, UpscaleMethod method,
+                Boundary boundary, std::uint8_t*) {
+  detail::check_upscale(layout, factor, method, boundary, "CUDA upscaling to 8 bits");
+  no_cuda("CUDA upscaling to 8 bits");
+}
+void upscale_to_surface(const float*, const Layout& layout, int factor, UpscaleMethod method,
+                        Boundary boundary, std::uint64_t, SurfaceFormat) {
+  detail::check_upscale(layout, factor, method, boundary, "CUDA upscaling into a texture");
+  no_cuda("CUDA upscaling into a texture");
+}
+struct FrameUpscaler::Impl {};
+FrameUpscaler::FrameUpscaler(int factor, UpscaleMethod method) {
+  detail::check_upscale(Layout{{1, 1}, 1}, factor, method, Boundary::Reflect,
+                        "CUDA frame upscaler");
+  no_cuda("CUDA frame upscaler");
+}
+FrameUpscaler::~FrameUpscaler() = default;
+void FrameUpscaler::run(const std::uint8_t*, int, int, int, std::uint8_t*) {
+  no_cuda("CUDA frame upscaler");
+}
+const FrameUpscaler::Timing& FrameUpscaler::last_timing() const {
+  no_cuda("CUDA frame upscaler");
+}
+ArrayF upscale(const ArrayF& samples, int factor, UpscaleMethod method, Boundary boundary) {
+  detail::check_upscale(Layout::of(samples), factor, method, boundary, "CUDA upscaling");
+  no_cuda("CUDA upscaling");
 }
 
 }  // namespace sv::cuda
