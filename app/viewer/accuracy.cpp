@@ -4,10 +4,12 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <exception>
 #include <limits>
 
 #include "method_pass.h"
 #include "splineview/error.h"
+#include "splineview/gl/gl.h"
 #include "splineview/prefilter.h"
 #include "splineview/sampler.h"
 
@@ -24,6 +26,17 @@ double ms_since(std::chrono::steady_clock::time_point t) {
 }
 
 }  // namespace
+
+bool same_jobs(const std::vector<AccuracyJob>& a, const std::vector<AccuracyJob>& b) {
+  if (a.size() != b.size()) return false;
+  for (std::size_t i = 0; i < a.size(); ++i) {
+    const gl::GridMapping &x = a[i].grid, &y = b[i].grid;
+    if (a[i].method != b[i].method || x.rows != y.rows || x.cols != y.cols ||
+        x.origin != y.origin || x.step_row != y.step_row || x.step_col != y.step_col)
+      return false;
+  }
+  return true;
+}
 
 void job_positions(const gl::GridMapping& grid, const std::vector<std::size_t>& dims,
                    std::vector<float>* positions, std::vector<std::size_t>* pixels) {
@@ -252,6 +265,80 @@ void AccuracyMeter::complete() {
   ++generation_;
   busy_ = false;
   pending_.reset();
+}
+
+// ---- AccuracyOverlay ----
+
+void AccuracyOverlay::reset(std::unique_ptr<AccuracyMeter> meter, std::string note) {
+  meter_ = std::move(meter);
+  note_ = std::move(note);
+  jobs_.clear();
+  jobs_changed_s_ = 0;
+  jobs_measured_ = false;
+  heat_.clear();
+  heat_generation_ = 0;
+}
+
+void AccuracyOverlay::update(std::vector<AccuracyJob> jobs, double time_s, bool now) {
+  if (!enabled || !meter_) return;
+  if (!same_jobs(jobs, jobs_)) {
+    jobs_ = std::move(jobs);
+    jobs_changed_s_ = time_s;
+    jobs_measured_ = false;
+  }
+  if (!jobs_measured_ && (now || time_s - jobs_changed_s_ >= kDebounceS)) {
+    meter_->measure(jobs_);
+    jobs_measured_ = true;
+  }
+  std::exception_ptr failure;
+  try {
+    if (now) {
+      meter_->finish();
+    } else {
+      meter_->step(kBudgetMs);
+    }
+  } catch (...) {
+    failure = std::current_exception();
+  }
+  upload_heat_maps();
+  if (failure) std::rethrow_exception(failure);
+}
+
+void AccuracyOverlay::upload_heat_maps() {
+  if (!meter_ || meter_->generation() == heat_generation_) return;
+  heat_generation_ = meter_->generation();
+  heat_.clear();
+  for (const AccuracyResult& r : meter_->results()) {
+    const int w = static_cast<int>(r.job.grid.cols), h = static_cast<int>(r.job.grid.rows);
+    if (w <= 0 || h <= 0) {
+      heat_.emplace_back();
+      continue;
+    }
+    std::vector<std::uint32_t> rgba(r.error.size());
+    for (std::size_t i = 0; i < rgba.size(); ++i) rgba[i] = heat_colour(r.error[i]);
+    gl::Texture t = gl::Texture::create_2d(GL_RGBA8, w, h);
+    t.set_filter(GL_NEAREST, GL_NEAREST);
+    t.upload_2d(GL_RGBA, GL_UNSIGNED_BYTE, rgba.data());
+    heat_.push_back(std::move(t));
+  }
+}
+
+const std::vector<AccuracyResult>& AccuracyOverlay::results() const {
+  static const std::vector<AccuracyResult> kNone;
+  return meter_ ? meter_->results() : kNone;
+}
+
+const AccuracyResult* AccuracyOverlay::result(std::size_t i) const {
+  if (!meter_ || !jobs_measured_ || meter_->busy()) return nullptr;
+  const std::vector<AccuracyResult>& r = meter_->results();
+  if (i >= r.size() || r.size() != jobs_.size()) return nullptr;
+  std::vector<AccuracyJob> measured;
+  for (const AccuracyResult& x : r) measured.push_back(x.job);
+  return same_jobs(measured, jobs_) ? &r[i] : nullptr;
+}
+
+const gl::Texture* AccuracyOverlay::heat_texture(std::size_t i) const {
+  return i < heat_.size() && heat_[i] ? &heat_[i] : nullptr;
 }
 
 }  // namespace sv::viewer

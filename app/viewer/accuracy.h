@@ -18,6 +18,14 @@
 //    measured points), which is the code and the order splinetool's compare uses, so that
 //    `splinetool sample` (gl and cpu double) at the same positions gives the same numbers.
 //  - Heat map: per pixel the largest error over the channels (NaN outside the image).
+//
+// The meter works for 2-D images (grid positions (y, x)) and 3-D volumes (grid positions
+// (z, y, x): a view's pixel grid is then a plane through the volume, e.g. a slice view).
+//
+// AccuracyOverlay is what a mode keeps around the meter: the jobs of its current view, the
+// debounce that restarts a measurement only after the view has stopped changing, the results
+// that belong to the current view, and the heat maps as textures. The zoom and the volume
+// modes share it (and the panel and overlay widgets of panel_widgets.h that draw it).
 #pragma once
 
 #include <atomic>
@@ -25,11 +33,13 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <string>
 #include <thread>
 #include <vector>
 
 #include "splineview/array.h"
 #include "splineview/gl/evaluator.h"
+#include "splineview/gl/objects.h"
 #include "splineview/metrics.h"
 
 namespace sv::viewer {
@@ -92,6 +102,65 @@ class AccuracyMeter {
   bool busy_ = false;
   std::vector<AccuracyResult> results_;
   std::uint64_t generation_ = 0;
+};
+
+// The jobs are the same views: methods and grids equal.
+bool same_jobs(const std::vector<AccuracyJob>& a, const std::vector<AccuracyJob>& b);
+
+// A mode's accuracy overlay: the settings the panel edits, the meter, the current view's jobs
+// and the heat maps of the last results. GL thread only.
+class AccuracyOverlay {
+ public:
+  // The view must stay unchanged this long before a measurement restarts, so that a drag or a
+  // wheel spin does not start one per frame.
+  static constexpr double kDebounceS = 0.25;
+  // Time per frame given to the measurement's GPU side.
+  static constexpr double kBudgetMs = 6.0;
+
+  bool enabled = true;         // measure the views (the panel's checkbox, --no-accuracy)
+  bool heat_map = false;       // show the heat maps (key H, --heat-map)
+  float heat_opacity = 0.85f;  // the view shows through the rest
+
+  // A new document: its meter (nullptr when there is none; `note` then says why, for the
+  // panel and the report). Forgets the jobs, results and heat maps of the previous one.
+  void reset(std::unique_ptr<AccuracyMeter> meter, std::string note = {});
+  bool has_meter() const { return meter_ != nullptr; }
+  const AccuracyMeter* meter() const { return meter_.get(); }
+  const std::string& note() const { return note_; }
+
+  // Per frame, with the jobs of the current view: a changed view is measured once it has been
+  // unchanged for kDebounceS (at once with `now`, which also completes the measurement before
+  // returning); otherwise the meter works for kBudgetMs. Uploads the heat maps of new results.
+  // Does nothing while disabled or without a meter. Throws sv::Error from the meter.
+  void update(std::vector<AccuracyJob> jobs, double time_s, bool now);
+
+  // The result of job i of the current view; nullptr while the view is still being measured,
+  // or changed since its last measurement.
+  const AccuracyResult* result(std::size_t i) const;
+  // All results of the last completed measurement (perhaps of a previous view).
+  const std::vector<AccuracyResult>& results() const;
+  // The heat map of job i of the last results (a texture of the job's grid, RGBA8, nearest
+  // filtering, top row first); nullptr when there is none.
+  const gl::Texture* heat_texture(std::size_t i) const;
+  bool has_heat_maps() const { return !heat_.empty(); }
+
+  // A measurement of the current view has started (it may still run).
+  bool started() const { return jobs_measured_; }
+  bool busy() const { return meter_ && meter_->busy(); }
+  float fraction() const { return meter_ ? meter_->fraction() : 1.0f; }
+  // Nothing left to do: disabled, no meter, or the current view measured.
+  bool settled() const { return !enabled || !meter_ || (jobs_measured_ && !meter_->busy()); }
+
+ private:
+  void upload_heat_maps();
+
+  std::unique_ptr<AccuracyMeter> meter_;
+  std::string note_;
+  std::vector<AccuracyJob> jobs_;
+  double jobs_changed_s_ = 0;
+  bool jobs_measured_ = false;
+  std::uint64_t heat_generation_ = 0;
+  std::vector<gl::Texture> heat_;
 };
 
 // Positions of a job's measured pixels (float, array axis order, `rank` components each) and

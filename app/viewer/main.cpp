@@ -78,7 +78,9 @@ int main(int argc, char** argv) {
     auto* method_option = app.add_option(
         "--method", method, method_names + " (cubic = otf): the method of the first view");
     app.add_option("--methods", methods,
-                   "comma-separated methods of the views in layout order (" + method_names + ")")
+                   "comma-separated methods of the views in layout order (volume: axial, "
+                   "coronal, sagittal, oblique) (" +
+                       method_names + ")")
         ->excludes(method_option);
     app.add_option("--layout", layout,
                    "single | pair (side by side) | grid (2x2) | wipe (split with a divider)")
@@ -209,8 +211,11 @@ int main(int argc, char** argv) {
       if (mode == "volume") volume_options.path = image;
       if (!raw.empty()) volume_options.raw = sv::parse_raw_spec(raw);
       if (!method.empty()) volume_options.method = sv::viewer::parse_method(method);
+      if (!methods.empty()) volume_options.methods = zoom_options.methods;  // plane order
       volume_options.window = window_width;
       volume_options.level = window_level;
+      volume_options.accuracy = !no_accuracy;
+      volume_options.heat_map = zoom_options.heat_map;
       options.modes.push_back(
           {"volume", "Volume slices", [volume_options](sv::viewer::MethodPass&) {
              return std::make_unique<sv::viewer::VolumeMode>(volume_options);

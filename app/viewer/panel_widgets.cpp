@@ -2,6 +2,8 @@
 #include "panel_widgets.h"
 
 #include <algorithm>
+#include <cmath>
+#include <cstdint>
 #include <cstdio>
 #include <string>
 
@@ -85,6 +87,107 @@ bool error_text(const std::string& message, const char* id) {
   const bool dismissed = ImGui::SmallButton("dismiss");
   ImGui::PopID();
   return dismissed;
+}
+
+void accuracy_section(AccuracyOverlay& overlay, const AccuracyPanel& panel) {
+  section("Accuracy");
+  ImGui::Checkbox("measure against the double reference", &overlay.enabled);
+  ImGui::Checkbox("error heat map [H]", &overlay.heat_map);
+  if (overlay.heat_map) {
+    ImGui::SameLine();
+    ImGui::SetNextItemWidth(-1.0f);
+    ImGui::SliderFloat("##opacity", &overlay.heat_opacity, 0.2f, 1.0f, "opacity %.2f");
+  }
+  if (!overlay.enabled) return;
+  if (!overlay.has_meter()) {
+    if (!overlay.note().empty()) ImGui::TextWrapped("%s", overlay.note().c_str());
+    return;
+  }
+  if (overlay.busy() || !overlay.started()) {
+    ImGui::ProgressBar(overlay.started() ? overlay.fraction() : 0.0f, ImVec2(-1.0f, 0.0f),
+                       overlay.started() ? "measuring the view" : "waiting for the view to settle");
+  }
+  const std::vector<AccuracyResult>& results = overlay.results();
+  if (results.empty()) return;
+  const bool view_column = !panel.views.empty();
+  const int columns = 4 + (view_column ? 1 : 0) + (panel.points_column ? 1 : 0);
+  if (ImGui::BeginTable("accuracy", columns,
+                        ImGuiTableFlags_SizingStretchProp | ImGuiTableFlags_RowBg)) {
+    if (view_column) ImGui::TableSetupColumn("view");
+    ImGui::TableSetupColumn("method");
+    ImGui::TableSetupColumn("RMS");
+    ImGui::TableSetupColumn("max");
+    ImGui::TableSetupColumn("sum sq.");
+    if (panel.points_column) ImGui::TableSetupColumn("points");
+    ImGui::TableHeadersRow();
+    for (std::size_t i = 0; i < results.size(); ++i) {
+      const AccuracyResult& r = results[i];
+      ImGui::TableNextRow();
+      if (view_column) {
+        ImGui::TableNextColumn();
+        ImGui::TextUnformatted(i < panel.views.size() ? panel.views[i].c_str() : "");
+      }
+      ImGui::TableNextColumn();
+      ImGui::TextUnformatted(gl::fetch_name(r.job.method));
+      if (r.points == 0) {
+        ImGui::TableNextColumn();
+        ImGui::TextDisabled("outside");
+        continue;
+      }
+      ImGui::TableNextColumn();
+      ImGui::Text("%.3g", r.stats.rms);
+      ImGui::TableNextColumn();
+      ImGui::Text("%.3g", r.stats.max_abs);
+      ImGui::TableNextColumn();
+      ImGui::Text("%.3g", r.stats.sse);
+      if (panel.points_column) {
+        ImGui::TableNextColumn();
+        ImGui::Text("%zu", r.points);
+      }
+    }
+    ImGui::EndTable();
+  }
+  ImGui::TextDisabled("%s: %s", overlay.result(0) ? "current view" : "previous view",
+                      panel.explanation.c_str());
+}
+
+namespace {
+ImVec2 to_imgui(double x, double y, const glm::dvec2& fb_scale) {
+  return ImVec2(static_cast<float>(x / fb_scale.x), static_cast<float>(y / fb_scale.y));
+}
+}  // namespace
+
+void draw_heat_map(ImDrawList* list, const gl::Texture& heat, const Rect& rect, float opacity,
+                   const glm::dvec2& fb_scale) {
+  list->AddImage(reinterpret_cast<ImTextureID>(static_cast<std::intptr_t>(heat.id())),
+                 to_imgui(rect.x, rect.y, fb_scale),
+                 to_imgui(rect.x + rect.width, rect.y + rect.height, fb_scale), ImVec2(0, 0),
+                 ImVec2(1, 1),
+                 IM_COL32(255, 255, 255, static_cast<int>(std::lround(opacity * 255.0f))));
+}
+
+void draw_heat_legend(ImDrawList* list, const Rect& area, const glm::dvec2& fb_scale,
+                      float ui_scale) {
+  // One box per half decade, bottom right of the area.
+  const float s = ui_scale;
+  const auto pt = [&](double x, double y) { return to_imgui(x, y, fb_scale); };
+  const double margin = 6.0 * s;
+  const int steps = 2 * (kHeatMaxDecade - kHeatMinDecade);
+  const double box = 18.0 * s, x1 = area.x + area.width - margin, x0 = x1 - box * (steps + 1),
+               y1 = area.y + area.height - margin, y0 = y1 - box;
+  list->AddRectFilled(pt(x0 - 8 * s, y0 - 26 * s), pt(x1 + 4 * s, y1 + 4 * s),
+                      IM_COL32(0, 0, 0, 190), 3.0f * s);
+  for (int k = 0; k <= steps; ++k) {
+    const float e = static_cast<float>(std::pow(10.0, kHeatMinDecade + 0.5 * k));
+    list->AddRectFilled(pt(x0 + k * box, y0), pt(x0 + (k + 1) * box, y1), heat_colour(e));
+  }
+  char text[64];
+  std::snprintf(text, sizeof text, "|error| 1e%d", kHeatMinDecade);
+  list->AddText(pt(x0, y0 - 22 * s), IM_COL32(235, 235, 235, 255), text);
+  std::snprintf(text, sizeof text, "1e%d+", kHeatMaxDecade);
+  const ImVec2 size = ImGui::CalcTextSize(text);
+  list->AddText(ImVec2(pt(x1, y0 - 22 * s).x - size.x, pt(x1, y0 - 22 * s).y),
+                IM_COL32(235, 235, 235, 255), text);
 }
 
 }  // namespace sv::viewer

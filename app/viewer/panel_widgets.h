@@ -2,9 +2,17 @@
 #pragma once
 
 #include <cstddef>
+#include <string>
+#include <vector>
 
+#include <glm/glm.hpp>
+
+#include "accuracy.h"
 #include "frame_history.h"
 #include "splineview/gl/evaluator.h"
+#include "view_transform.h"
+
+struct ImDrawList;
 
 namespace sv::viewer {
 
@@ -20,5 +28,24 @@ const char* method_explanation(gl::Fetch m);
 void plot(const char* label, const FrameHistory<kHistoryLength>& h, const char* unit, float height);
 // Red wrapped text for an error, with a dismiss button; returns true when dismissed.
 bool error_text(const std::string& message, const char* id);
+
+// The accuracy overlay's panel section (zoom and volume modes): the measure checkbox, the heat
+// map toggle and its opacity, the progress of a measurement, the table of the last results and
+// the sentence that says what they are.
+struct AccuracyPanel {
+  // A label per job ("axial") for a first "view" column; empty: no such column.
+  std::vector<std::string> views;
+  bool points_column = false;  // a "points" column (measured pixels per view)
+  // What the figures are, after "current view: " or "previous view: ".
+  std::string explanation;
+};
+void accuracy_section(AccuracyOverlay& overlay, const AccuracyPanel& panel);
+
+// Overlay drawing, in framebuffer pixels (converted with fb_scale to ImGui units): a heat map
+// texture over `rect`, and the heat map's colour scale in the bottom-right corner of `area`.
+void draw_heat_map(ImDrawList* list, const gl::Texture& heat, const Rect& rect, float opacity,
+                   const glm::dvec2& fb_scale);
+void draw_heat_legend(ImDrawList* list, const Rect& area, const glm::dvec2& fb_scale,
+                      float ui_scale);
 
 }  // namespace sv::viewer

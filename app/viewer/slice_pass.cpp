@@ -58,6 +58,21 @@ class ScopedTextureBindings {
 
 }  // namespace
 
+gl::GridMapping slice_grid(const SliceGeometry& geometry, Plane plane, const Rect& cell) {
+  const SliceMapping m = geometry.mapping(plane, cell);
+  gl::GridMapping g;
+  g.rows = cell.height > 0 ? static_cast<std::size_t>(cell.height) : 0;
+  g.cols = cell.width > 0 ? static_cast<std::size_t>(cell.width) : 0;
+  const double top = static_cast<double>(g.rows) - 0.5;  // b of the top row's centres
+  for (int d = 0; d < 3; ++d) {
+    const auto i = static_cast<std::size_t>(d);
+    g.origin[i] = m.corner[d] + 0.5 * m.right[d] + top * m.up[d];
+    g.step_col[i] = m.right[d];
+    g.step_row[i] = -m.up[d];
+  }
+  return g;
+}
+
 float window_level_grey(float value, const WindowLevel& wl) {
   const glm::vec2 ls = low_scale(wl);
   const float g = (value - ls.x) * ls.y;

@@ -26,6 +26,15 @@ struct WindowLevel {
 // shader receives them).
 float window_level_grey(float value, const WindowLevel& wl);
 
+// The pixel grid of a slice view in `cell` (integer corners, framebuffer pixels) as slice.frag
+// samples it, for the accuracy meter: pixel (row r from the top, column c) has its centre at
+// the fragment c + 0.5 right of and cell.height - r - 0.5 above the viewport's bottom-left
+// corner, so it samples mapping.corner + (c + 0.5) * right + (height - r - 0.5) * up
+// (SliceGeometry::mapping): origin = corner + 0.5 * right + (height - 0.5) * up, step_col =
+// right, step_row = -up, in array axis order (z, y, x), voxel units. The shader evaluates the
+// same affine map in float (uniforms rounded to float), the meter in double rounded once.
+gl::GridMapping slice_grid(const SliceGeometry& geometry, Plane plane, const Rect& cell);
+
 // The two R32F 3-D textures of a volume (GL_LINEAR, GL_MIRRORED_REPEAT: the reflect boundary).
 struct VolumeTextures {
   const gl::Texture* samples = nullptr;

@@ -78,6 +78,23 @@ void check_limits(const std::string& name, const std::array<std::size_t, 3>& dim
   }
 }
 
+// Keeps `exact` (the values in double) for the accuracy overlay when it fits the budget; else
+// records why not.
+void keep_exact(DecodedVolume& v, std::shared_ptr<const ArrayD> exact, const std::string& name,
+                const VolumeLimits& limits) {
+  const double bytes = 8.0 * static_cast<double>(v.dims[0]) * static_cast<double>(v.dims[1]) *
+                       static_cast<double>(v.dims[2]);
+  if (bytes <= static_cast<double>(limits.accuracy_budget)) {
+    v.exact = std::move(exact);
+    v.accuracy_note.clear();
+  } else {
+    v.exact.reset();
+    v.accuracy_note = "no accuracy overlay for " + name + ": its reference needs " + mib(bytes) +
+                      " of doubles (and as much again for their coefficients), over the " +
+                      "budget of " + mib(static_cast<double>(limits.accuracy_budget));
+  }
+}
+
 // Value range, percentiles, integer test and the default window.
 void compute_statistics(DecodedVolume& v) {
   const std::vector<float>& values = v.samples.vec();
@@ -185,6 +202,12 @@ DecodedVolume decode_samples(ArrayF samples, const glm::dvec3& spacing, const st
   v.dtype = dtype;
   compute_statistics(v);
   v.description = describe(v);
+  const double bytes = 8.0 * static_cast<double>(v.samples.size());
+  keep_exact(v,
+             bytes <= static_cast<double>(limits.accuracy_budget)
+                 ? std::make_shared<const ArrayD>(ArrayD::from(v.samples))
+                 : nullptr,
+             name, limits);
   return v;
 }
 
@@ -204,8 +227,16 @@ DecodedVolume decode_volume(const std::string& path, const std::optional<RawSpec
       spacing[static_cast<int>(i)] = loaded.spacing[i];
     const DType dtype = loaded.dtype;
     ArrayF samples = ArrayF::from(a);
-    loaded = Loaded{};  // the doubles are no longer needed
-    v = decode_samples(std::move(samples), spacing, path, dtype, limits);
+    // The doubles as read stay for the accuracy overlay's reference when they fit its budget.
+    std::shared_ptr<const ArrayD> exact;
+    VolumeLimits float_only = limits;
+    float_only.accuracy_budget = 0;  // decode_samples' copy from the floats is not wanted
+    const bool keep =
+        8.0 * static_cast<double>(a.size()) <= static_cast<double>(limits.accuracy_budget);
+    if (keep) exact = std::make_shared<const ArrayD>(std::move(loaded.array));
+    loaded = Loaded{};
+    v = decode_samples(std::move(samples), spacing, path, dtype, float_only);
+    keep_exact(v, std::move(exact), path, limits);
   } catch (const std::bad_alloc&) {
     throw Error(path + ": out of memory while reading the volume");
   }
@@ -260,6 +291,13 @@ VolumeDocument upload_volume(DecodedVolume volume, const VolumeLimits& limits, b
       doc.readout_note = "no CPU readout: the volume's " + mib(bytes) + " exceed the " +
                          mib(static_cast<double>(limits.readout_budget)) + " read back for it";
       doc.volume.samples = ArrayF{};  // the textures hold them; spare the host memory
+      if (doc.volume.exact) {
+        doc.volume.exact.reset();
+        doc.volume.accuracy_note = "no accuracy overlay for " + name +
+                                   ": its coefficients are not read back (over the readout "
+                                   "budget of " +
+                                   mib(static_cast<double>(limits.readout_budget)) + ")";
+      }
     }
   } catch (const std::bad_alloc&) {
     throw Error(name + ": out of memory while uploading the volume");

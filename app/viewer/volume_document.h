@@ -6,6 +6,15 @@
 // interop's sentence). The coefficients are read back once, when the volume is small enough,
 // so that the readout under the cursor evaluates the CPU reference on what the views sample.
 //
+// The accuracy overlay (accuracy.h) needs three arrays on the host: the values in double as
+// read (the reference's input), and the float samples and coefficients the textures hold. The
+// doubles are kept from the file when the volume is small enough (limits.accuracy_budget:
+// 128 MiB of doubles, 16 Mi voxels, e.g. 256^3; the MRI head of 1 Mi voxels takes 8 MiB), the
+// floats are the decoded samples and the read-back coefficients (limits.readout_budget). A
+// larger volume is shown without the overlay, and accuracy_note says why in one sentence (a
+// 512^3 volume would need 1 GiB of doubles, and the reference's double coefficients as much
+// again).
+//
 // Loading comes in two steps so that the UI never waits for a file: decode_volume() reads and
 // checks the file and touches no GL (run it on a worker thread); upload_volume() creates the
 // textures and prefilters (on the GL thread). Both throw sv::Error with one sentence naming the
@@ -17,6 +26,7 @@
 
 #include <array>
 #include <cstddef>
+#include <memory>
 #include <optional>
 #include <string>
 
@@ -37,6 +47,9 @@ struct VolumeLimits {
   std::size_t texture_budget = std::size_t{2} << 30;
   // Coefficients are read back for the CPU readout up to this many bytes of floats.
   std::size_t readout_budget = std::size_t{64} << 20;
+  // The values in double are kept for the accuracy overlay up to this many bytes (its
+  // reference prefilters a copy of them, as much again, when a cubic view is measured).
+  std::size_t accuracy_budget = std::size_t{128} << 20;
 };
 // The defaults with GL_MAX_3D_TEXTURE_SIZE of the current context.
 VolumeLimits query_volume_limits();
@@ -46,6 +59,10 @@ struct DecodedVolume {
   std::string path;  // the file; empty for generated volumes
   std::string name;  // "mri_t1_head.nrrd", "Marschner-Lobb 41^3"
   ArrayF samples;    // dims (z, y, x), 1 channel, the stored values (not normalised)
+  // The values in double as read (generated volumes: the float samples), the accuracy
+  // reference's input; null over limits.accuracy_budget (accuracy_note says why).
+  std::shared_ptr<const ArrayD> exact;
+  std::string accuracy_note;
   std::array<std::size_t, 3> dims{1, 1, 1};  // (z, y, x), kept when samples are released
   glm::dvec3 spacing{1.0, 1.0, 1.0};         // mm per voxel, array order (z, y, x)
   Orientation orientation = Orientation::file_order();
@@ -92,6 +109,11 @@ struct VolumeDocument {
 
   VolumeTextures textures() const { return {&samples_texture, &coefficients_texture}; }
   bool has_readout() const { return !coefficients.empty(); }
+  // What the accuracy overlay needs is here (exact values, samples, coefficients); else
+  // volume.accuracy_note says why not.
+  bool has_accuracy_input() const {
+    return volume.exact && has_readout() && !volume.samples.empty();
+  }
 };
 
 // Creates the textures, uploads the samples and prefilters into the coefficient texture; reads

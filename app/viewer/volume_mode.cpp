@@ -6,6 +6,7 @@
 #include <cmath>
 #include <cstdint>
 #include <cstdio>
+#include <cstring>
 #include <filesystem>
 #include <system_error>
 #include <utility>
@@ -31,6 +32,7 @@ constexpr float kLabelMargin = 6.0f;
 constexpr float kCrosshairGap = 8.0f;  // ImGui units left free around the crosshair point
 // GLFW key codes of letters and digits are their ASCII codes; ImGui 1.86 takes them as-is.
 constexpr int kKeyR = 'R';
+constexpr int kKeyH = 'H';
 constexpr int kKey1 = '1';
 
 const char* kAxisNames[3] = {"z", "y", "x"};
@@ -74,6 +76,14 @@ std::string file_name(const std::string& path) {
 
 VolumeMode::VolumeMode(VolumeOptions options) : options_(std::move(options)) {
   methods_.fill(options_.method);
+  for (std::size_t i = 0; i < methods_.size(); ++i) {
+    if (options_.methods[i]) {
+      methods_[i] = *options_.methods[i];
+      one_method_ = false;
+    }
+  }
+  accuracy_.enabled = options_.accuracy;
+  accuracy_.heat_map = options_.heat_map;
   limits_ = query_volume_limits();
   timers_meaningful_ = gl::timer_queries_meaningful();
   if (options_.path.empty()) {
@@ -147,6 +157,8 @@ void VolumeMode::complete_load() {
       if (options_.level) window_level_.level = *options_.level;
     }
     first_load_ = false;
+    accuracy_.reset(nullptr);  // the meter of the previous volume goes first
+    meter_made_ = false;
     doc_ = std::move(doc);
     fit_pending_ = true;
     error_.clear();
@@ -172,15 +184,57 @@ void VolumeMode::finish() {
     pending_->decoded.wait();
     complete_load();
   }
+  fit_if_pending();
+  if (laid_out_) update_accuracy(time_s_, true);
 }
 
 std::optional<Progress> VolumeMode::progress() const {
-  if (!pending_) return std::nullopt;
-  return Progress{"loading " + pending_->label + ": reading and decoding", 0.25f};
+  if (pending_) return Progress{"loading " + pending_->label + ": reading and decoding", 0.25f};
+  if (accuracy_.enabled && accuracy_.busy())
+    return Progress{"measuring the accuracy of the views", accuracy_.fraction()};
+  return std::nullopt;
+}
+
+bool VolumeMode::accuracy_settled() const {
+  if (!accuracy_.enabled || !doc_ || !laid_out_) return true;
+  return !fit_pending_ && meter_made_ && accuracy_.settled();
 }
 
 bool VolumeMode::settled() const {
-  return !pending_ && (doc_ || !error_.empty());
+  return !pending_ && (doc_ || !error_.empty()) && accuracy_settled();
+}
+
+std::vector<AccuracyJob> VolumeMode::accuracy_jobs() const {
+  std::vector<AccuracyJob> jobs;
+  for (Plane p : kPlanes) {
+    AccuracyJob job;
+    job.method = method(p);
+    job.grid = slice_grid(geometry_, p, cell(p));
+    jobs.push_back(job);
+  }
+  return jobs;
+}
+
+void VolumeMode::update_accuracy(double time_s, bool now) {
+  if (!accuracy_.enabled || !doc_ || !laid_out_) return;
+  if (!meter_made_) {
+    meter_made_ = true;
+    if (!doc_->has_accuracy_input()) {
+      accuracy_.reset(nullptr, doc_->volume.accuracy_note);
+    } else {
+      try {
+        accuracy_.reset(std::make_unique<AccuracyMeter>(doc_->volume.exact, doc_->volume.samples,
+                                                        doc_->coefficients));
+      } catch (const std::exception& e) {
+        accuracy_.reset(nullptr, std::string("no accuracy overlay: ") + e.what());
+      }
+    }
+  }
+  try {
+    accuracy_.update(accuracy_jobs(), time_s, now);
+  } catch (const std::exception& e) {
+    error_ = e.what();
+  }
 }
 
 void VolumeMode::set_window_level(const WindowLevel& wl) {
@@ -207,15 +261,22 @@ std::optional<Plane> VolumeMode::plane_at(const glm::dvec2& w) const {
 }
 
 void VolumeMode::update(const FrameInfo& f) {
+  time_s_ = f.time_s;
   poll_load();
   lay_out(f);
   handle_input(f);
+  update_accuracy(f.time_s, f.batch);
 }
 
 void VolumeMode::lay_out(const FrameInfo& f) {
   const std::vector<Rect> cells = layout_cells(Layout::Grid, f.area);
   for (std::size_t i = 0; i < cells_.size() && i < cells.size(); ++i) cells_[i] = cells[i];
-  if (doc_ && fit_pending_ && f.area.width > 0 && f.area.height > 0) {
+  laid_out_ = f.area.width > 0 && f.area.height > 0;
+  fit_if_pending();
+}
+
+void VolumeMode::fit_if_pending() {
+  if (doc_ && fit_pending_ && laid_out_) {
     geometry_.fit(cells_);
     fit_pending_ = false;
   }
@@ -289,6 +350,7 @@ void VolumeMode::handle_input(const FrameInfo& f) {
 
   if (f.keyboard_free) {
     if (ImGui::IsKeyPressed(kKeyR, false)) fit_pending_ = true;
+    if (ImGui::IsKeyPressed(kKeyH, false)) accuracy_.heat_map = !accuracy_.heat_map;
     if (hover_) {
       const int up = ImGui::GetKeyIndex(ImGuiKey_UpArrow);
       const int down = ImGui::GetKeyIndex(ImGuiKey_DownArrow);
@@ -380,6 +442,16 @@ void VolumeMode::panel(const FrameInfo& f) {
 
   section("Cursor");
   readout_panel();
+
+  AccuracyPanel text;
+  for (Plane p : kPlanes) text.views.emplace_back(plane_name(p));
+  text.points_column = true;
+  text.explanation =
+      "each view's method (GLSL fetch, as drawn) against sv::sample in double at the view's "
+      "pixel centres inside the volume (voxel positions of the slice shader's map, rounded once "
+      "to float); values before window/level. Same figures as splinetool sample (gl vs cpu "
+      "double) + compare at those positions.";
+  accuracy_section(accuracy_, text);
 }
 
 void VolumeMode::readout_panel() {
@@ -422,10 +494,17 @@ void VolumeMode::overlays(const FrameInfo& f, ImDrawList* list) {
     return ImVec2(static_cast<float>(w.x / s.x), static_cast<float>(w.y / s.y));
   };
   const float ui = f.ui_scale;
+  const bool heat = accuracy_.enabled && accuracy_.heat_map;
   for (Plane p : kPlanes) {
     const Rect& c = cell(p);
     if (c.width <= 0 || c.height <= 0) continue;
     list->PushClipRect(pt({c.x, c.y}), pt({c.x + c.width, c.y + c.height}), true);
+    const std::size_t i = plane_index(p);
+    const AccuracyResult* measured = accuracy_.enabled ? accuracy_.result(i) : nullptr;
+    if (heat && measured) {
+      if (const gl::Texture* t = accuracy_.heat_texture(i))
+        draw_heat_map(list, *t, c, accuracy_.heat_opacity, s);
+    }
 
     // The other planes' intersections with this one, through the crosshair, in their colours.
     const PlaneFrame own = geometry_.frame(p);
@@ -448,7 +527,7 @@ void VolumeMode::overlays(const FrameInfo& f, ImDrawList* list) {
 
     // Label: plane, slice position, method.
     const SliceGeometry::SlicePosition sp = geometry_.slice_position(p);
-    char text[160];
+    char text[224];
     if (sp.axis >= 0) {
       std::snprintf(text, sizeof text, "%s  %s = %s / %zu  (%.1f mm)\n%s", plane_name(p),
                     kAxisNames[sp.axis], format_index(sp.index).c_str(),
@@ -459,6 +538,9 @@ void VolumeMode::overlays(const FrameInfo& f, ImDrawList* list) {
                     plane_name(p), geometry_.oblique_tilt() * 180.0 / kPi,
                     geometry_.oblique_turn() * 180.0 / kPi, sp.mm, method_short_name(method(p)));
     }
+    if (const std::size_t n = std::strlen(text); measured && measured->points > 0)
+      std::snprintf(text + n, sizeof text - n, "   RMS %.2e  max %.2e", measured->stats.rms,
+                    measured->stats.max_abs);
     const ImVec2 size = ImGui::CalcTextSize(text);
     const float pad = 4.0f * ui;
     const ImVec2 at = pt({c.x + kLabelMargin * ui * s.x, c.y + kLabelMargin * ui * s.y});
@@ -471,6 +553,7 @@ void VolumeMode::overlays(const FrameInfo& f, ImDrawList* list) {
                     0, 2.0f * ui);
     list->PopClipRect();
   }
+  if (heat && accuracy_.has_heat_maps()) draw_heat_legend(list, f.area, s, ui);
 }
 
 void VolumeMode::draw(const FrameInfo& f) {
@@ -548,6 +631,27 @@ nlohmann::json VolumeMode::report() const {
       view["normal_axis"] = kAxisNames[sp.axis];
       view["slice_index"] = sp.index;
     }
+    const Rect& box = cell(p);
+    view["rect"] = {box.x, box.y, box.width, box.height};
+    if (const AccuracyResult* a = accuracy_.enabled ? accuracy_.result(plane_index(p)) : nullptr) {
+      // The measured grid: pixel (r, c) at origin + r * step_row + c * step_col, voxel units,
+      // array order (z, y, x), rounded once to float (accuracy.h's job_positions).
+      const gl::GridMapping& g = a->job.grid;
+      view["grid"] = {{"rows", g.rows},
+                      {"cols", g.cols},
+                      {"origin", {g.origin[0], g.origin[1], g.origin[2]}},
+                      {"step_row", {g.step_row[0], g.step_row[1], g.step_row[2]}},
+                      {"step_col", {g.step_col[0], g.step_col[1], g.step_col[2]}}};
+      view["accuracy"] = {{"rms", a->stats.rms},
+                          {"max_abs", a->stats.max_abs},
+                          {"sse", a->stats.sse},
+                          {"sum_sq", a->stats.sse},
+                          {"psnr_db", std::isfinite(a->stats.psnr) ? nlohmann::json(a->stats.psnr)
+                                                                   : nlohmann::json(nullptr)},
+                          {"count", a->stats.count},
+                          {"points", a->points},
+                          {"error_max", a->error_max}};
+    }
     views.push_back(view);
   }
   r["views"] = views;
@@ -556,6 +660,13 @@ nlohmann::json VolumeMode::report() const {
                    {"prefilter", doc_->prefilter_ms},
                    {"readback", doc_->readback_ms}};
   r["cpu_readout"] = doc_->has_readout() ? "available" : doc_->readout_note;
+  if (!accuracy_.enabled) {
+    r["accuracy"] = "off";
+  } else if (meter_made_ && !accuracy_.has_meter()) {
+    r["accuracy"] = accuracy_.note();
+  } else {
+    r["accuracy"] = accuracy_.result(0) ? "measured" : "pending";
+  }
   return r;
 }
 

@@ -4,6 +4,14 @@
 // window/level. The volume loads without blocking the UI: a worker thread reads and decodes the
 // file, update() then uploads and prefilters it on the GL thread (volume_document.h).
 //
+// Accuracy overlay (accuracy.h, as in the zoom mode): each view's method measured against the
+// double-precision reference at exactly that view's pixel positions in the volume (slice_grid:
+// the affine map slice.frag evaluates), RMS, max and sum of squares per view, and an error heat
+// map over each view with its colour scale. Debounced: a measurement restarts once the views
+// (crosshair, zoom, pan, angles, methods) have stopped changing; its GPU side runs a few ms per
+// frame, its reference on a worker thread. The meter is made when first needed, and only for
+// volumes within VolumeLimits::accuracy_budget (larger ones: the panel says why).
+//
 // Mouse and keys over a view (also listed in the panel):
 //   left click/drag        moves the crosshair (within that view's plane)
 //   wheel                  next/previous slice of that view (one voxel along its normal)
@@ -15,6 +23,7 @@
 //   1..6                   method of the view under the cursor (of all views while "one
 //                          method for all views" is on)
 //   R                      fit all views
+//   H                      error heat map on/off
 #pragma once
 
 #include <array>
@@ -25,6 +34,7 @@
 #include <string>
 #include <vector>
 
+#include "accuracy.h"
 #include "mode.h"
 #include "slice_geometry.h"
 #include "slice_pass.h"
@@ -43,12 +53,17 @@ struct VolumeOptions {
   std::optional<RawSpec> raw;
   // The method of all four views at the start.
   gl::Fetch method = gl::Fetch::CubicOtf;
+  // Per view at the start (plane order: axial, coronal, sagittal, oblique), overriding
+  // `method`; any one given turns "one method for all views" off.
+  std::array<std::optional<gl::Fetch>, 4> methods;
   // The first volume's window and level (in the volume's values); each defaults to the
   // document's (decode_volume: percentiles for integer data, the range for float data).
   std::optional<double> window;
   std::optional<double> level;
   // false: prefilter on the CPU even where CUDA could (the interop's CPU path).
   bool allow_cuda = true;
+  bool accuracy = true;   // measure the views against the double reference
+  bool heat_map = false;  // show the error heat map over the views
 };
 
 class VolumeMode : public Mode {
@@ -74,7 +89,10 @@ class VolumeMode : public Mode {
 
   std::optional<Progress> progress() const override;
   // Loaded and prefiltered (or the load failed, with error() set) and nothing pending.
+  // ... and, once the views are laid out (by update() or draw()), the accuracy of the current
+  // views measured (or the overlay off or unavailable).
   bool settled() const override;
+  // Completes the pending load, then the accuracy measurement of the views as last laid out.
   void finish() override;
 
   const std::string& error() const override { return error_; }
@@ -94,6 +112,11 @@ class VolumeMode : public Mode {
   void set_window_level(const WindowLevel& wl);
   gl::Fetch method(Plane p) const;
   void set_method(Plane p, gl::Fetch f);
+  // The accuracy overlay (its results by plane index, once measured).
+  AccuracyOverlay& accuracy() { return accuracy_; }
+  const AccuracyOverlay& accuracy() const { return accuracy_; }
+  // The accuracy jobs of the current views (by plane: method and slice_grid of its cell).
+  std::vector<AccuracyJob> accuracy_jobs() const;
 
  private:
   struct PendingLoad {
@@ -107,6 +130,11 @@ class VolumeMode : public Mode {
   void poll_load();
   // The 2x2 grid's cells from f.area (by plane), and a pending fit.
   void lay_out(const FrameInfo& f);
+  void fit_if_pending();
+  // Makes the meter on first need (or records why there is none), then feeds it the current
+  // jobs (AccuracyOverlay::update); errors go to error_.
+  void update_accuracy(double time_s, bool now);
+  bool accuracy_settled() const;
   void handle_input(const FrameInfo& f);
   const Rect& cell(Plane p) const { return cells_[plane_index(p)]; }
   std::optional<Plane> plane_at(const glm::dvec2& w) const;
@@ -127,6 +155,7 @@ class VolumeMode : public Mode {
 
   SliceGeometry geometry_;
   std::array<Rect, 4> cells_{};  // by plane, framebuffer pixels
+  bool laid_out_ = false;        // cells_ come from a non-empty area
   bool fit_pending_ = false;
   WindowLevel window_level_;
   std::array<gl::Fetch, 4> methods_{};
@@ -138,6 +167,10 @@ class VolumeMode : public Mode {
   Plane drag_plane_ = Plane::Axial;
   double wheel_accum_ = 0.0;
   std::string error_;
+
+  AccuracyOverlay accuracy_;
+  bool meter_made_ = false;  // for doc_: the meter made, or refused (accuracy_.note())
+  double time_s_ = 0.0;      // of the last update()
 };
 
 }  // namespace sv::viewer

@@ -24,11 +24,6 @@ constexpr double kPi = 3.14159265358979323846;
 constexpr float kRotationStep = 5.0f;  // degrees per press of [ or ]
 constexpr double kDividerGrab = 6.0;   // framebuffer pixels either side of the wipe divider
 constexpr double kLoupeSide = 240.0;   // window pixels at UI scale 1
-// The view must stay unchanged this long before the accuracy measurement restarts, so that a
-// drag or a wheel spin does not start one per frame.
-constexpr double kAccuracyDebounceS = 0.25;
-// Time per frame given to the accuracy measurement's GPU side.
-constexpr double kAccuracyBudgetMs = 6.0;
 constexpr std::size_t kLoupeSlot = 4;
 
 float wrap_degrees(float a) {
@@ -50,17 +45,6 @@ constexpr Bundled kBundled[] = {
     {"resolution chart (512 x 512): fine text and line pairs", nullptr},
 };
 
-bool same_jobs(const std::vector<AccuracyJob>& a, const std::vector<AccuracyJob>& b) {
-  if (a.size() != b.size()) return false;
-  for (std::size_t i = 0; i < a.size(); ++i) {
-    const gl::GridMapping &x = a[i].grid, &y = b[i].grid;
-    if (a[i].method != b[i].method || x.rows != y.rows || x.cols != y.cols ||
-        x.origin != y.origin || x.step_row != y.step_row || x.step_col != y.step_col)
-      return false;
-  }
-  return true;
-}
-
 nlohmann::json number_or_null(double v) {
   return std::isfinite(v) ? nlohmann::json(v) : nlohmann::json(nullptr);
 }
@@ -72,8 +56,8 @@ ZoomMode::ZoomMode(const ZoomOptions& options, MethodPass& pass) : options_(opti
   for (std::size_t i = 0; i < options.methods.size(); ++i)
     if (options.methods[i]) settings_.methods[i] = *options.methods[i];
   settings_.angle_deg = wrap_degrees(static_cast<float>(options.angle_deg));
-  settings_.accuracy = options.accuracy;
-  settings_.heat_map = options.heat_map;
+  accuracy_.enabled = options.accuracy;
+  accuracy_.heat_map = options.heat_map;
   timers_meaningful_ = gl::timer_queries_meaningful();
   const std::string first = options.image.empty() ? default_image_path() : options.image;
   fallback_pending_ = !options.strict && first != default_image_path();
@@ -125,13 +109,9 @@ void ZoomMode::adopt(DecodedImage decoded) {
   if (!doc.prefilter_notice.empty() && doc.prefilter_notice != notice_)
     std::fprintf(stderr, "splineview: %s\n", doc.prefilter_notice.c_str());
   notice_ = doc.prefilter_notice;
-  meter_.reset();
-  meter_ = std::make_unique<AccuracyMeter>(doc.exact, doc.samples, doc.coefficients);
+  accuracy_.reset(nullptr);
+  accuracy_.reset(std::make_unique<AccuracyMeter>(doc.exact, doc.samples, doc.coefficients));
   document_ = std::move(doc);
-  jobs_.clear();
-  jobs_measured_ = false;
-  heat_.clear();
-  heat_generation_ = 0;
   view_pending_ = true;
 }
 
@@ -199,55 +179,12 @@ std::vector<AccuracyJob> ZoomMode::accuracy_jobs(const std::vector<Rect>& cells)
 }
 
 void ZoomMode::update_accuracy(const FrameInfo& f, bool now) {
-  if (!document_ || !meter_ || !settings_.accuracy) return;
-  std::vector<AccuracyJob> jobs = accuracy_jobs(cells(f));
-  if (!same_jobs(jobs, jobs_)) {
-    jobs_ = std::move(jobs);
-    jobs_changed_s_ = f.time_s;
-    jobs_measured_ = false;
-  }
-  if (!jobs_measured_ && (now || f.time_s - jobs_changed_s_ >= kAccuracyDebounceS)) {
-    meter_->measure(jobs_);
-    jobs_measured_ = true;
-  }
+  if (!document_ || !accuracy_.has_meter() || !accuracy_.enabled) return;
   try {
-    if (now) {
-      meter_->finish();
-    } else {
-      meter_->step(kAccuracyBudgetMs);
-    }
+    accuracy_.update(accuracy_jobs(cells(f)), f.time_s, now);
   } catch (const std::exception& e) {
     error_ = e.what();
   }
-  upload_heat_maps();
-}
-
-void ZoomMode::upload_heat_maps() {
-  if (!meter_ || meter_->generation() == heat_generation_) return;
-  heat_generation_ = meter_->generation();
-  heat_.clear();
-  for (const AccuracyResult& r : meter_->results()) {
-    const int w = static_cast<int>(r.job.grid.cols), h = static_cast<int>(r.job.grid.rows);
-    if (w <= 0 || h <= 0) {
-      heat_.emplace_back();
-      continue;
-    }
-    std::vector<std::uint32_t> rgba(r.error.size());
-    for (std::size_t i = 0; i < rgba.size(); ++i) rgba[i] = heat_colour(r.error[i]);
-    gl::Texture t = gl::Texture::create_2d(GL_RGBA8, w, h);
-    t.set_filter(GL_NEAREST, GL_NEAREST);
-    t.upload_2d(GL_RGBA, GL_UNSIGNED_BYTE, rgba.data());
-    heat_.push_back(std::move(t));
-  }
-}
-
-const AccuracyResult* ZoomMode::result_for(std::size_t pane) const {
-  if (!meter_ || !jobs_measured_ || meter_->busy()) return nullptr;
-  const std::vector<AccuracyResult>& results = meter_->results();
-  if (pane >= results.size() || results.size() != jobs_.size()) return nullptr;
-  std::vector<AccuracyJob> measured;
-  for (const AccuracyResult& r : results) measured.push_back(r.job);
-  return same_jobs(measured, jobs_) ? &results[pane] : nullptr;
 }
 
 void ZoomMode::reset_view(const Rect& cell, std::optional<double> zoom,
@@ -308,7 +245,7 @@ void ZoomMode::handle_input(const FrameInfo& f, const std::vector<Rect>& cells) 
     if (ImGui::IsKeyPressed(GLFW_KEY_SPACE, false))
       std::swap(settings_.methods[0], settings_.methods[1]);
     if (ImGui::IsKeyPressed(GLFW_KEY_L, false)) settings_.loupe = !settings_.loupe;
-    if (ImGui::IsKeyPressed(GLFW_KEY_H, false)) settings_.heat_map = !settings_.heat_map;
+    if (ImGui::IsKeyPressed(GLFW_KEY_H, false)) accuracy_.heat_map = !accuracy_.heat_map;
     if (ImGui::IsKeyPressed(GLFW_KEY_LEFT_BRACKET, true))
       settings_.angle_deg = wrap_degrees(settings_.angle_deg + kRotationStep);
     if (ImGui::IsKeyPressed(GLFW_KEY_RIGHT_BRACKET, true))
@@ -467,56 +404,18 @@ void ZoomMode::panel(const FrameInfo& f) {
     ImGui::TextDisabled("cursor outside the views");
   }
 
-  section("Accuracy");
-  ImGui::Checkbox("measure against the double reference", &settings_.accuracy);
-  ImGui::Checkbox("error heat map [H]", &settings_.heat_map);
-  if (settings_.heat_map) {
-    ImGui::SameLine();
-    ImGui::SetNextItemWidth(-1.0f);
-    ImGui::SliderFloat("##opacity", &settings_.heat_opacity, 0.2f, 1.0f, "opacity %.2f");
+  AccuracyPanel text;
+  if (const std::vector<AccuracyResult>& results = accuracy_.results(); !results.empty()) {
+    char explanation[400];
+    std::snprintf(explanation, sizeof explanation,
+                  "each view's method (GLSL, as drawn) against sv::sample in double at the "
+                  "view's %zu pixel centres inside the image, all channels; values before "
+                  "clamping to the display range. Same figures as splinetool sample (gl vs cpu "
+                  "double) + compare at those positions.",
+                  results.front().points);
+    text.explanation = explanation;
   }
-  if (settings_.accuracy && meter_) {
-    if (meter_->busy() || !jobs_measured_) {
-      ImGui::ProgressBar(jobs_measured_ ? meter_->fraction() : 0.0f, ImVec2(-1.0f, 0.0f),
-                         jobs_measured_ ? "measuring the view" : "waiting for the view to settle");
-    }
-    const std::vector<AccuracyResult>& results = meter_->results();
-    const bool current = result_for(0) != nullptr;
-    if (!results.empty() &&
-        ImGui::BeginTable("accuracy", 4,
-                          ImGuiTableFlags_SizingStretchProp | ImGuiTableFlags_RowBg)) {
-      ImGui::TableSetupColumn("method");
-      ImGui::TableSetupColumn("RMS");
-      ImGui::TableSetupColumn("max");
-      ImGui::TableSetupColumn("sum sq.");
-      ImGui::TableHeadersRow();
-      for (const AccuracyResult& r : results) {
-        ImGui::TableNextRow();
-        ImGui::TableNextColumn();
-        ImGui::TextUnformatted(gl::fetch_name(r.job.method));
-        if (r.points == 0) {
-          ImGui::TableNextColumn();
-          ImGui::TextDisabled("outside");
-          continue;
-        }
-        ImGui::TableNextColumn();
-        ImGui::Text("%.3g", r.stats.rms);
-        ImGui::TableNextColumn();
-        ImGui::Text("%.3g", r.stats.max_abs);
-        ImGui::TableNextColumn();
-        ImGui::Text("%.3g", r.stats.sse);
-      }
-      ImGui::EndTable();
-    }
-    if (!results.empty()) {
-      ImGui::TextDisabled(
-          "%s: each view's method (GLSL, as drawn) against sv::sample in double at the "
-          "view's %zu pixel centres inside the image, all channels; values before clamping "
-          "to the display range. Same figures as splinetool sample (gl vs cpu double) + "
-          "compare at those positions.",
-          current ? "current view" : "previous view", results.front().points);
-    }
-  }
+  accuracy_section(accuracy_, text);
   (void)scale;
 }
 
@@ -540,15 +439,12 @@ void ZoomMode::overlays(const FrameInfo& f, ImDrawList* list) {
   };
   // Heat maps first, labels on top.
   const std::vector<Pane> p = panes(c);
-  const bool heat = settings_.heat_map && settings_.accuracy;
+  const bool heat = accuracy_.heat_map && accuracy_.enabled;
   if (heat) {
-    for (std::size_t i = 0; i < p.size() && i < heat_.size(); ++i) {
-      if (!heat_[i] || !result_for(i)) continue;
-      const Rect& r = p[i].rect;
-      list->AddImage(
-          reinterpret_cast<ImTextureID>(static_cast<std::intptr_t>(heat_[i].id())), pt(r.x, r.y),
-          pt(r.x + r.width, r.y + r.height), ImVec2(0, 0), ImVec2(1, 1),
-          IM_COL32(255, 255, 255, static_cast<int>(std::lround(settings_.heat_opacity * 255.0f))));
+    for (std::size_t i = 0; i < p.size(); ++i) {
+      const gl::Texture* t = accuracy_.heat_texture(i);
+      if (!t || !accuracy_.result(i)) continue;
+      draw_heat_map(list, *t, p[i].rect, accuracy_.heat_opacity, fs);
     }
   }
   const double margin = 6.0 * s;
@@ -559,7 +455,7 @@ void ZoomMode::overlays(const FrameInfo& f, ImDrawList* list) {
     int n = settings_.layout == Layout::Single || settings_.layout == Layout::Wipe
                 ? std::snprintf(text, sizeof text, "%s", name)
                 : std::snprintf(text, sizeof text, "%zu  %s", pane.slot + 1, name);
-    if (const AccuracyResult* r = settings_.accuracy ? result_for(i) : nullptr;
+    if (const AccuracyResult* r = accuracy_.enabled ? accuracy_.result(i) : nullptr;
         r && r->points > 0 && n > 0 && n < static_cast<int>(sizeof text))
       std::snprintf(text + n, sizeof text - static_cast<std::size_t>(n), "   RMS %.2e  max %.2e",
                     r->stats.rms, r->stats.max_abs);
@@ -581,25 +477,7 @@ void ZoomMode::overlays(const FrameInfo& f, ImDrawList* list) {
     list->AddRect(pt(l.x - 1, l.y - 1), pt(l.x + l.width + 1, l.y + l.height + 1),
                   IM_COL32(255, 210, 90, 255), 0.0f, 0, 2.0f * s);
   }
-  if (heat && !heat_.empty()) {
-    // The colour scale: one box per half decade, bottom right of the image area.
-    const int steps = 2 * (kHeatMaxDecade - kHeatMinDecade);
-    const double box = 18.0 * s, x1 = f.area.x + f.area.width - margin, x0 = x1 - box * (steps + 1),
-                 y1 = f.area.y + f.area.height - margin, y0 = y1 - box;
-    list->AddRectFilled(pt(x0 - 8 * s, y0 - 26 * s), pt(x1 + 4 * s, y1 + 4 * s),
-                        IM_COL32(0, 0, 0, 190), 3.0f * s);
-    for (int k = 0; k <= steps; ++k) {
-      const float e = static_cast<float>(std::pow(10.0, kHeatMinDecade + 0.5 * k));
-      list->AddRectFilled(pt(x0 + k * box, y0), pt(x0 + (k + 1) * box, y1), heat_colour(e));
-    }
-    char text[64];
-    std::snprintf(text, sizeof text, "|error| 1e%d", kHeatMinDecade);
-    list->AddText(pt(x0, y0 - 22 * s), IM_COL32(235, 235, 235, 255), text);
-    std::snprintf(text, sizeof text, "1e%d+", kHeatMaxDecade);
-    const ImVec2 size = ImGui::CalcTextSize(text);
-    list->AddText(ImVec2(pt(x1, y0 - 22 * s).x - size.x, pt(x1, y0 - 22 * s).y),
-                  IM_COL32(235, 235, 235, 255), text);
-  }
+  if (heat && accuracy_.has_heat_maps()) draw_heat_legend(list, f.area, fs, s);
 }
 
 Rect ZoomMode::loupe_rect(const Rect& cell) const {
@@ -651,14 +529,13 @@ void ZoomMode::draw(const FrameInfo& f) {
 
 std::optional<Progress> ZoomMode::progress() const {
   if (decoding_.valid()) return Progress{decoding_what_, -1.0f};
-  if (settings_.accuracy && meter_ && meter_->busy())
-    return Progress{"measuring the accuracy of the views", meter_->fraction()};
+  if (accuracy_.enabled && accuracy_.busy())
+    return Progress{"measuring the accuracy of the views", accuracy_.fraction()};
   return std::nullopt;
 }
 
 bool ZoomMode::settled() const {
-  return document_ && !decoding_.valid() && !view_pending_ &&
-         (!settings_.accuracy || (jobs_measured_ && meter_ && !meter_->busy()));
+  return document_ && !decoding_.valid() && !view_pending_ && accuracy_.settled();
 }
 
 void ZoomMode::finish() {
@@ -689,7 +566,7 @@ nlohmann::json ZoomMode::report() const {
     nlohmann::json v;
     v["method"] = gl::fetch_name(settings_.methods[p[i].slot]);
     v["rect"] = {p[i].rect.x, p[i].rect.y, p[i].rect.width, p[i].rect.height};
-    if (const AccuracyResult* r = result_for(i)) {
+    if (const AccuracyResult* r = accuracy_.result(i)) {
       const gl::GridMapping& g = r->job.grid;
       v["grid"] = {{"rows", g.rows},
                    {"cols", g.cols},

@@ -68,9 +68,6 @@ class ZoomMode final : public Mode {
     float wipe = 0.5f;
     bool loupe = false;
     float loupe_factor = 4.0f;
-    bool accuracy = true;
-    bool heat_map = false;
-    float heat_opacity = 0.85f;  // the image shows through the rest
   };
   struct Hover {
     std::size_t cell = 0;
@@ -91,7 +88,6 @@ class ZoomMode final : public Mode {
   std::vector<Pane> panes(const std::vector<Rect>& cells) const;
   std::vector<AccuracyJob> accuracy_jobs(const std::vector<Rect>& cells) const;
   void update_accuracy(const FrameInfo& f, bool now);
-  void upload_heat_maps();
   void reset_view(const Rect& cell, std::optional<double> zoom = std::nullopt,
                   std::optional<glm::dvec2> center = std::nullopt);
   std::optional<Hover> hover_at(const std::vector<Rect>& cells, const glm::dvec2& cursor) const;
@@ -99,13 +95,11 @@ class ZoomMode final : public Mode {
   void follow_layout(const std::vector<Rect>& cells);
   Rect loupe_rect(const Rect& cell) const;
   double angle_rad() const;
-  const AccuracyResult* result_for(std::size_t pane) const;
 
   ZoomOptions options_;
   MethodPass& pass_;
   Settings settings_;
   std::optional<ImageDocument> document_;
-  std::unique_ptr<AccuracyMeter> meter_;
   std::future<DecodedImage> decoding_;
   std::string decoding_what_;
   bool fallback_pending_ = false;  // the first image failed: show the default after it
@@ -122,13 +116,8 @@ class ZoomMode final : public Mode {
   float ui_scale_ = 1.0f;
   std::vector<Rect> last_cells_;
 
-  // Accuracy: the jobs of the current view, when they last changed, and the heat maps of the
-  // last results (one texture per pane, for the views those results measured).
-  std::vector<AccuracyJob> jobs_;
-  double jobs_changed_s_ = 0;
-  bool jobs_measured_ = false;
-  std::uint64_t heat_generation_ = 0;
-  std::vector<gl::Texture> heat_;
+  // Accuracy: one job per pane, the heat maps of the last results (one per pane).
+  AccuracyOverlay accuracy_;
 
   // GPU time per pane slot (view 1..4, and the loupe), buffered timer queries.
   std::array<gl::GpuTimer, 5> timers_;

@@ -5,6 +5,10 @@
 // oblique plane matches the double-precision CPU reference; window/level maps as specified),
 // the volume document (refusals name the file; the Marschner-Lobb and the bundled MRI volume
 // load as specified) and the mode itself (loads, reports, keeps its volume on a bad file).
+// The accuracy overlay in 3-D: each view's pixel grid (slice_grid) puts pixel centres where the
+// geometry and the shader's float map do, the meter measures at the positions the pass draws,
+// its figures for 3-D data have the properties they must (nearest exact on float samples,
+// precise within float rounding), and the mode measures its four views.
 // Exits 77 (skipped, with the reason) without a GL 4.5 context.
 #include <gtest/gtest.h>
 
@@ -19,10 +23,12 @@
 #include <string>
 #include <vector>
 
+#include "accuracy.h"
 #include "layout.h"
 #include "slice_geometry.h"
 #include "slice_pass.h"
 #include "splineview/error.h"
+#include "splineview/gl/evaluator.h"
 #include "splineview/gl/gl.h"
 #include "splineview/gl/headless.h"
 #include "splineview/gl/objects.h"
@@ -204,6 +210,67 @@ TEST(SliceGeometry, ZoomKeepsThePointUnderTheCursor) {
     g.pan_by(p, {10, -4});
     EXPECT_NEAR(glm::length(g.volume_position(p, kCell, w + glm::dvec2(10, -4)) - under), 0.0,
                 1e-9);
+  }
+}
+
+// A geometry with every degree of freedom away from its default: anisotropic spacing, oblique
+// angles, a crosshair off the centre, per-view zoom and pan.
+SliceGeometry random_geometry(const std::array<std::size_t, 3>& dims, const glm::dvec3& spacing,
+                              std::mt19937& rng) {
+  std::uniform_real_distribution<double> u(0.0, 1.0);
+  SliceGeometry g(dims, spacing);
+  g.set_oblique_angles(u(rng) * 2 - 1, u(rng) * 2 - 1);
+  g.set_crosshair({u(rng) * static_cast<double>(dims[0] - 1),
+                   u(rng) * static_cast<double>(dims[1] - 1),
+                   u(rng) * static_cast<double>(dims[2] - 1)});
+  g.set_link_zoom(false);
+  for (Plane p : kPlanes) {
+    g.view(p).zoom = 0.5 + 5 * u(rng);
+    g.view(p).centre = {u(rng) * 20 - 10, u(rng) * 20 - 10};
+  }
+  return g;
+}
+
+TEST(SliceGrid, PixelCentresAreWhereTheGeometryAndTheShaderPutThem) {
+  const std::uint32_t seed = fresh_seed();
+  SCOPED_TRACE("seed " + std::to_string(seed));
+  std::mt19937 rng(seed);
+  const SliceGeometry g = random_geometry({17, 33, 25}, {2.5, 0.8, 1.3}, rng);
+  const Rect cell{37, 21, 301, 187};  // integer corners, odd sizes, off the origin
+  for (Plane p : kPlanes) {
+    SCOPED_TRACE(plane_name(p));
+    const gl::GridMapping grid = slice_grid(g, p, cell);
+    ASSERT_EQ(grid.rows, 187u);
+    ASSERT_EQ(grid.cols, 301u);
+    const SliceMapping m = g.mapping(p, cell);
+    // Float uniforms, as the slice pass hands them to slice.frag.
+    glm::vec3 corner_f(m.corner), right_f(m.right), up_f(m.up);
+    for (const std::array<std::size_t, 2> rc :
+         {std::array<std::size_t, 2>{0, 0}, std::array<std::size_t, 2>{0, 300},
+          std::array<std::size_t, 2>{186, 0}, std::array<std::size_t, 2>{186, 300},
+          std::array<std::size_t, 2>{93, 150}}) {
+      const double r = static_cast<double>(rc[0]), c = static_cast<double>(rc[1]);
+      glm::dvec3 via_grid;
+      for (int d = 0; d < 3; ++d) {
+        const auto i = static_cast<std::size_t>(d);
+        via_grid[d] = grid.origin[i] + r * grid.step_row[i] + c * grid.step_col[i];
+      }
+      // The geometry's own pixel-to-voxel map at the pixel's centre.
+      const glm::dvec3 direct = g.volume_position(p, cell, {cell.x + c + 0.5, cell.y + r + 0.5});
+      EXPECT_NEAR(glm::length(via_grid - direct), 0.0, 1e-9) << "pixel " << r << ", " << c;
+      // slice.frag: gl_FragCoord - viewport origin = (c + 0.5, height - r - 0.5), float map.
+      const float a = static_cast<float>(c) + 0.5f;
+      const float b = static_cast<float>(cell.height - r) - 0.5f;
+      const glm::vec3 shader = corner_f + a * right_f + b * up_f;
+      for (int d = 0; d < 3; ++d) {
+        // A few roundings of each term (uniforms, products, sums).
+        const double magnitude =
+            std::abs(m.corner[d]) + std::abs(a * m.right[d]) + std::abs(b * m.up[d]);
+        EXPECT_NEAR(static_cast<double>(shader[d]), via_grid[d],
+                    8.0 * magnitude * std::ldexp(1.0, -24))
+            << "axis " << d << " pixel " << r << ", " << c;
+      }
+    }
   }
 }
 
@@ -440,6 +507,193 @@ TEST(SlicePass, LeavesTheGlStateAsFound) {
   EXPECT_EQ(glGetError(), static_cast<GLenum>(GL_NO_ERROR));
 }
 
+// ---- the accuracy meter on slices ----
+
+TEST(SliceAccuracy, TheMeterEvaluatesWhereThePassDraws) {
+  // The pass's precise fetch at each pixel equals the evaluator's at the grid's float position
+  // of that pixel (up to the float map's rounding times the slope): the meter measures what is
+  // drawn. The pixels the meter measures are those the pass draws the volume in.
+  const std::uint32_t seed = fresh_seed();
+  std::printf("meter vs pass: seed %u\n", seed);
+  SCOPED_TRACE("seed " + std::to_string(seed));
+  const std::array<std::size_t, 3> dims{11, 13, 15};
+  const glm::dvec3 spacing(1.7, 0.9, 1.1);
+  const sv::ArrayF samples = random_volume({11, 13, 15}, seed);
+  VolumeLimits limits;
+  VolumeDocument doc = upload_volume(
+      decode_samples(samples, spacing, "random", sv::DType::F32, limits), limits, false);
+  std::mt19937 rng(seed);
+  SliceGeometry g(dims, spacing);
+  std::uniform_real_distribution<double> u(0.0, 1.0);
+  g.set_crosshair({u(rng) * 10, u(rng) * 12, u(rng) * 14});
+  g.set_oblique_angles(0.3 + 0.9 * u(rng), -1.2 + 0.9 * u(rng));
+  const Rect cell{0, 0, 80, 72};
+  g.fit({cell, cell, cell, cell});
+  g.zoom_about(Plane::Oblique, cell, cell.centre(), 1.2);
+  sv::ArrayD reference = sv::ArrayD::from(samples);
+  sv::prefilter(reference, {3, sv::Boundary::Reflect, 0});
+  gl::SplineTexture coefficients(doc.coefficients, gl::TexFormat::R32F);
+  gl::EvalOptions eo;
+  eo.fetch = gl::Fetch::CubicPrecise;
+  gl::Evaluator evaluator(eo, 3);
+  const WindowLevel wl{4.0, 1.0};  // grey = (value + 1) / 4: no clamping of the overshoot
+  for (Plane p : kPlanes) {
+    SCOPED_TRACE(plane_name(p));
+    FloatTarget target(80, 72);
+    pass().draw(doc.textures(), gl::Fetch::CubicPrecise, g.mapping(p, cell), viewport_of(cell, 72),
+                wl, 8.0f);
+    const std::vector<float> image = target.read();
+    const gl::GridMapping grid = slice_grid(g, p, cell);
+    std::vector<float> positions;
+    std::vector<std::size_t> pixels;
+    job_positions(grid, {11, 13, 15}, &positions, &pixels);
+    ASSERT_GT(pixels.size(), 500u);
+    const std::vector<float> values =
+        evaluator.evaluate(coefficients, positions.data(), pixels.size());
+    const SliceMapping m = g.mapping(p, cell);
+    double max_ratio = 0.0;
+    std::vector<bool> measured(80 * 72, false);
+    for (std::size_t k = 0; k < pixels.size(); ++k) {
+      measured[pixels[k]] = true;
+      const std::size_t r = pixels[k] / 80, c = pixels[k] % 80;
+      const double pos[3] = {positions[3 * k], positions[3 * k + 1], positions[3 * k + 2]};
+      bool near_edge = false;
+      for (int d = 0; d < 3; ++d) {
+        const double hi = static_cast<double>(dims[static_cast<std::size_t>(d)]) - 0.5;
+        near_edge = near_edge || pos[d] + 0.5 < 1e-3 || hi - pos[d] < 1e-3;
+      }
+      if (near_edge) continue;  // the float map may fall on the other side of the border
+      const float grey = image[pixels[k]];
+      ASSERT_FALSE(grey == 0.16f || grey == 0.20f) << "background at a measured pixel";
+      const double drawn = static_cast<double>(grey * 4.0f - 1.0f);
+      const double a = static_cast<double>(c) + 0.5, b = 72.0 - (static_cast<double>(r) + 0.5);
+      double slope_term = 0.0;
+      sv::SamplerOptions opt;
+      opt.threads = 1;
+      for (int d = 0; d < 3; ++d) {
+        opt.derivative_axis = d;
+        double slope = 0.0;
+        sv::sample(reference, pos, 1, &slope, opt);
+        const double magnitude =
+            std::abs(m.corner[d]) + std::abs(a * m.right[d]) + std::abs(b * m.up[d]);
+        // The shader's float map and the grid's once-rounded position: both within a few
+        // roundings of the exact position.
+        slope_term += std::abs(slope) * 10.0 * magnitude * std::ldexp(1.0, -24);
+      }
+      const double bound = 2e-6 + std::ldexp(1.0, -23) + slope_term;
+      const double error = std::abs(drawn - static_cast<double>(values[k]));
+      max_ratio = std::max(max_ratio, error / bound);
+      ASSERT_LE(error, bound) << "pixel " << r << ", " << c;
+    }
+    // Pixels not measured are background (or within rounding of the border).
+    for (std::size_t i = 0; i < measured.size(); ++i) {
+      if (measured[i]) continue;
+      const glm::dvec3 q = g.volume_position(
+          p, cell, {static_cast<double>(i % 80) + 0.5, static_cast<double>(i / 80) + 0.5});
+      bool near_edge = false;
+      for (int d = 0; d < 3; ++d) {
+        const double hi = static_cast<double>(dims[static_cast<std::size_t>(d)]) - 0.5;
+        near_edge = near_edge || std::abs(q[d] + 0.5) < 1e-3 || std::abs(hi - q[d]) < 1e-3;
+      }
+      if (near_edge) continue;
+      const float grey = image[i];
+      EXPECT_TRUE(grey == 0.16f || grey == 0.20f) << "pixel " << i << " drawn but not measured";
+    }
+    std::printf("%s: %zu pixels measured, drawn vs evaluated within %.2f of the bound\n",
+                plane_name(p), pixels.size(), max_ratio);
+  }
+}
+
+TEST(SliceAccuracy, MeterFiguresOfAVolumeHaveTheirProperties) {
+  const std::uint32_t seed = fresh_seed();
+  std::printf("meter on a volume: seed %u\n", seed);
+  SCOPED_TRACE("seed " + std::to_string(seed));
+  const std::array<std::size_t, 3> dims{9, 14, 12};
+  VolumeLimits limits;
+  VolumeDocument doc =
+      upload_volume(decode_samples(random_volume({9, 14, 12}, seed), {2.0, 1.0, 1.3}, "random",
+                                   sv::DType::F32, limits),
+                    limits, false);
+  ASSERT_TRUE(doc.has_accuracy_input());
+  EXPECT_EQ(doc.volume.exact->vec(), sv::ArrayD::from(doc.volume.samples).vec());
+  std::mt19937 rng(seed);
+  SliceGeometry g = random_geometry(dims, {2.0, 1.0, 1.3}, rng);
+  const Rect cell{0, 0, 90, 70};
+  g.fit({cell, cell, cell, cell});
+  const std::array<gl::Fetch, 4> methods = {gl::Fetch::Nearest, gl::Fetch::CubicPrecise,
+                                            gl::Fetch::CubicOtf, gl::Fetch::CubicUnfiltered};
+  std::vector<AccuracyJob> jobs;
+  for (Plane p : kPlanes) jobs.push_back({methods[plane_index(p)], slice_grid(g, p, cell)});
+  // The same plane twice: precise and otf see the same pixels.
+  jobs.push_back({gl::Fetch::CubicOtf, slice_grid(g, Plane::Coronal, cell)});
+  AccuracyMeter meter(doc.volume.exact, doc.volume.samples, doc.coefficients);
+  meter.measure(jobs);
+  meter.finish();
+  const std::vector<AccuracyResult>& results = meter.results();
+  ASSERT_EQ(results.size(), jobs.size());
+  for (std::size_t j = 0; j < results.size(); ++j) {
+    const AccuracyResult& r = results[j];
+    SCOPED_TRACE("job " + std::to_string(j) + " " + gl::fetch_name(r.job.method));
+    std::vector<float> positions;
+    std::vector<std::size_t> pixels;
+    job_positions(r.job.grid, {9, 14, 12}, &positions, &pixels);
+    EXPECT_EQ(r.points, pixels.size());
+    EXPECT_GT(r.points, 300u);
+    EXPECT_EQ(r.stats.count, r.points);
+    ASSERT_EQ(r.error.size(), 90u * 70u);
+    std::size_t finite = 0;
+    float largest = 0.0f;
+    for (float e : r.error) {
+      if (std::isnan(e)) continue;
+      ++finite;
+      largest = std::max(largest, e);
+    }
+    EXPECT_EQ(finite, r.points) << "the heat map is NaN outside the volume only";
+    EXPECT_EQ(largest, r.error_max);
+    EXPECT_NEAR(r.error_max, r.stats.max_abs, 1e-7 * r.stats.max_abs + 1e-30);
+    EXPECT_LE(r.stats.rms, r.stats.max_abs);
+    EXPECT_NEAR(r.stats.sse, r.stats.rms * r.stats.rms * static_cast<double>(r.stats.count),
+                1e-9 * r.stats.sse + 1e-30);
+  }
+  // Nearest on float samples: exact. Precise: float rounding of a [0, 1] volume. Otf: no
+  // better than precise on the same pixels. The unfiltered cubic against its own reference
+  // (the cubic on the raw samples): float rounding too.
+  EXPECT_EQ(results[0].stats.max_abs, 0.0);
+  EXPECT_LT(results[1].stats.max_abs, 1e-5);
+  EXPECT_LE(results[1].stats.max_abs, results[4].stats.max_abs);
+  EXPECT_LE(results[1].stats.rms, results[4].stats.rms);
+  EXPECT_LT(results[3].stats.max_abs, 1e-5);
+  std::printf("nearest max %.3g, precise rms %.3g max %.3g, otf rms %.3g max %.3g\n",
+              results[0].stats.max_abs, results[1].stats.rms, results[1].stats.max_abs,
+              results[4].stats.rms, results[4].stats.max_abs);
+}
+
+TEST(VolumeDocument, KeepsTheDoublesForTheOverlayWithinItsBudget) {
+  VolumeLimits limits = query_volume_limits();
+  // The MRI file's values as read, in double (uint8: exact in float too).
+  const DecodedVolume v =
+      decode_volume(default_volume_path(), std::nullopt, limits, mri_head_orientation());
+  ASSERT_TRUE(v.exact);
+  EXPECT_EQ(v.exact->dims(), v.samples.dims());
+  EXPECT_EQ(v.exact->vec(), sv::ArrayD::from(v.samples).vec());
+  EXPECT_EQ(v.accuracy_note, "");
+  // Over the budget: no doubles, and one sentence naming the volume and the sizes.
+  VolumeLimits small = limits;
+  small.accuracy_budget = 1 << 20;
+  const DecodedVolume w =
+      decode_volume(default_volume_path(), std::nullopt, small, mri_head_orientation());
+  EXPECT_FALSE(w.exact);
+  EXPECT_NE(w.accuracy_note.find("mri_t1_head.nrrd"), std::string::npos) << w.accuracy_note;
+  EXPECT_NE(w.accuracy_note.find("7.8 MiB"), std::string::npos) << w.accuracy_note;
+  EXPECT_NE(w.accuracy_note.find("budget"), std::string::npos) << w.accuracy_note;
+  const VolumeDocument doc = upload_volume(w, small, false);
+  EXPECT_FALSE(doc.has_accuracy_input());
+  const DecodedVolume generated = decode_samples(random_volume({70, 70, 70}, 5), {1, 1, 1},
+                                                 "big random", sv::DType::F32, small);
+  EXPECT_FALSE(generated.exact);
+  EXPECT_NE(generated.accuracy_note.find("big random"), std::string::npos);
+}
+
 // ---- the document ----
 
 TEST(VolumeDocument, RefusesBadFilesNamingThem) {
@@ -611,6 +865,64 @@ TEST(VolumeMode, LoadsReportsAndKeepsItsVolumeOnErrors) {
   mode.finish();
   EXPECT_TRUE(mode.settled());
   EXPECT_EQ(mode.report()["dims_zyx"], nlohmann::json({41, 41, 41}));
+}
+
+TEST(VolumeMode, MeasuresItsFourViews) {
+  VolumeOptions options;
+  options.methods = {gl::Fetch::CubicPrecise, gl::Fetch::Nearest, gl::Fetch::CubicOtf,
+                     gl::Fetch::Linear};
+  options.allow_cuda = false;
+  VolumeMode mode(options);
+  mode.finish();
+  ASSERT_EQ(mode.error(), "");
+  EXPECT_TRUE(mode.settled()) << "nothing to measure before the views are laid out";
+  FloatTarget target(360, 280);
+  FrameInfo f;
+  f.area = {0, 0, 360, 280};
+  f.fb_width = 360;
+  f.fb_height = 280;
+  mode.draw(f);  // lays the views out
+  EXPECT_FALSE(mode.settled()) << "the views are not measured yet";
+  mode.finish();
+  ASSERT_EQ(mode.error(), "");
+  ASSERT_TRUE(mode.settled());
+  const nlohmann::json r = mode.report();
+  EXPECT_EQ(r["accuracy"], "measured");
+  const std::vector<Rect> cells = layout_cells(Layout::Grid, f.area);
+  for (Plane p : kPlanes) {
+    const std::size_t i = plane_index(p);
+    SCOPED_TRACE(plane_name(p));
+    const nlohmann::json& v = r["views"][i];
+    ASSERT_TRUE(v.contains("accuracy")) << v.dump();
+    EXPECT_EQ(v["method"], gl::fetch_name(*options.methods[i]));
+    EXPECT_EQ(v["grid"]["rows"], static_cast<std::size_t>(cells[i].height));
+    EXPECT_EQ(v["grid"]["cols"], static_cast<std::size_t>(cells[i].width));
+    const gl::GridMapping expected = slice_grid(mode.geometry(), p, cells[i]);
+    for (std::size_t d = 0; d < 3; ++d) {
+      EXPECT_EQ(v["grid"]["origin"][d].get<double>(), expected.origin[d]);
+      EXPECT_EQ(v["grid"]["step_row"][d].get<double>(), expected.step_row[d]);
+      EXPECT_EQ(v["grid"]["step_col"][d].get<double>(), expected.step_col[d]);
+    }
+    EXPECT_GT(v["accuracy"]["points"].get<std::size_t>(), 1000u);
+    EXPECT_EQ(v["accuracy"]["sse"], v["accuracy"]["sum_sq"]);
+  }
+  EXPECT_EQ(r["views"][1]["accuracy"]["max_abs"], 0.0) << "nearest on 8-bit samples";
+  // A changed view is measured again; the old results no longer count as the current ones.
+  mode.geometry().scroll(Plane::Axial, 3);
+  EXPECT_EQ(mode.accuracy_jobs().size(), 4u);
+  mode.finish();
+  ASSERT_NE(mode.accuracy().result(0), nullptr);
+  EXPECT_TRUE(same_jobs({mode.accuracy().result(0)->job}, {mode.accuracy_jobs()[0]}));
+
+  // --no-accuracy: nothing measured, nothing pending.
+  options.accuracy = false;
+  VolumeMode off(options);
+  off.finish();
+  off.draw(f);
+  off.finish();
+  EXPECT_TRUE(off.settled());
+  EXPECT_EQ(off.report()["accuracy"], "off");
+  EXPECT_FALSE(off.report()["views"][0].contains("accuracy"));
 }
 
 }  // namespace
