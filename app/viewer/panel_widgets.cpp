@@ -109,12 +109,16 @@ void accuracy_section(AccuracyOverlay& overlay, const AccuracyPanel& panel) {
   }
   const std::vector<AccuracyResult>& results = overlay.results();
   if (results.empty()) return;
+  // With views the first column names the view and, under it, its method (the panel is too
+  // narrow for both side by side).
   const bool view_column = !panel.views.empty();
-  const int columns = 4 + (view_column ? 1 : 0) + (panel.points_column ? 1 : 0);
-  if (ImGui::BeginTable("accuracy", columns,
-                        ImGuiTableFlags_SizingStretchProp | ImGuiTableFlags_RowBg)) {
-    if (view_column) ImGui::TableSetupColumn("view");
-    ImGui::TableSetupColumn("method");
+  const int columns = 4 + (panel.points_column ? 1 : 0);
+  // With the view and points columns the table is wide: each column as wide as its content.
+  const ImGuiTableFlags sizing =
+      view_column ? ImGuiTableFlags_SizingFixedFit : ImGuiTableFlags_SizingStretchProp;
+  if (view_column) ImGui::PushTextWrapPos(-1.0f);  // the panel wraps text; figures must not
+  if (ImGui::BeginTable("accuracy", columns, sizing | ImGuiTableFlags_RowBg)) {
+    ImGui::TableSetupColumn(view_column ? "view" : "method");
     ImGui::TableSetupColumn("RMS");
     ImGui::TableSetupColumn("max");
     ImGui::TableSetupColumn("sum sq.");
@@ -123,23 +127,26 @@ void accuracy_section(AccuracyOverlay& overlay, const AccuracyPanel& panel) {
     for (std::size_t i = 0; i < results.size(); ++i) {
       const AccuracyResult& r = results[i];
       ImGui::TableNextRow();
-      if (view_column) {
-        ImGui::TableNextColumn();
-        ImGui::TextUnformatted(i < panel.views.size() ? panel.views[i].c_str() : "");
-      }
       ImGui::TableNextColumn();
-      ImGui::TextUnformatted(gl::fetch_name(r.job.method));
+      if (view_column) {
+        ImGui::TextUnformatted(i < panel.views.size() ? panel.views[i].c_str() : "");
+        ImGui::TextDisabled("%s", r.job.method == gl::Fetch::CubicUnfiltered
+                                      ? "unfiltered"  // narrow column
+                                      : gl::fetch_name(r.job.method));
+      } else {
+        ImGui::TextUnformatted(gl::fetch_name(r.job.method));
+      }
       if (r.points == 0) {
         ImGui::TableNextColumn();
         ImGui::TextDisabled("outside");
         continue;
       }
       ImGui::TableNextColumn();
-      ImGui::Text("%.3g", r.stats.rms);
+      ImGui::Text("%.*g", panel.digits, r.stats.rms);
       ImGui::TableNextColumn();
-      ImGui::Text("%.3g", r.stats.max_abs);
+      ImGui::Text("%.*g", panel.digits, r.stats.max_abs);
       ImGui::TableNextColumn();
-      ImGui::Text("%.3g", r.stats.sse);
+      ImGui::Text("%.*g", panel.digits, r.stats.sse);
       if (panel.points_column) {
         ImGui::TableNextColumn();
         ImGui::Text("%zu", r.points);
@@ -147,6 +154,7 @@ void accuracy_section(AccuracyOverlay& overlay, const AccuracyPanel& panel) {
     }
     ImGui::EndTable();
   }
+  if (view_column) ImGui::PopTextWrapPos();
   ImGui::TextDisabled("%s: %s", overlay.result(0) ? "current view" : "previous view",
                       panel.explanation.c_str());
 }

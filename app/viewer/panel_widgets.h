@@ -33,9 +33,11 @@ bool error_text(const std::string& message, const char* id);
 // map toggle and its opacity, the progress of a measurement, the table of the last results and
 // the sentence that says what they are.
 struct AccuracyPanel {
-  // A label per job ("axial") for a first "view" column; empty: no such column.
+  // A label per job ("axial"): the first column shows it with the method under it; empty: the
+  // first column shows the method only.
   std::vector<std::string> views;
   bool points_column = false;  // a "points" column (measured pixels per view)
+  int digits = 3;              // significant digits of the figures
   // What the figures are, after "current view: " or "previous view: ".
   std::string explanation;
 };

@@ -394,6 +394,17 @@ void VolumeMode::panel(const FrameInfo& f) {
     for (Plane p : kPlanes) method_combo(plane_name(p), &methods_[plane_index(p)]);
   }
 
+  AccuracyPanel text;
+  for (Plane p : kPlanes) text.views.emplace_back(plane_name(p));
+  text.points_column = true;
+  text.digits = 2;  // five columns in the panel's width; the view labels and the report have more
+  text.explanation =
+      "each view's method (GLSL fetch, as drawn) against sv::sample in double at the view's "
+      "pixel centres inside the volume (voxel positions of the slice shader's map, rounded once "
+      "to float); values before window/level. Same figures as splinetool sample (gl vs cpu "
+      "double) + compare at those positions.";
+  accuracy_section(accuracy_, text);
+
   section("Window / level");
   double window = window_level_.window, level = window_level_.level;
   const float speed = static_cast<float>(std::max(v.max - v.min, 1e-6) / 500.0);
@@ -442,16 +453,6 @@ void VolumeMode::panel(const FrameInfo& f) {
 
   section("Cursor");
   readout_panel();
-
-  AccuracyPanel text;
-  for (Plane p : kPlanes) text.views.emplace_back(plane_name(p));
-  text.points_column = true;
-  text.explanation =
-      "each view's method (GLSL fetch, as drawn) against sv::sample in double at the view's "
-      "pixel centres inside the volume (voxel positions of the slice shader's map, rounded once "
-      "to float); values before window/level. Same figures as splinetool sample (gl vs cpu "
-      "double) + compare at those positions.";
-  accuracy_section(accuracy_, text);
 }
 
 void VolumeMode::readout_panel() {
