@@ -668,6 +668,60 @@ TEST(SliceAccuracy, MeterFiguresOfAVolumeHaveTheirProperties) {
               results[4].stats.rms, results[4].stats.max_abs);
 }
 
+TEST(SliceAccuracy, OverlayWaitsForTheViewToSettleAndWorksInSteps) {
+  // The interactive path: a changed view starts a measurement only after kDebounceS without
+  // change, then the meter works a budget per update; results belong to the view they measured.
+  VolumeLimits limits;
+  VolumeDocument doc = upload_volume(decode_samples(random_volume({8, 10, 12}, fresh_seed()),
+                                                    {1.5, 1, 1}, "random", sv::DType::F32, limits),
+                                     limits, false);
+  SliceGeometry g({8, 10, 12}, {1.5, 1, 1});
+  const Rect cell{0, 0, 64, 48};
+  g.fit({cell, cell, cell, cell});
+  const auto jobs_of = [&](const SliceGeometry& geometry) {
+    std::vector<AccuracyJob> jobs;
+    for (Plane p : kPlanes)
+      jobs.push_back({gl::Fetch::CubicPrecise, slice_grid(geometry, p, cell)});
+    return jobs;
+  };
+  AccuracyOverlay overlay;
+  EXPECT_TRUE(overlay.settled()) << "no meter: nothing to do";
+  overlay.reset(
+      std::make_unique<AccuracyMeter>(doc.volume.exact, doc.volume.samples, doc.coefficients));
+  double t = 10.0;
+  overlay.update(jobs_of(g), t, false);
+  EXPECT_FALSE(overlay.started());
+  EXPECT_FALSE(overlay.settled());
+  overlay.update(jobs_of(g), t + 0.5 * AccuracyOverlay::kDebounceS, false);
+  EXPECT_FALSE(overlay.started()) << "still within the debounce time";
+  t += AccuracyOverlay::kDebounceS;
+  int updates = 0;
+  while (!overlay.settled() && updates < 100000) {
+    overlay.update(jobs_of(g), t, false);
+    EXPECT_TRUE(overlay.started());
+    ++updates;
+    t += 0.016;
+  }
+  ASSERT_TRUE(overlay.settled());
+  for (std::size_t i = 0; i < 4; ++i) {
+    ASSERT_NE(overlay.result(i), nullptr);
+    ASSERT_NE(overlay.heat_texture(i), nullptr);
+    EXPECT_EQ(overlay.heat_texture(i)->width(), 64);
+  }
+  // The view changes: the old results are no longer the current view's, and nothing starts
+  // before the debounce time has passed.
+  g.scroll(Plane::Coronal, 1);
+  overlay.update(jobs_of(g), t, false);
+  EXPECT_EQ(overlay.result(1), nullptr);
+  EXPECT_FALSE(overlay.started());
+  EXPECT_EQ(overlay.results().size(), 4u) << "the previous results stay readable";
+  overlay.update(jobs_of(g), t, true);  // `now`: measured at once and completed
+  EXPECT_TRUE(overlay.settled());
+  ASSERT_NE(overlay.result(1), nullptr);
+  EXPECT_TRUE(same_jobs({overlay.result(1)->job}, {jobs_of(g)[1]}));
+  std::printf("overlay: the first measurement took %d updates\n", updates);
+}
+
 TEST(VolumeDocument, KeepsTheDoublesForTheOverlayWithinItsBudget) {
   VolumeLimits limits = query_volume_limits();
   // The MRI file's values as read, in double (uint8: exact in float too).
