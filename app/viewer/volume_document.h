@@ -9,7 +9,7 @@
 // The accuracy overlay (accuracy.h) needs three arrays on the host: the values in double as
 // read (the reference's input), and the float samples and coefficients the textures hold. The
 // doubles are kept from the file when the volume is small enough (limits.accuracy_budget:
-// 128 MiB of doubles, 16 Mi voxels, e.g. 256^3; the MRI head of 1 Mi voxels takes 8 MiB), the
+// 128 MiB of doubles, 16 Mi voxels, e.g. 256^3; the MRI head of 1 Mi voxels takes 7.8 MiB), the
 // floats are the decoded samples and the read-back coefficients (limits.readout_budget). A
 // larger volume is shown without the overlay, and accuracy_note says why in one sentence (a
 // 512^3 volume would need 1 GiB of doubles, and the reference's double coefficients as much
