@@ -15,6 +15,7 @@
 #include "rotate_mode.h"
 #include "splineview/error.h"
 #include "splineview/io.h"
+#include "video_mode.h"
 #include "viewer.h"
 #include "volume_mode.h"
 #include "zoom_mode.h"
@@ -71,8 +72,9 @@ int main(int argc, char** argv) {
     app.add_option("--mode", mode,
                    "zoom: compare methods on a 2-D image (zoom, pan, rotate); rotate: repeated "
                    "rotation of a 2-D image with PSNR per step; volume: slices of a 3-D volume "
-                   "(axial, coronal, sagittal, oblique)")
-        ->check(CLI::IsMember({"zoom", "rotate", "volume"}))
+                   "(axial, coronal, sagittal, oblique); video: live upscaling of a video file "
+                   "or camera (/dev/videoN)")
+        ->check(CLI::IsMember({"zoom", "rotate", "volume", "video"}))
         ->capture_default_str();
     const std::string method_names = "nearest | linear | cubic-unfiltered | lut | otf | precise";
     auto* method_option = app.add_option(
@@ -128,6 +130,25 @@ int main(int argc, char** argv) {
     app.add_option("--raw", raw,
                    "volume mode: read FILE as headerless raw data, DIMS:TYPE[:le|be]"
                    "[:spacing=SZ,SY,SX][:offset=N] (e.g. 256x256x128:u16:le:spacing=2,1,1)");
+    std::string video_path = "shader", compare = "linear";
+    int factor = 0;
+    bool paused = false, no_loop = false;
+    app.add_option("--path", video_path,
+                   "video mode: shader (the GLSL fetch at every window pixel) | tiles (CUDA "
+                   "thread-per-tile upscale by an integer factor)")
+        ->check(CLI::IsMember({"shader", "tiles"}))
+        ->capture_default_str();
+    app.add_option("--factor", factor, "video mode, tiles: 2, 3 or 4 (default: nearest the zoom)")
+        ->check(CLI::Range(2, 4));
+    app.add_option("--compare", compare,
+                   "video mode: the method of the second view in pair and wipe layouts")
+        ->capture_default_str();
+    std::string decode_size;
+    app.add_option("--decode-size", decode_size,
+                   "video mode: decode frames at most WxH (scaled down, aspect kept; default: "
+                   "native with CUDA, 640x360 without)");
+    app.add_flag("--paused", paused, "video mode: start paused on the first frame");
+    app.add_flag("--no-loop", no_loop, "video mode: stop at the end instead of looping");
     std::optional<double> window_width, window_level;
     app.add_option("--window", window_width, "volume mode: window width, in the data's values")
         ->check(CLI::PositiveNumber);
@@ -189,7 +210,7 @@ int main(int argc, char** argv) {
       zoom_options.accuracy = !no_accuracy;
       zoom_options.strict = !options.screenshot.empty();
       options.modes.push_back(
-          {"zoom", "Zoom / rotate", [zoom_options](sv::viewer::MethodPass& pass) {
+          {"zoom", "Zoom", [zoom_options](sv::viewer::MethodPass& pass) {
              return std::make_unique<sv::viewer::ZoomMode>(zoom_options, pass);
            }});
       sv::viewer::RotateOptions rotate_options;
@@ -204,7 +225,7 @@ int main(int argc, char** argv) {
           rotate_options.methods.push_back(sv::viewer::parse_method(name));
       }
       options.modes.push_back(
-          {"rotate", "Repeated rotation", [rotate_options](sv::viewer::MethodPass& pass) {
+          {"rotate", "Rotation", [rotate_options](sv::viewer::MethodPass& pass) {
              return std::make_unique<sv::viewer::RotateMode>(rotate_options, pass);
            }});
       sv::viewer::VolumeOptions volume_options;
@@ -217,8 +238,35 @@ int main(int argc, char** argv) {
       volume_options.accuracy = !no_accuracy;
       volume_options.heat_map = zoom_options.heat_map;
       options.modes.push_back(
-          {"volume", "Volume slices", [volume_options](sv::viewer::MethodPass&) {
+          {"volume", "Volume", [volume_options](sv::viewer::MethodPass&) {
              return std::make_unique<sv::viewer::VolumeMode>(volume_options);
+           }});
+    } catch (const sv::Error& e) {
+      std::fprintf(stderr, "splineview: error: %s\n", e.what());
+      return 2;
+    }
+    try {
+      sv::viewer::VideoOptions video_options;
+      if (mode == "video") video_options.source = image;
+      if (!method.empty()) video_options.method = sv::viewer::parse_method(method);
+      video_options.compare = sv::viewer::parse_method(compare);
+      if (mode == "video" && app.count("--layout") > 0)
+        video_options.layout = *sv::viewer::parse_layout(layout);
+      video_options.path =
+          video_path == "tiles" ? sv::viewer::VideoPath::Tiles : sv::viewer::VideoPath::Shader;
+      video_options.factor = factor;
+      if (!decode_size.empty() &&
+          !parse_size(decode_size, &video_options.max_width, &video_options.max_height)) {
+        std::fprintf(stderr,
+                     "splineview: error: --decode-size must be WxH with 64..16384 each, got %s\n",
+                     decode_size.c_str());
+        return 2;
+      }
+      video_options.paused = paused;
+      video_options.loop = !no_loop;
+      options.modes.push_back(
+          {"video", "Video", [video_options](sv::viewer::MethodPass& pass) {
+             return std::make_unique<sv::viewer::VideoMode>(video_options, pass);
            }});
     } catch (const sv::Error& e) {
       std::fprintf(stderr, "splineview: error: %s\n", e.what());

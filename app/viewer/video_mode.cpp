@@ -5,6 +5,7 @@
 #include <chrono>
 #include <cmath>
 #include <cstdio>
+#include <cstring>
 #include <fstream>
 #include <utility>
 
@@ -16,6 +17,7 @@
 #include "splineview/cuda_memory.h"
 #include "splineview/error.h"
 #include "splineview/gl/state.h"
+#include "splineview/synthetic.h"
 
 namespace sv::viewer {
 namespace {
@@ -48,6 +50,115 @@ std::string clock_text(double s) {
   std::snprintf(buf, sizeof buf, "%d:%02d.%02d", total / 60, total % 60,
                 static_cast<int>((s - total) * 100));
   return buf;
+}
+
+// Where frames come from: a file or camera through FFmpeg, or the built-in moving pattern.
+class FrameSource {
+ public:
+  virtual ~FrameSource() = default;
+  virtual video::StreamInfo info() const = 0;
+  virtual int width() const = 0;
+  virtual int height() const = 0;
+  virtual bool read(video::Frame& out) = 0;
+  virtual void seek(double seconds) = 0;
+};
+
+class DecoderSource final : public FrameSource {
+ public:
+  DecoderSource(const std::string& source, const video::DecoderOptions& opt) : dec_(source, opt) {}
+  video::StreamInfo info() const override { return dec_.info(); }
+  int width() const override { return dec_.output_width(); }
+  int height() const override { return dec_.output_height(); }
+  bool read(video::Frame& out) override { return dec_.read(out); }
+  void seek(double seconds) override { dec_.seek(seconds); }
+
+ private:
+  video::Decoder dec_;
+};
+
+// "synthetic[:WxH]": a zone plate under a diagonal drift of about 1.6 pixels per frame, 30 fps,
+// 10 s, generated without FFmpeg: frame k is a window of a larger pattern drawn once, moved by
+// whole pixels (a row copy per line), so making a frame costs a few milliseconds even at 4K.
+class SyntheticSource final : public FrameSource {
+ public:
+  static constexpr int kMargin = 256, kFrames = 300;
+  SyntheticSource(int w, int h) : w_(w), h_(h) {
+    const std::size_t bw = static_cast<std::size_t>(w + kMargin),
+                      bh = static_cast<std::size_t>(h + kMargin);
+    const ArrayF plate = zone_plate(bh, bw, 0.45);
+    base_.resize(bw * bh * 4);
+    for (std::size_t y = 0; y < bh; ++y)
+      for (std::size_t x = 0; x < bw; ++x) {
+        const float v = plate[y * bw + x];
+        const std::size_t i = (y * bw + x) * 4;
+        // Warm grey with a colour tilt across the frame, so the three channels differ.
+        base_[i + 0] = static_cast<std::uint8_t>(std::lround(255.0 * std::clamp(v, 0.0f, 1.0f)));
+        base_[i + 1] = static_cast<std::uint8_t>(std::lround(
+            255.0 * std::clamp(0.85f * v + 0.1f * static_cast<float>(x) / static_cast<float>(bw),
+                               0.0f, 1.0f)));
+        base_[i + 2] = static_cast<std::uint8_t>(std::lround(
+            255.0 * std::clamp(0.7f * v + 0.2f * static_cast<float>(y) / static_cast<float>(bh),
+                               0.0f, 1.0f)));
+        base_[i + 3] = 255;
+      }
+  }
+  video::StreamInfo info() const override {
+    video::StreamInfo i;
+    i.width = w_;
+    i.height = h_;
+    i.fps = 30;
+    i.fps_num = 30;
+    i.duration_s = kFrames / 30.0;
+    i.frames = kFrames;
+    i.codec = "synthetic";
+    i.container = "none";
+    i.pixel_format = "rgba";
+    return i;
+  }
+  int width() const override { return w_; }
+  int height() const override { return h_; }
+  bool read(video::Frame& out) override {
+    if (next_ >= kFrames) return false;
+    out.width = w_;
+    out.height = h_;
+    out.rgba.resize(static_cast<std::size_t>(w_) * static_cast<std::size_t>(h_) * 4);
+    const int ox = static_cast<int>(next_ * 13 / 8 % kMargin),
+              oy = static_cast<int>(next_ % kMargin);
+    const std::size_t bw = static_cast<std::size_t>(w_ + kMargin);
+    for (int y = 0; y < h_; ++y)
+      std::memcpy(out.rgba.data() + static_cast<std::size_t>(y) * static_cast<std::size_t>(w_) * 4,
+                  base_.data() +
+                      ((static_cast<std::size_t>(y + oy)) * bw + static_cast<std::size_t>(ox)) * 4,
+                  static_cast<std::size_t>(w_) * 4);
+    out.index = next_;
+    out.pts = next_;
+    out.pts_s = static_cast<double>(next_) / 30.0;
+    ++next_;
+    return true;
+  }
+  void seek(double seconds) override {
+    next_ = std::clamp<std::int64_t>(static_cast<std::int64_t>(std::ceil(seconds * 30 - 1e-9)), 0,
+                                     kFrames);
+  }
+
+ private:
+  int w_, h_;
+  std::vector<std::uint8_t> base_;
+  std::int64_t next_ = 0;
+};
+
+// "synthetic" or "synthetic:WxH" -> the size; nullopt for anything else.
+std::optional<std::pair<int, int>> synthetic_size(const std::string& source) {
+  if (source == "synthetic") return std::make_pair(1920, 1080);
+  int w = 0, h = 0;
+  char extra = 0;
+  if (source.rfind("synthetic:", 0) == 0 &&
+      std::sscanf(source.c_str() + 10, "%dx%d%c", &w, &h, &extra) == 2 && w >= 16 && h >= 16 &&
+      w <= 8192 && h <= 8192)
+    return std::make_pair(w, h);
+  if (source.rfind("synthetic", 0) == 0)
+    throw Error("video: '" + source + "': expected synthetic or synthetic:WxH (16..8192 each)");
+  return std::nullopt;
 }
 
 }  // namespace
@@ -114,13 +225,24 @@ void VideoMode::start(const std::string& source, std::string label) {
 // stops on request. Every error ends the loop with its message in Shared::error.
 void VideoMode::decode_loop(std::shared_ptr<Shared> s, std::string source,
                             video::DecoderOptions opt) {
-  std::unique_ptr<video::Decoder> dec;
+  std::unique_ptr<FrameSource> dec;
   try {
-    dec = std::make_unique<video::Decoder>(source, opt);
+    if (const auto size = synthetic_size(source)) {
+      int w = size->first, h = size->second;
+      if (opt.max_width > 0 && opt.max_height > 0 && (w > opt.max_width || h > opt.max_height)) {
+        const double k = std::min(static_cast<double>(opt.max_width) / w,
+                                  static_cast<double>(opt.max_height) / h);
+        w = std::max(16, static_cast<int>(w * k));
+        h = std::max(16, static_cast<int>(h * k));
+      }
+      dec = std::make_unique<SyntheticSource>(w, h);
+    } else {
+      dec = std::make_unique<DecoderSource>(source, opt);
+    }
     std::lock_guard<std::mutex> lock(s->mu);
     s->info = dec->info();
-    s->width = dec->output_width();
-    s->height = dec->output_height();
+    s->width = dec->width();
+    s->height = dec->height();
     s->opened = true;
   } catch (const std::exception& e) {
     std::lock_guard<std::mutex> lock(s->mu);
@@ -172,7 +294,7 @@ void VideoMode::decode_loop(std::shared_ptr<Shared> s, std::string source,
           loop = s->loop && !dec->info().is_camera;
         }
         if (loop) {
-          dec->rewind();
+          dec->seek(0.0);
           got = dec->read(frame);
           std::lock_guard<std::mutex> lock(s->mu);
           epoch = ++s->epoch;
@@ -213,14 +335,22 @@ bool VideoMode::open(const std::string& path) {
 }
 
 std::vector<std::string> VideoMode::bundled() const {
-  return {std::string("coffee, slow pan and zoom (") + kBundledClip + ")"};
+  return {std::string("coffee, slow pan and zoom (") + kBundledClip + ")",
+          "synthetic 1920 x 1080 (moving zone plate, no decoding)",
+          "synthetic 3840 x 2160 (moving zone plate, no decoding)"};
 }
 
 bool VideoMode::open_bundled(std::size_t index) {
-  if (index != 0) return false;
   error_.clear();
-  options_.source.clear();
-  start(default_video_path(), std::string("bundled clip (") + kBundledClip + ")");
+  if (index == 0) {
+    options_.source.clear();
+    start(default_video_path(), std::string("bundled clip (") + kBundledClip + ")");
+  } else if (index == 1 || index == 2) {
+    options_.source = index == 1 ? "synthetic:1920x1080" : "synthetic:3840x2160";
+    start(options_.source, options_.source);
+  } else {
+    return false;
+  }
   return true;
 }
 

@@ -265,7 +265,9 @@ TEST(RotationRun, RotatedReferenceCurve) {
     EXPECT_EQ(r[11], p[11]);  // step 12: 360 degrees
     for (int k = 1; k <= 13; ++k) {
       const auto i = static_cast<std::size_t>(k - 1);
-      if (k != 12) EXPECT_GT(r[i], p[i] + 6) << "step " << k;
+      if (k != 12) {
+        EXPECT_GT(r[i], p[i] + 6) << "step " << k;
+      }
     }
     std::printf("%s: after 1 step %.2f dB, after 6 %.2f dB, after 12 %.2f dB (exact rotation)\n",
                 gl::fetch_name(methods[m]), r[0], r[5], r[11]);
