@@ -1,12 +1,21 @@
-// The splinetool commands (prefilter, sample, resample, compare, info): their arguments as
-// plain structs filled by the command line parser, and one function per command. A command
-// validates everything and computes its whole result before it writes OUT, so a failure never
-// creates or damages an output file; failures are thrown as sv::Error with one sentence.
+// The splinetool commands (prefilter, sample, resample, compare, info, upscale-video): their
+// arguments as plain structs filled by the command line parser, and one function per command. A
+// command validates everything and computes its whole result before it writes OUT, so a failure
+// never creates or damages an output file; failures are thrown as sv::Error with one sentence.
 #pragma once
 
 #include <string>
 
+#include "splineview/error.h"
+
 namespace splinetool {
+
+// A command line that parses but asks for something impossible (OUT == IN, a factor the backend
+// cannot take, ...): main() reports it like a parse error, exit status 2.
+class UsageError : public sv::Error {
+ public:
+  using sv::Error::Error;
+};
 
 // Options every command takes.
 struct CommonArgs {
@@ -65,6 +74,18 @@ struct CompareArgs {
   bool channels = false;
 };
 
+// upscale-video IN OUT: every frame zoomed by `scale` (see upscale_video.cpp).
+struct UpscaleVideoArgs {
+  std::string in, out;
+  double scale = 2.0;
+  std::string method = "cubic";  // nearest | linear | cubic-unfiltered | cubic
+  std::string backend = "cpu";   // cpu | cuda
+  std::string codec;             // "" = the container's default
+  int crf = -1;                  // -1 = the encoder's default
+  unsigned threads = 0;          // CPU threads of the cpu upscaler
+  bool quiet = false, json = false, no_audio = false;
+};
+
 struct InfoArgs {
   CommonArgs common;
 };
@@ -74,5 +95,6 @@ void run_sample(const SampleArgs& args);
 void run_resample(const ResampleArgs& args);
 void run_compare(const CompareArgs& args);
 void run_info(const InfoArgs& args);
+void run_upscale_video(const UpscaleVideoArgs& args);
 
 }  // namespace splinetool

@@ -1,7 +1,7 @@
 // splinetool: the command-line face of splineview (prefilter, point sampling, zoom/rotation,
-// error metrics, device info). This file only declares the command line (CLI11) and turns every
-// failure into one line "splinetool: <message>" on stderr and a non-zero exit status:
-// 0 success (and --help), 1 the command failed, 2 the command line is wrong.
+// error metrics, device info, video upscaling). This file only declares the command line (CLI11)
+// and turns every failure into one line "splinetool: <message>" on stderr and a non-zero exit
+// status: 0 success (and --help), 1 the command failed, 2 the command line is wrong.
 #include <cstdio>
 #include <exception>
 #include <new>
@@ -13,6 +13,7 @@
 #include "commands.h"
 #include "splineview/error.h"
 #include "splineview/io.h"
+#include "splineview/video.h"
 
 namespace {
 
@@ -254,6 +255,69 @@ int main(int argc, char** argv) {
       "version, backends, whether CUDA was compiled in and which devices it sees, and whether "
       "a headless OpenGL context works (with its renderer)");
   add_common(info, inf.common, false);
+  splinetool::UpscaleVideoArgs upv;
+  CLI::App* upscale_video = app.add_subcommand(
+      "upscale-video",
+      "upscale every frame of a video (FFmpeg decoders and encoders): same frames, frame rate "
+      "and timestamps, audio copied unchanged");
+  upscale_video->add_option("IN", upv.in, "video file (anything FFmpeg reads)")->required();
+  upscale_video
+      ->add_option("OUT", upv.out,
+                   "video file: .mp4, .mkv, .mov (default codec libx264), .webm (libvpx-vp9), "
+                   ".nut or .avi (ffv1)")
+      ->required();
+  upscale_video
+      ->add_option(
+          "--scale", upv.scale,
+          "zoom factor, > 0 and <= 16 (output extent round(N * S) per axis; cuda: 2, 3 or 4)")
+      ->type_name("S")
+      ->required()
+      ->check(
+          [](const std::string& v) -> std::string {
+            try {
+              std::size_t used = 0;
+              const double s = std::stod(v, &used);
+              if (used == v.size() && s > 0 && s <= 16) return {};
+            } catch (const std::exception&) {
+            }
+            return "must be a number in (0, 16], got '" + v + "'";
+          },
+          "S");
+  upscale_video->add_option("--method", upv.method, "interpolation method")
+      ->type_name("M")
+      ->check(CLI::IsMember({"nearest", "linear", "cubic-unfiltered", "cubic"}))
+      ->capture_default_str();
+  upscale_video
+      ->add_option("--backend", upv.backend,
+                   "cpu (sv::zoom per frame) or cuda (sv::cuda::FrameUpscaler: integer factors "
+                   "2..4, nearest, linear or cubic; needs a CUDA device)")
+      ->type_name("NAME")
+      ->check(CLI::IsMember({"cpu", "cuda"}))
+      ->capture_default_str();
+  upscale_video
+      ->add_option("--codec", upv.codec,
+                   "FFmpeg video encoder (e.g. libx264, libvpx-vp9, ffv1, mpeg4; default: by OUT's "
+                   "extension)")
+      ->type_name("NAME")
+      ->check(
+          [](const std::string& name) -> std::string {
+            if (sv::video::has_video_encoder(name)) return {};
+            return "this FFmpeg (" + sv::video::ffmpeg_versions() +
+                   ") has no video encoder named '" + name + "'";
+          },
+          "NAME");
+  upscale_video
+      ->add_option("--crf", upv.crf,
+                   "constant rate factor for encoders that have one (libx264 default 23, "
+                   "libvpx-vp9 32)")
+      ->type_name("N")
+      ->check(CLI::Range(0, 63));
+  upscale_video->add_option("--threads", upv.threads, "CPU threads of the cpu upscaler (0 = all)")
+      ->type_name("N")
+      ->capture_default_str();
+  upscale_video->add_flag("--no-audio", upv.no_audio, "do not copy IN's audio");
+  upscale_video->add_flag("--quiet", upv.quiet, "no progress on stderr");
+  upscale_video->add_flag("--json", upv.json, "print a JSON summary on stdout");
   app.footer("Run 'splinetool COMMAND --help' for the options of a command.\n" + exit_note);
 
   try {
@@ -283,6 +347,13 @@ int main(int argc, char** argv) {
       splinetool::run_compare(cmp);
     }
     if (info->parsed()) splinetool::run_info(inf);
+    if (upscale_video->parsed()) splinetool::run_upscale_video(upv);
+  } catch (const splinetool::UsageError& e) {
+    std::string where = "splinetool";
+    for (const CLI::App* sub : app.get_subcommands()) where += " " + sub->get_name();
+    std::fprintf(stderr, "splinetool: %s (see '%s --help')\n", one_line(e.what()).c_str(),
+                 where.c_str());
+    return 2;
   } catch (const std::bad_alloc&) {
     std::fprintf(stderr, "splinetool: out of memory\n");
     return 1;
