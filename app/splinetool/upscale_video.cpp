@@ -193,6 +193,10 @@ std::unique_ptr<Upscaler> make_upscaler(const UpscaleVideoArgs& a, sv::Method me
 
 void run_upscale_video(const UpscaleVideoArgs& a) {
   const auto t_start = Clock::now();
+  if (!sv::video::video_compiled())
+    throw sv::Error(
+        "upscale-video: this splinetool was built without FFmpeg (no video support; "
+        "scripts/deps installs its development files)");
   if (!(a.scale > 0) || !std::isfinite(a.scale))
     throw UsageError("--scale must be a positive number");
   if (same_file(a.in, a.out))

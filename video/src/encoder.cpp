@@ -602,6 +602,10 @@ PacketCounts count_packets(const std::string& path) {
   return counts;
 }
 
+bool video_compiled() {
+  return true;
+}
+
 std::string ffmpeg_versions() {
   auto v = [](unsigned x) {
     return std::to_string(AV_VERSION_MAJOR(x)) + "." + std::to_string(AV_VERSION_MINOR(x)) + "." +

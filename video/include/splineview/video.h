@@ -182,6 +182,10 @@ void array_to_frame(const ArrayF& rgb, Frame& out);
 std::uint8_t to_u8(float v);
 void upscale_frame(const Frame& in, double scale, Method method, Frame& out, unsigned threads = 0);
 
+// False in a build configured without FFmpeg's development files: then every Decoder and Encoder
+// constructor throws an sv::Error saying so and has_video_encoder() is false.
+bool video_compiled();
+
 // "libavformat 59.27.100, libavcodec 59.37.100, libswscale 6.7.100" (for reports).
 std::string ffmpeg_versions();
 
