@@ -185,27 +185,39 @@ TEST(CudaUpscale, MatchesTheDoubleReferenceForEveryFactorChannelCountMethodAndBo
 
 TEST(CudaUpscale, LargerImagesSpanManyBlocksAndRuns) {
   // 300x200 spans several warps' strips and runs; 3x700 and 700x3 one of each extreme; the run
-  // length (cell rows per warp) forced short and odd too.
+  // length (cell rows per warp) forced short and odd too, and both block layouts (the kernel's
+  // experiment switches SPLINEVIEW_CUDA_UPSCALE_RUN and SPLINEVIEW_CUDA_UPSCALE_WARPS).
   REQUIRE_CUDA();
   const auto seed = svtest::fresh_seed();
   SCOPED_TRACE("seed " + std::to_string(seed));
-  double worst = 0;
-  for (const char* run : {"", "1", "3"}) {
-    if (*run)
-      setenv("SPLINEVIEW_CUDA_UPSCALE_RUN", run, 1);
+  struct Switches {
+    const char* run;
+    const char* warps;
+  };
+  auto set = [](const char* name, const char* value) {
+    if (*value)
+      setenv(name, value, 1);
     else
-      unsetenv("SPLINEVIEW_CUDA_UPSCALE_RUN");
-    SCOPED_TRACE(std::string("run ") + (*run ? run : "default"));
+      unsetenv(name);
+  };
+  double worst = 0;
+  for (const Switches& sw :
+       std::vector<Switches>{{"", ""}, {"1", ""}, {"3", "stacked"}, {"", "stacked"}}) {
+    set("SPLINEVIEW_CUDA_UPSCALE_RUN", sw.run);
+    set("SPLINEVIEW_CUDA_UPSCALE_WARPS", sw.warps);
+    SCOPED_TRACE(std::string("run '") + sw.run + "' warps '" + sw.warps + "'");
+    const bool all = !*sw.run && !*sw.warps;
     for (const Size& s : std::vector<Size>{{300, 200}, {3, 700}, {700, 3}})
       for (std::size_t ch : {1u, 3u, 4u})
         for (int f = 1; f <= cu::kMaxUpscaleFactor; ++f)
           for (UpscaleMethod m : kMethods) {
-            if (*run && (ch != 3 || s.h != 300)) continue;
+            if (!all && (ch != 3 || s.h != 300)) continue;
             const ArrayF c = svtest::random_array<float>({s.h, s.w}, ch, seed + f, -1.0, 2.0);
             expect_matches_reference(c, f, m, Boundary::Reflect, &worst);
           }
   }
   unsetenv("SPLINEVIEW_CUDA_UPSCALE_RUN");
+  unsetenv("SPLINEVIEW_CUDA_UPSCALE_WARPS");
   std::printf("CUDA upscale (cubic, large) vs double: worst %.2f ulp of max|c|\n", worst);
 }
 

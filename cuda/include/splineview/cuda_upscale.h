@@ -18,8 +18,9 @@
 // so moving one cell down loads one new row of 4 (or 2) values per channel. A cell's f x f x C
 // outputs come from separable fma chains (vertical blends of the 4 columns per output row, then
 // horizontal blends per output column), are staged in the warp's shared memory as f output rows,
-// and leave as consecutive words written by consecutive lanes (coalesced, whatever f and C).
-// The work is write-bound: a 1920x1080 RGB float frame upscaled by 2 writes 99.5 MB.
+// and leave as aligned float4 (or 4-byte) stores from consecutive lanes, coalesced whatever f
+// and C. The work is write-bound in principle: a 1920x1080 RGB float frame upscaled by 2 writes
+// 99.5 MB (H200: cubic 0.059 ms, linear and nearest 0.042 ms, a write-only fill 0.031 ms).
 //
 // Nearest never needs a tie rule: a_s = 1/2 cannot happen for integer f (o + s + 1/2 = f has no
 // integer solution), so each sub-position takes c[i] (a_s < 1/2) or c[i + 1] exactly.
