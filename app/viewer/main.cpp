@@ -209,10 +209,9 @@ int main(int argc, char** argv) {
       zoom_options.image = mode == "zoom" ? image : std::string();
       zoom_options.accuracy = !no_accuracy;
       zoom_options.strict = !options.screenshot.empty();
-      options.modes.push_back(
-          {"zoom", "Zoom", [zoom_options](sv::viewer::MethodPass& pass) {
-             return std::make_unique<sv::viewer::ZoomMode>(zoom_options, pass);
-           }});
+      options.modes.push_back({"zoom", "Zoom", [zoom_options](sv::viewer::MethodPass& pass) {
+                                 return std::make_unique<sv::viewer::ZoomMode>(zoom_options, pass);
+                               }});
       sv::viewer::RotateOptions rotate_options;
       if (mode == "rotate") rotate_options.image = image;
       rotate_options.step_deg = step_angle;
@@ -237,10 +236,9 @@ int main(int argc, char** argv) {
       volume_options.level = window_level;
       volume_options.accuracy = !no_accuracy;
       volume_options.heat_map = zoom_options.heat_map;
-      options.modes.push_back(
-          {"volume", "Volume", [volume_options](sv::viewer::MethodPass&) {
-             return std::make_unique<sv::viewer::VolumeMode>(volume_options);
-           }});
+      options.modes.push_back({"volume", "Volume", [volume_options](sv::viewer::MethodPass&) {
+                                 return std::make_unique<sv::viewer::VolumeMode>(volume_options);
+                               }});
     } catch (const sv::Error& e) {
       std::fprintf(stderr, "splineview: error: %s\n", e.what());
       return 2;
@@ -264,10 +262,10 @@ int main(int argc, char** argv) {
       }
       video_options.paused = paused;
       video_options.loop = !no_loop;
-      options.modes.push_back(
-          {"video", "Video", [video_options](sv::viewer::MethodPass& pass) {
-             return std::make_unique<sv::viewer::VideoMode>(video_options, pass);
-           }});
+      options.modes.push_back({"video", "Video", [video_options](sv::viewer::MethodPass& pass) {
+                                 return std::make_unique<sv::viewer::VideoMode>(video_options,
+                                                                                pass);
+                               }});
     } catch (const sv::Error& e) {
       std::fprintf(stderr, "splineview: error: %s\n", e.what());
       return 2;
