@@ -657,12 +657,15 @@ TEST(SliceAccuracy, MeterFiguresOfAVolumeHaveTheirProperties) {
   }
   // Nearest on float samples: exact. Precise: float rounding of a [0, 1] volume. Otf: no
   // better than precise on the same pixels. The unfiltered cubic against its own reference
-  // (the cubic on the raw samples): float rounding too.
+  // (the cubic on the raw samples): float rounding on a software renderer, whose linear
+  // filtering is float arithmetic; on GPUs its 8 trilinear fetches carry the texture unit's
+  // 8-bit weights (each fetch off by up to about 2^-9 of the local data range), like otf.
   EXPECT_EQ(results[0].stats.max_abs, 0.0);
   EXPECT_LT(results[1].stats.max_abs, 1e-5);
   EXPECT_LE(results[1].stats.max_abs, results[4].stats.max_abs);
   EXPECT_LE(results[1].stats.rms, results[4].stats.rms);
-  EXPECT_LT(results[3].stats.max_abs, 1e-5);
+  const bool software_filtering = !gl::timer_queries_meaningful();
+  EXPECT_LT(results[3].stats.max_abs, software_filtering ? 1e-5 : 3e-2);
   std::printf("nearest max %.3g, precise rms %.3g max %.3g, otf rms %.3g max %.3g\n",
               results[0].stats.max_abs, results[1].stats.rms, results[1].stats.max_abs,
               results[4].stats.rms, results[4].stats.max_abs);
