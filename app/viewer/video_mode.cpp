@@ -210,13 +210,16 @@ void VideoMode::start(const std::string& source, std::string label) {
   opt.max_height = options_.max_height;
   notice_.clear();
   std::string why;
-  if (opt.max_width == 0 && opt.max_height == 0 &&
-      (!options_.allow_cuda || !cuda::available(&why))) {
-    opt.max_width = kCpuMaxWidth;
-    opt.max_height = kCpuMaxHeight;
+  if (!options_.allow_cuda || !cuda::available(&why)) {
     notice_ = "No CUDA (" + (options_.allow_cuda ? why : std::string("turned off")) +
-              "): frames are prefiltered on the CPU and decoded at most " +
-              std::to_string(kCpuMaxWidth) + " x " + std::to_string(kCpuMaxHeight) + ".";
+              "): frames are prefiltered on the CPU";
+    if (opt.max_width == 0 && opt.max_height == 0) {
+      opt.max_width = kCpuMaxWidth;
+      opt.max_height = kCpuMaxHeight;
+      notice_ += " and decoded at most " + std::to_string(kCpuMaxWidth) + " x " +
+                 std::to_string(kCpuMaxHeight);
+    }
+    notice_ += ".";
   }
   thread_ = std::thread(decode_loop, shared_, source, opt);
 }
@@ -651,7 +654,7 @@ void VideoMode::panel(const FrameInfo& f) {
     ImGui::PopID();
   };
   row("decode (CPU thread)", decode_ms_);
-  row("upload (staging copies)", upload_ms_);
+  row(notice_.empty() ? "upload (staging copies)" : "upload + CPU prefilter", upload_ms_);
   row("to GPU + unpack (CUDA)", transfer_ms_);
   row("prefilter (CUDA)", prefilter_ms_);
   row("tile upscale (CUDA)", tiles_ms_);
