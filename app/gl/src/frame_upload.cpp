@@ -100,6 +100,7 @@ struct FrameUploader::Impl {
   int tile_factor = 0;
   FrameUploadTimes times;
   bool has_frame = false;
+  ArrayF cpu_frame;  // the CPU path's float frame, reused from frame to frame
 
   cuda::Layout layout() const {
     return cuda::Layout{{static_cast<std::size_t>(height), static_cast<std::size_t>(width)}, 3};
@@ -233,7 +234,10 @@ void FrameUploader::upload(const std::uint8_t* rgba, bool coefficients) {
   }
 #endif
   if (coefficients) {
-    ArrayF frame({static_cast<std::size_t>(m.height), static_cast<std::size_t>(m.width)}, 3);
+    if (m.cpu_frame.empty())
+      m.cpu_frame =
+          ArrayF({static_cast<std::size_t>(m.height), static_cast<std::size_t>(m.width)}, 3);
+    ArrayF& frame = m.cpu_frame;
     const std::size_t n = static_cast<std::size_t>(m.width) * static_cast<std::size_t>(m.height);
     for (std::size_t p = 0; p < n; ++p)
       for (std::size_t c = 0; c < 3; ++c)
