@@ -56,4 +56,14 @@ int wipe_divider_x(const Rect& cell, double fraction) {
   return static_cast<int>(std::lround(cell.x + std::clamp(fraction, 0.0, 1.0) * cell.width));
 }
 
+Rect loupe_rect(const Rect& cell, const glm::dvec2& cursor, double side, double offset) {
+  side = std::round(std::min({side, cell.width, cell.height}));
+  double x = cursor.x + offset, y = cursor.y + offset;
+  if (x + side > cell.x + cell.width) x = cursor.x - offset - side;
+  if (y + side > cell.y + cell.height) y = cursor.y - offset - side;
+  x = std::clamp(x, cell.x, cell.x + cell.width - side);
+  y = std::clamp(y, cell.y, cell.y + cell.height - side);
+  return {std::round(x), std::round(y), side, side};
+}
+
 }  // namespace sv::viewer

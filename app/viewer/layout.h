@@ -32,4 +32,9 @@ std::vector<Rect> layout_cells(Layout layout, const Rect& area);
 // boundary.
 int wipe_divider_x(const Rect& cell, double fraction);
 
+// The magnifier loupe's square (side `side`, at most the cell's smaller extent) beside the
+// cursor: `offset` pixels below and right of it, flipped to the other side where it would leave
+// the cell, kept inside the cell, on whole pixels.
+Rect loupe_rect(const Rect& cell, const glm::dvec2& cursor, double side, double offset);
+
 }  // namespace sv::viewer

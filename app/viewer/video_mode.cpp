@@ -429,8 +429,6 @@ void VideoMode::take_frame(Decoded d) {
     rss_kib_[1] = rss_kib();
     gpu_bytes_[1] = gl::device_memory_used();
   }
-  rss_kib_[2] = rss_kib();
-  if (shown_ % 50 == 0 || shown_ < 3) gpu_bytes_[2] = gl::device_memory_used();
   recycle(std::move(fr));
 }
 
@@ -563,17 +561,6 @@ void VideoMode::handle_input(const FrameInfo& f, const std::vector<Rect>& c) {
   }
 }
 
-Rect VideoMode::loupe_rect(const Rect& cell, const glm::dvec2& cursor, float ui_scale) const {
-  const double side = std::round(std::min({kLoupeSide * ui_scale, cell.width, cell.height}));
-  const double offset = 24.0 * ui_scale;
-  double x = cursor.x + offset, y = cursor.y + offset;
-  if (x + side > cell.x + cell.width) x = cursor.x - offset - side;
-  if (y + side > cell.y + cell.height) y = cursor.y - offset - side;
-  x = std::clamp(x, cell.x, cell.x + cell.width - side);
-  y = std::clamp(y, cell.y, cell.y + cell.height - side);
-  return {std::round(x), std::round(y), side, side};
-}
-
 void VideoMode::panel(const FrameInfo& f) {
   (void)f;
   section("Video");
@@ -703,7 +690,8 @@ void VideoMode::overlays(const FrameInfo& f, ImDrawList* list) {
   label_at({f.area.x + pad, f.area.y + f.area.height - pad - 24.0 * f.ui_scale}, buf);
   if (loupe_ && hover_cell_) {
     const Rect& cell = c[*hover_cell_];
-    const Rect l = loupe_rect(cell, hover_local_ + glm::dvec2(cell.x, cell.y), f.ui_scale);
+    const Rect l = loupe_rect(cell, hover_local_ + glm::dvec2(cell.x, cell.y),
+                              kLoupeSide * f.ui_scale, 24.0 * f.ui_scale);
     list->AddRect(ImVec2(static_cast<float>(l.x / s.x), static_cast<float>(l.y / s.y)),
                   ImVec2(static_cast<float>((l.x + l.width) / s.x),
                          static_cast<float>((l.y + l.height) / s.y)),
@@ -724,9 +712,9 @@ void VideoMode::draw(const FrameInfo& f) {
       ms && timers_meaningful_ && upscale_timer_.finished_count() > 0)
     upscale_ms_.push(static_cast<float>(*ms));
   const bool tiles = options_.path == VideoPath::Tiles && uploader_->tile_factor() > 0;
-  const auto draw_view = [&](std::size_t slot, const Rect& cell, const Rect& part,
-                             const ViewTransform& v) {
-    const glm::mat3 m = v.shifted({cell.x, cell.y}).frag_to_image(f.fb_height);
+  // Draws view `slot` with the image map `m` into `part`: the tile texture with nearest for the
+  // tile path's view, else the view's method on the frame's textures.
+  const auto draw_slot = [&](std::size_t slot, const glm::mat3& m, const Rect& part) {
     if (slot == 0 && tiles) {
       // Tile texture coordinate q = k p + (k - 1) / 2 for image position p.
       const float k = static_cast<float>(uploader_->tile_factor());
@@ -741,6 +729,9 @@ void VideoMode::draw(const FrameInfo& f) {
       pass_.draw(uploader_->textures(), methods[slot], m, to_viewport(part, f.fb_height), checker);
     }
   };
+  const auto draw_view = [&](std::size_t slot, const Rect& cell, const Rect& part) {
+    draw_slot(slot, view_.shifted({cell.x, cell.y}).frag_to_image(f.fb_height), part);
+  };
   {
     gl::ScopedGpuTimer timing(upscale_timer_);
     if (options_.layout == Layout::Wipe) {
@@ -748,35 +739,23 @@ void VideoMode::draw(const FrameInfo& f) {
       const double x = wipe_divider_x(cell, wipe_);
       const Rect left{cell.x, cell.y, x - cell.x, cell.height};
       const Rect right{x, cell.y, cell.x + cell.width - x, cell.height};
-      if (left.width > 0) draw_view(0, cell, left, view_);
-      if (right.width > 0) draw_view(1, cell, right, view_);
+      if (left.width > 0) draw_view(0, cell, left);
+      if (right.width > 0) draw_view(1, cell, right);
     } else {
-      for (std::size_t i = 0; i < c.size() && i < methods.size(); ++i)
-        draw_view(i, c[i], c[i], view_);
+      for (std::size_t i = 0; i < c.size() && i < methods.size(); ++i) draw_view(i, c[i], c[i]);
     }
   }
   if (loupe_ && hover_cell_ && *hover_cell_ < c.size()) {
     const Rect& cell = c[*hover_cell_];
-    const Rect l = loupe_rect(cell, hover_local_ + glm::dvec2(cell.x, cell.y), f.ui_scale);
+    const Rect l = loupe_rect(cell, hover_local_ + glm::dvec2(cell.x, cell.y),
+                              kLoupeSide * f.ui_scale, 24.0 * f.ui_scale);
     const glm::dvec2 p = view_.image_position(hover_local_);
     const ViewTransform magnified =
         ViewTransform::looking_at(p, local(l), view_.zoom() * loupe_factor_, view_.angle());
     std::size_t slot = options_.layout == Layout::Wipe
                            ? (hover_local_.x + cell.x < wipe_divider_x(cell, wipe_) ? 0 : 1)
                            : *hover_cell_;
-    const glm::mat3 m = magnified.shifted({l.x, l.y}).frag_to_image(f.fb_height);
-    if (slot == 0 && tiles) {
-      const float k = static_cast<float>(uploader_->tile_factor());
-      glm::mat3 a(1.0f);
-      a[0][0] = k;
-      a[1][1] = k;
-      a[2][0] = (k - 1.0f) / 2.0f;
-      a[2][1] = (k - 1.0f) / 2.0f;
-      pass_.draw(uploader_->tiles(), gl::Fetch::Nearest, a * m, to_viewport(l, f.fb_height),
-                 checker);
-    } else {
-      pass_.draw(uploader_->textures(), methods[slot], m, to_viewport(l, f.fb_height), checker);
-    }
+    draw_slot(slot, magnified.shifted({l.x, l.y}).frag_to_image(f.fb_height), l);
   }
   draw_end_ = std::chrono::steady_clock::now();
   draw_end_s_ = f.time_s;
@@ -861,9 +840,14 @@ nlohmann::json VideoMode::report() const {
   const auto opt = [](const std::optional<std::size_t>& v) -> nlohmann::json {
     return v ? nlohmann::json(*v) : nlohmann::json();
   };
+  // The last figures are read now, not per frame (a /proc read and a CUDA query per frame
+  // would put the check in the hot path).
+  const std::optional<std::size_t> rss_now = shown_ > 0 ? rss_kib() : std::nullopt;
+  const std::optional<std::size_t> gpu_now =
+      shown_ > 0 ? gl::device_memory_used() : std::optional<std::size_t>();
   j["memory"] = {{"rss_kib_first", opt(rss_kib_[0])},   {"rss_kib_500", opt(rss_kib_[1])},
-                 {"rss_kib_last", opt(rss_kib_[2])},    {"gpu_bytes_first", opt(gpu_bytes_[0])},
-                 {"gpu_bytes_500", opt(gpu_bytes_[1])}, {"gpu_bytes_last", opt(gpu_bytes_[2])}};
+                 {"rss_kib_last", opt(rss_now)},        {"gpu_bytes_first", opt(gpu_bytes_[0])},
+                 {"gpu_bytes_500", opt(gpu_bytes_[1])}, {"gpu_bytes_last", opt(gpu_now)}};
   return j;
 }
 

@@ -124,7 +124,6 @@ class VideoMode final : public Mode {
   void handle_input(const FrameInfo& f, const std::vector<Rect>& cells);
   int tile_factor() const;
   std::vector<gl::Fetch> view_methods() const;
-  Rect loupe_rect(const Rect& cell, const glm::dvec2& cursor, float ui_scale) const;
 
   VideoOptions options_;
   MethodPass& pass_;
@@ -169,8 +168,9 @@ class VideoMode final : public Mode {
   bool timers_meaningful_ = true;
   double draw_end_s_ = -1;
   std::chrono::steady_clock::time_point draw_end_{};
-  std::array<std::optional<std::size_t>, 3> rss_kib_{};  // at the first frame, frame 500, now
-  std::array<std::optional<std::size_t>, 3> gpu_bytes_{};
+  // Resident KiB and GPU bytes in use at the first frame and at frame 500 (report() adds now).
+  std::array<std::optional<std::size_t>, 2> rss_kib_{};
+  std::array<std::optional<std::size_t>, 2> gpu_bytes_{};
 };
 
 // The bundled clip (assets/coffee_pan.mp4), found like default_image_path().

@@ -481,15 +481,8 @@ void ZoomMode::overlays(const FrameInfo& f, ImDrawList* list) {
 }
 
 Rect ZoomMode::loupe_rect(const Rect& cell) const {
-  const double side = std::round(std::min({kLoupeSide * ui_scale_, cell.width, cell.height}));
-  const glm::dvec2 cursor = hover_->local + glm::dvec2(cell.x, cell.y);
-  const double offset = 24.0 * ui_scale_;
-  double x = cursor.x + offset, y = cursor.y + offset;
-  if (x + side > cell.x + cell.width) x = cursor.x - offset - side;
-  if (y + side > cell.y + cell.height) y = cursor.y - offset - side;
-  x = std::clamp(x, cell.x, cell.x + cell.width - side);
-  y = std::clamp(y, cell.y, cell.y + cell.height - side);
-  return {std::round(x), std::round(y), side, side};
+  return viewer::loupe_rect(cell, hover_->local + glm::dvec2(cell.x, cell.y),
+                            kLoupeSide * ui_scale_, 24.0 * ui_scale_);
 }
 
 void ZoomMode::draw(const FrameInfo& f) {

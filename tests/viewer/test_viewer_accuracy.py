@@ -18,61 +18,15 @@ import json
 import os
 import subprocess
 import sys
-import zlib
-import struct
 
 import numpy as np
+
+from viewer_png import png_rgb
 
 
 def fail(msg):
     print("FAIL: " + msg)
     sys.exit(1)
-
-
-def png_rgb(path):
-    """Decodes an 8-bit RGB PNG (as the viewer writes it) without third-party modules."""
-    data = open(path, "rb").read()
-    if data[:8] != b"\x89PNG\r\n\x1a\n":
-        fail(path + " is not a PNG")
-    pos, idat, w, h = 8, b"", 0, 0
-    while pos < len(data):
-        n = struct.unpack(">I", data[pos:pos + 4])[0]
-        kind = data[pos + 4:pos + 8]
-        body = data[pos + 8:pos + 8 + n]
-        if kind == b"IHDR":
-            w, h, depth, colour = struct.unpack(">IIBB", body[:10])
-            if depth != 8 or colour != 2:
-                fail(path + ": expected 8-bit RGB")
-        elif kind == b"IDAT":
-            idat += body
-        pos += 12 + n
-    raw = zlib.decompress(idat)
-    stride = w * 3
-    out = np.zeros((h, stride), np.uint8)
-    prev = np.zeros(stride, np.int32)
-    for y in range(h):
-        f = raw[y * (stride + 1)]
-        line = np.frombuffer(raw, np.uint8, stride, y * (stride + 1) + 1).astype(np.int32)
-        cur = np.zeros(stride, np.int32)
-        for x in range(stride):
-            a = cur[x - 3] if x >= 3 else 0
-            b = prev[x]
-            c = prev[x - 3] if x >= 3 else 0
-            if f == 0:
-                p = 0
-            elif f == 1:
-                p = a
-            elif f == 2:
-                p = b
-            elif f == 3:
-                p = (a + b) // 2
-            else:
-                pa, pb, pc = abs(b - c), abs(a - c), abs(a + b - 2 * c)
-                p = a if pa <= pb and pa <= pc else (b if pb <= pc else c)
-            cur[x] = (line[x] + p) & 255
-        out[y] = cur
-        prev = cur
-    return out.reshape(h, w, 3)
 
 
 def grid_positions(grid, height, width):

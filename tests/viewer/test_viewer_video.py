@@ -16,64 +16,17 @@ usage: test_viewer_video.py SPLINEVIEW CLIP OUTDIR [FRAMES]
 """
 import json
 import os
-import shutil
-import struct
 import subprocess
 import sys
-import zlib
 
 import numpy as np
+
+from viewer_png import png_rgb
 
 
 def fail(msg):
     print("FAIL: " + msg)
     sys.exit(1)
-
-
-def png_rgb(path):
-    """Decodes an 8-bit RGB PNG (as the viewer writes it) with numpy and zlib only."""
-    data = open(path, "rb").read()
-    if data[:8] != b"\x89PNG\r\n\x1a\n":
-        fail(path + " is not a PNG")
-    pos, idat, w, h = 8, b"", 0, 0
-    while pos < len(data):
-        n = struct.unpack(">I", data[pos:pos + 4])[0]
-        kind = data[pos + 4:pos + 8]
-        body = data[pos + 8:pos + 8 + n]
-        if kind == b"IHDR":
-            w, h, depth, colour = struct.unpack(">IIBB", body[:10])
-            if depth != 8 or colour != 2:
-                fail(path + ": expected 8-bit RGB")
-        elif kind == b"IDAT":
-            idat += body
-        pos += 12 + n
-    raw = np.frombuffer(zlib.decompress(idat), np.uint8).reshape(h, w * 3 + 1)
-    out = np.zeros((h, w * 3), np.int32)
-    prev = np.zeros(w * 3, np.int32)
-    for y in range(h):
-        f, line = raw[y, 0], raw[y, 1:].astype(np.int32)
-        cur = np.zeros(w * 3, np.int32)
-        if f == 0:
-            cur = line
-        elif f == 2:
-            cur = (line + prev) & 255
-        else:
-            for x in range(w * 3):
-                a = cur[x - 3] if x >= 3 else 0
-                b = prev[x]
-                c = prev[x - 3] if x >= 3 else 0
-                if f == 1:
-                    pred = a
-                elif f == 3:
-                    pred = (a + b) // 2
-                else:
-                    p = a + b - c
-                    pa, pb, pc = abs(p - a), abs(p - b), abs(p - c)
-                    pred = a if pa <= pb and pa <= pc else (b if pb <= pc else c)
-                cur[x] = (line[x] + pred) & 255
-        out[y] = cur
-        prev = cur
-    return out.reshape(h, w, 3)
 
 
 def run(cmd, expect_ok=True):

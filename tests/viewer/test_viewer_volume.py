@@ -14,7 +14,7 @@ import sys
 import numpy as np
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from test_viewer_accuracy import png_rgb  # noqa: E402
+from viewer_png import png_rgb  # noqa: E402
 
 
 def fail(msg):
