@@ -205,6 +205,7 @@ void VideoMode::start(const std::string& source, std::string label) {
   fit_pending_ = true;
   rss_kib_ = {};
   gpu_bytes_ = {};
+  rss_by_1000_.clear();
   video::DecoderOptions opt;
   opt.max_width = options_.max_width;
   opt.max_height = options_.max_height;
@@ -429,6 +430,8 @@ void VideoMode::take_frame(Decoded d) {
     rss_kib_[1] = rss_kib();
     gpu_bytes_[1] = gl::device_memory_used();
   }
+  if (shown_ % 1000 == 0)
+    if (const std::optional<std::size_t> r = rss_kib()) rss_by_1000_.push_back(*r);
   recycle(std::move(fr));
 }
 
@@ -845,9 +848,10 @@ nlohmann::json VideoMode::report() const {
   const std::optional<std::size_t> rss_now = shown_ > 0 ? rss_kib() : std::nullopt;
   const std::optional<std::size_t> gpu_now =
       shown_ > 0 ? gl::device_memory_used() : std::optional<std::size_t>();
-  j["memory"] = {{"rss_kib_first", opt(rss_kib_[0])},   {"rss_kib_500", opt(rss_kib_[1])},
-                 {"rss_kib_last", opt(rss_now)},        {"gpu_bytes_first", opt(gpu_bytes_[0])},
-                 {"gpu_bytes_500", opt(gpu_bytes_[1])}, {"gpu_bytes_last", opt(gpu_now)}};
+  j["memory"] = {{"rss_kib_first", opt(rss_kib_[0])},     {"rss_kib_500", opt(rss_kib_[1])},
+                 {"rss_kib_last", opt(rss_now)},          {"rss_kib_every_1000", rss_by_1000_},
+                 {"gpu_bytes_first", opt(gpu_bytes_[0])}, {"gpu_bytes_500", opt(gpu_bytes_[1])},
+                 {"gpu_bytes_last", opt(gpu_now)}};
   return j;
 }
 

@@ -171,6 +171,7 @@ class VideoMode final : public Mode {
   // Resident KiB and GPU bytes in use at the first frame and at frame 500 (report() adds now).
   std::array<std::optional<std::size_t>, 2> rss_kib_{};
   std::array<std::optional<std::size_t>, 2> gpu_bytes_{};
+  std::vector<std::size_t> rss_by_1000_;  // resident KiB at frames 1000, 2000, ...
 };
 
 // The bundled clip (assets/coffee_pan.mp4), found like default_image_path().
