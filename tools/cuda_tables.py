@@ -15,7 +15,7 @@ def main():
     print(f"<!-- table: cuda-prefilter ({pf['device']}; cupy {pe['cupy']}, scipy {pe['scipy']}) -->")
     print("| data | MB | copy ms | per axis ms | fraction of copy per axis | **total ms** | "
           "naive total ms | cupyx ms | scipy (CPU) ms | vs cupyx | vs scipy | extra MB | "
-          "9800 GTX ms (published) |")
+          "9800 GTX ms, temp array / step (published) |")
     print("|---|---|---|---|---|---|---|---|---|---|---|---|---|")
     for c in pf["cases"]:
         v = {x["name"]: x for x in c["variants"]}
