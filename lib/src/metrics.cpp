@@ -1,4 +1,5 @@
-// Error metrics (max abs, RMS, SSE, PSNR) with an optional per-point mask.
+// Error metrics (max abs, RMS, SSE, PSNR) with an optional per-point mask; non-finite values
+// are counted apart (see metrics.h).
 #include "splineview/metrics.h"
 
 #include <algorithm>
@@ -20,20 +21,36 @@ ErrorStats compare(const Array<A>& a, const Array<B>& b, const std::vector<unsig
   if (!(peak > 0)) throw Error("compare: the PSNR peak must be positive");
   ErrorStats s;
   const std::size_t ch = a.channels();
+  std::size_t selected = 0;
   for (std::size_t p = 0; p < a.points(); ++p) {
     if (!mask.empty() && !mask[p]) continue;
     for (std::size_t c = 0; c < ch; ++c) {
-      const double d = static_cast<double>(a[p * ch + c]) - static_cast<double>(b[p * ch + c]);
-      s.sse += d * d;
-      s.max_abs = std::fmax(s.max_abs, std::fabs(d));
-      if (std::isnan(d)) s.max_abs = d;
-      ++s.count;
+      const std::size_t i = p * ch + c;
+      const double x = static_cast<double>(a[i]), y = static_cast<double>(b[i]);
+      ++selected;
+      const bool fx = std::isfinite(x), fy = std::isfinite(y);
+      if (fx && fy) {
+        const double d = x - y;
+        s.sse += d * d;
+        s.max_abs = std::max(s.max_abs, std::fabs(d));
+        ++s.count;
+        continue;
+      }
+      if (!fx && s.nonfinite_a++ == 0) s.first_nonfinite_a = i;
+      if (!fy && s.nonfinite_b++ == 0) s.first_nonfinite_b = i;
+      // Both the same infinity: equal. Anything else (NaN on either side, inf against a
+      // finite value or the other infinity) is a difference without a size.
+      if (!(std::isinf(x) && x == y)) ++s.nonfinite_mismatch;
     }
   }
-  if (s.count == 0) throw Error("compare: the mask selects no points");
-  const double mse = s.sse / static_cast<double>(s.count);
+  if (selected == 0) throw Error("compare: the mask selects no points");
+  const double mse = s.count > 0 ? s.sse / static_cast<double>(s.count) : 0.0;
   s.rms = std::sqrt(mse);
-  s.psnr = mse > 0 ? 10.0 * std::log10(peak * peak / mse) : std::numeric_limits<double>::infinity();
+  if (s.nonfinite_mismatch > 0)
+    s.psnr = -std::numeric_limits<double>::infinity();
+  else
+    s.psnr =
+        mse > 0 ? 10.0 * std::log10(peak * peak / mse) : std::numeric_limits<double>::infinity();
   return s;
 }
 
