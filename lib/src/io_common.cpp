@@ -1,10 +1,13 @@
-// Shared plumbing of the file I/O module: reading whole files, atomic saves through a temporary
-// file and rename, and the byte-level conversions between stored scalars and doubles.
+// Shared plumbing of the file I/O module: the input guard (regular files only unless opted in,
+// bounded reads), atomic saves through a guarded temporary file and rename, and the byte-level
+// conversions between stored scalars and doubles.
 #include "io_common.h"
 
+#include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cctype>
 #include <cerrno>
@@ -14,10 +17,17 @@
 #include <limits>
 #include <new>
 
+#include "splineview/temp_files.h"
+#include "splineview/text.h"
+
 namespace sv::io {
 
 void fail(const std::string& path, const std::string& what) {
-  throw Error(path + ": " + what);
+  throw Error(printable(path, std::string::npos) + ": " + what);
+}
+
+std::string quote(std::string_view text, std::size_t max_len) {
+  return "'" + printable(text, max_len) + "'";
 }
 
 namespace {
@@ -26,48 +36,135 @@ std::string errno_text(int e) {
   return std::strerror(e);
 }
 
-struct FileCloser {
-  std::FILE* f;
-  ~FileCloser() {
-    if (f) std::fclose(f);
-  }
-};
+std::atomic<bool> g_allow_special{false};
+
+// What a non-regular file is, for the message.
+const char* kind_of(mode_t mode) {
+  if (S_ISCHR(mode)) return "a character device";
+  if (S_ISBLK(mode)) return "a block device";
+  if (S_ISFIFO(mode)) return "a FIFO (named pipe)";
+  if (S_ISSOCK(mode)) return "a socket";
+  return "not a file";
+}
+
+[[noreturn]] void refuse_special(const std::string& path, mode_t mode) {
+  fail(path,
+       std::string("not a regular file (") + kind_of(mode) + "); only regular files are read");
+}
 
 }  // namespace
 
-std::vector<unsigned char> read_file(const std::string& path) {
-  std::FILE* f = std::fopen(path.c_str(), "rb");
-  if (!f) fail(path, "cannot open: " + errno_text(errno));
-  FileCloser closer{f};
-  std::vector<unsigned char> bytes;
+}  // namespace sv::io
+
+namespace sv {
+
+InputOptions input_options() {
+  InputOptions o;
+  o.allow_special = io::g_allow_special.load();
+  return o;
+}
+
+void set_input_options(const InputOptions& options) {
+  io::g_allow_special.store(options.allow_special);
+}
+
+}  // namespace sv
+
+namespace sv::io {
+
+InputFile::InputFile(const std::string& path) : path_(path) {
+  const bool allow_special = input_options().allow_special;
+  // Look before opening: opening a FIFO blocks until a writer comes, and opening some devices
+  // does something (rewinds a tape, arms a watchdog).
   struct stat st {};
-  if (::fstat(::fileno(f), &st) != 0) fail(path, "cannot open: " + errno_text(errno));
+  if (::stat(path.c_str(), &st) != 0) fail(path, "cannot open: " + errno_text(errno));
   if (S_ISDIR(st.st_mode)) fail(path, "cannot open: " + errno_text(EISDIR));
-  // Reserve from the current size of a regular file; the loop below reads until EOF either way,
-  // so a file that changes size while we read is still handled.
-  if (S_ISREG(st.st_mode) && st.st_size > 0) {
+  regular_ = S_ISREG(st.st_mode);
+  if (!regular_ && !allow_special) refuse_special(path, st.st_mode);
+  // O_NONBLOCK for what looked like a regular file: should it have been swapped for a FIFO in
+  // the meantime, open() returns at once and the fstat() below refuses it.
+  const int flags = O_RDONLY | O_CLOEXEC | O_NOCTTY | (regular_ ? O_NONBLOCK : 0);
+  do {
+    fd_ = ::open(path.c_str(), flags);
+  } while (fd_ < 0 && errno == EINTR);
+  if (fd_ < 0) fail(path, "cannot open: " + errno_text(errno));
+  if (::fstat(fd_, &st) != 0) {
+    const int e = errno;
+    ::close(fd_);
+    fail(path, "cannot open: " + errno_text(e));
+  }
+  if (S_ISDIR(st.st_mode) || (regular_ && !S_ISREG(st.st_mode))) {
+    ::close(fd_);
+    if (S_ISDIR(st.st_mode)) fail(path, "cannot open: " + errno_text(EISDIR));
+    if (!allow_special) refuse_special(path, st.st_mode);
+    fail(path, "cannot open: the file changed while it was opened");
+  }
+  if (regular_) {
+    ::fcntl(fd_, F_SETFL, ::fcntl(fd_, F_GETFL) & ~O_NONBLOCK);
+    size_ = static_cast<std::size_t>(st.st_size);
+  }
+}
+
+InputFile::~InputFile() {
+  if (fd_ >= 0) ::close(fd_);
+}
+
+int InputFile::release_fd() {
+  const int fd = fd_;
+  fd_ = -1;
+  return fd;
+}
+
+std::size_t InputFile::read_append(std::vector<unsigned char>& out, std::size_t n) {
+  if (fd_ < 0) fail(path_, "cannot read: the file is closed");
+  if (regular_) {
+    const std::size_t want = std::min(n, size_);
     try {
-      bytes.reserve(static_cast<std::size_t>(st.st_size));
+      if (want <= SIZE_MAX - out.size()) out.reserve(out.size() + want);
     } catch (const std::exception&) {
-      fail(path, "cannot read: out of memory for " + std::to_string(st.st_size) + " bytes");
+      fail(path_, "cannot read: out of memory for " + std::to_string(want) + " bytes");
     }
   }
-  unsigned char buf[1 << 16];
-  for (;;) {
-    std::size_t got = std::fread(buf, 1, sizeof buf, f);
-    bytes.insert(bytes.end(), buf, buf + got);
-    if (got < sizeof buf) {
-      if (std::ferror(f)) fail(path, "cannot read: " + errno_text(errno));
-      break;
+  constexpr std::size_t kChunk = std::size_t{1} << 16;
+  std::size_t got = 0;
+  while (got < n) {
+    const std::size_t want = std::min(n - got, kChunk);
+    const std::size_t old = out.size();
+    out.resize(old + want);  // geometric growth of the capacity, with what arrives
+    ssize_t r;
+    do {
+      r = ::read(fd_, out.data() + old, want);
+    } while (r < 0 && errno == EINTR);
+    if (r < 0) {
+      const int e = errno;
+      out.resize(old);
+      fail(path_, "cannot read: " + errno_text(e));
     }
+    out.resize(old + static_cast<std::size_t>(r));
+    got += static_cast<std::size_t>(r);
+    if (r == 0) break;
   }
+  return got;
+}
+
+std::vector<unsigned char> read_file(const std::string& path, std::size_t special_limit) {
+  InputFile in(path);
+  std::vector<unsigned char> bytes;
+  in.read_append(bytes, in.regular() ? SIZE_MAX : special_limit);
   return bytes;
 }
 
-void write_file_atomic(const std::string& path, const void* data, std::size_t n) {
+namespace {
+
+std::string temporary_name(const std::string& path) {
   static std::atomic<unsigned> counter{0};
-  const std::string tmp = path + ".tmp-" + std::to_string(static_cast<long>(::getpid())) + "-" +
-                          std::to_string(counter.fetch_add(1));
+  return path + ".tmp-" + std::to_string(static_cast<long>(::getpid())) + "-" +
+         std::to_string(counter.fetch_add(1));
+}
+
+// Writes and flushes `n` bytes to the (guarded) temporary; returns the problem, "" if none.
+std::string write_temporary(const std::string& path, const std::string& tmp, const void* data,
+                            std::size_t n) {
   std::FILE* f = std::fopen(tmp.c_str(), "wb");
   if (!f) fail(path, "cannot create temporary file '" + tmp + "': " + errno_text(errno));
   std::string problem;
@@ -76,11 +173,29 @@ void write_file_atomic(const std::string& path, const void* data, std::size_t n)
   if (problem.empty() && ::fsync(::fileno(f)) != 0 && errno != EINVAL && errno != EROFS)
     problem = "cannot write: " + errno_text(errno);
   if (std::fclose(f) != 0 && problem.empty()) problem = "cannot write: " + errno_text(errno);
-  if (problem.empty() && std::rename(tmp.c_str(), path.c_str()) != 0)
-    problem = "cannot replace the file: " + errno_text(errno);
-  if (!problem.empty()) {
-    std::remove(tmp.c_str());
-    fail(path, problem);
+  return problem;
+}
+
+}  // namespace
+
+void write_file_atomic(const std::string& path, const void* data, std::size_t n) {
+  write_files_atomic({{path, data, n}});
+}
+
+void write_files_atomic(const std::vector<FileToWrite>& files) {
+  // Registered before the file exists, so that no moment leaves an unguarded temporary; the
+  // guards' destructors remove every temporary not yet renamed on the way out.
+  std::vector<TempFileGuard> guards;
+  guards.reserve(files.size());
+  for (const FileToWrite& f : files) {
+    guards.emplace_back(temporary_name(f.path));
+    const std::string problem = write_temporary(f.path, guards.back().path(), f.data, f.n);
+    if (!problem.empty()) fail(f.path, problem);
+  }
+  for (std::size_t i = 0; i < files.size(); ++i) {
+    if (std::rename(guards[i].path().c_str(), files[i].path.c_str()) != 0)
+      fail(files[i].path, "cannot replace the file: " + errno_text(errno));
+    guards[i].release();
   }
 }
 

@@ -1,31 +1,83 @@
 // Internal helpers shared by the file-format modules (io_image, io_npy, io_nrrd, io_any):
-// error reporting that names the file, whole-file reading, atomic (temporary + rename) writing,
+// error reporting that names the file, the input guard (regular files only, bounded reads),
+// atomic (temporary + rename, signal-safe) writing,
 // overflow-checked size arithmetic, and conversion between doubles and stored scalar types.
 #pragma once
 
 #include <cstddef>
 #include <cstdint>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "splineview/array.h"
 #include "splineview/error.h"
+#include "splineview/input.h"
 
 namespace sv::io {
 
-// Throws sv::Error("<path>: <what>").
+// Throws sv::Error("<path>: <what>"), the path made printable (control bytes escaped, never
+// shortened).
 [[noreturn]] void fail(const std::string& path, const std::string& what);
 
-// Reads the whole file; throws "<path>: cannot open: <reason>" or "<path>: cannot read: ...".
-std::vector<unsigned char> read_file(const std::string& path);
+// "'<text>'" with the text made printable and short (sv::printable): how loaders quote what
+// they read from a file or a spec.
+std::string quote(std::string_view text, std::size_t max_len = 80);
+
+// An input opened through the guard of splineview/input.h: regular files only unless
+// InputOptions::allow_special; a refused input is never opened (opening a FIFO would block,
+// opening some devices has effects). Throws "<path>: not a regular file (a FIFO); only regular
+// files are read", "<path>: cannot open: <reason>".
+class InputFile {
+ public:
+  explicit InputFile(const std::string& path);
+  ~InputFile();
+  InputFile(const InputFile&) = delete;
+  InputFile& operator=(const InputFile&) = delete;
+
+  const std::string& path() const { return path_; }
+  bool regular() const { return regular_; }
+  // The size of a regular file when it was opened (0 for other inputs).
+  std::size_t size() const { return size_; }
+  // Appends up to `n` more bytes to `out` and returns how many it appended (fewer only at the
+  // end of the input). The buffer grows with what arrives, never by `n` up front, except that
+  // a regular file reserves min(n, its size) at once. Throws "<path>: cannot read: ...".
+  std::size_t read_append(std::vector<unsigned char>& out, std::size_t n);
+  // Hands the descriptor over (e.g. to zlib's gzdopen); the caller closes it.
+  int release_fd();
+
+ private:
+  std::string path_;
+  int fd_ = -1;
+  bool regular_ = false;
+  std::size_t size_ = 0;
+};
+
+// Reads a whole regular file, or at most `special_limit` bytes of an opted-in device or pipe
+// (the caller passes what the format claims plus slack, so that extra bytes show as trailing
+// data). The errors are InputFile's.
+std::vector<unsigned char> read_file(const std::string& path,
+                                     std::size_t special_limit = kMaxUnclaimedSpecial);
 
 // Writes `n` bytes to "<path>.tmp-<pid>-<counter>" in the same directory, flushes it to disk and
-// renames it over `path`. On any failure the temporary file is removed and sv::Error is thrown,
-// so whatever was at `path` before is left untouched.
+// renames it over `path`. The temporary is registered with sv::TempFileGuard from before it is
+// created until the rename, so it is removed on any failure, exception or terminating signal
+// (SIGINT, SIGTERM, SIGXFSZ, ...), and sv::Error is thrown: whatever was at `path` before is
+// left untouched.
 void write_file_atomic(const std::string& path, const void* data, std::size_t n);
 inline void write_file_atomic(const std::string& path, const std::vector<unsigned char>& bytes) {
   write_file_atomic(path, bytes.data(), bytes.size());
 }
+
+// Several files that belong together (a .nhdr header and its data file): every temporary is
+// written and flushed first (each guarded as above), then they are renamed in the order given.
+// A failure before the renames leaves every target untouched.
+struct FileToWrite {
+  std::string path;
+  const void* data;
+  std::size_t n;
+};
+void write_files_atomic(const std::vector<FileToWrite>& files);
 
 // The extension including the dot, in lower case ("" when there is none): "A/b.PNG" -> ".png".
 std::string lower_extension(const std::string& path);

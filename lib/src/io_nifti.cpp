@@ -12,7 +12,7 @@
 // its CMake package config is broken there too (it references nifti_tool binaries the -dev
 // package does not ship). zlib's gz* functions read .nii.gz (and plain files transparently).
 #include <nifti1.h>
-#include <sys/stat.h>
+#include <unistd.h>
 #include <zlib.h>
 
 #include <algorithm>
@@ -26,6 +26,7 @@
 
 #include "io_common.h"
 #include "splineview/io.h"
+#include "splineview/text.h"
 
 namespace sv {
 
@@ -109,17 +110,20 @@ class HeaderView {
 };
 
 // A file read through zlib: gzip data is inflated (concatenated members too), anything else is
-// passed through unchanged.
+// passed through unchanged. Opened through the input guard (regular files only, unless opted
+// in; then every read is bounded by what the header claims).
 class GzFile {
  public:
   explicit GzFile(const std::string& path) : path_(path) {
-    struct stat st {};
-    if (::stat(path.c_str(), &st) != 0)
-      fail(path, std::string("cannot open: ") + std::strerror(errno));
-    if (S_ISDIR(st.st_mode)) fail(path, std::string("cannot open: ") + std::strerror(EISDIR));
-    size_ = static_cast<std::size_t>(st.st_size);
-    f_ = gzopen(path.c_str(), "rb");
-    if (!f_) fail(path, std::string("cannot open: ") + std::strerror(errno ? errno : ENOMEM));
+    io::InputFile in(path);
+    regular_ = in.regular();
+    size_ = in.size();
+    const int fd = in.release_fd();
+    f_ = gzdopen(fd, "rb");
+    if (!f_) {
+      ::close(fd);
+      fail(path, "cannot open: out of memory");
+    }
     gzbuffer(f_, 1u << 17);
   }
   ~GzFile() {
@@ -160,7 +164,9 @@ class GzFile {
   }
   // True when the file is not gzip data (meaningful after the first read).
   bool plain() const { return gzdirect(f_) != 0; }
-  // The size of the file on disk (compressed size for .nii.gz).
+  // A regular file (whose size is known), not an opted-in pipe or device.
+  bool regular() const { return regular_; }
+  // The size of the file on disk (compressed size for .nii.gz; 0 when not regular).
   std::size_t size_on_disk() const { return size_; }
 
  private:
@@ -174,6 +180,7 @@ class GzFile {
 
   std::string path_;
   gzFile f_ = nullptr;
+  bool regular_ = false;
   std::size_t size_ = 0;
 };
 
@@ -251,7 +258,9 @@ Loaded read_nifti(const std::string& path) {
          "is the header of a NIfTI-1 .hdr/.img pair (magic 'ni1'); only single .nii files "
          "are read");
   if (std::memcmp(magic, "n+1", 4) != 0)
-    fail(path, "no NIfTI-1 magic 'n+1' at byte 344 (ANALYZE 7.5 files are not supported)");
+    fail(path, "no NIfTI-1 magic 'n+1' at byte 344 (found " +
+                   io::quote(std::string_view(reinterpret_cast<const char*>(magic), 4)) +
+                   "; ANALYZE 7.5 files are not supported)");
 
   const int ndim = hv.i16(SV_NIFTI_OFFSET(dim));
   if (ndim < 1 || ndim > 7) fail(path, "dim[0] is " + std::to_string(ndim) + ", expected 1 to 7");
@@ -286,8 +295,8 @@ Loaded read_nifti(const std::string& path) {
   // The standard asks for 352 or more in a .nii; 348 (no extension flag) is accepted too.
   if (!(vox_offset >= static_cast<double>(kHeaderSize)) || vox_offset > 2147483647.0 ||
       vox_offset != std::floor(vox_offset))
-    fail(path, "vox_offset " + std::to_string(vox_offset) +
-                   " is not a whole number of bytes from 348 on");
+    fail(path,
+         "vox_offset " + format_number(vox_offset) + " is not a whole number of bytes from 348 on");
   const auto offset = static_cast<std::size_t>(vox_offset);
 
   std::size_t n = 1, data_bytes = 0, total = 0;
@@ -296,8 +305,11 @@ Loaded read_nifti(const std::string& path) {
   total = offset + data_bytes;
 
   // Before allocating what the header claims: a plain file must be exactly that long; gzip data
-  // cannot expand more than about 1032:1.
-  if (file.plain()) {
+  // cannot expand more than about 1032:1. (A pipe or device, when opted in, is read only as far
+  // as the header claims.)
+  if (!file.regular()) {
+    // checked as it is read
+  } else if (file.plain()) {
     if (file.size_on_disk() < total)
       fail(path, "truncated: the header declares " + std::to_string(total) + " bytes (" +
                      std::to_string(offset) + " before the voxels, " + std::to_string(data_bytes) +
@@ -314,8 +326,25 @@ Loaded read_nifti(const std::string& path) {
 
   if (!file.skip(offset - kHeaderSize))
     fail(path, "truncated: the data ends before vox_offset " + std::to_string(offset));
-  std::vector<unsigned char> raw(data_bytes);
-  const std::size_t have = file.read(raw.data(), data_bytes);
+  // A plain regular file holds every claimed byte (checked above): one allocation. Compressed
+  // or non-regular data grows its buffer with what arrives (doubling from 1 MiB, capped at the
+  // claim), so a small .nii.gz claiming gigabytes fails as truncated having allocated about what
+  // it held.
+  std::vector<unsigned char> raw;
+  std::size_t have = 0;
+  if (file.plain() && file.regular()) {
+    raw.resize(data_bytes);
+    have = file.read(raw.data(), data_bytes);
+  } else {
+    raw.resize(std::min<std::size_t>(data_bytes, std::size_t{1} << 20));
+    for (;;) {
+      const std::size_t want = raw.size() - have;
+      const std::size_t arrived = file.read(raw.data() + have, want);
+      have += arrived;
+      if (arrived < want || have == data_bytes) break;
+      raw.resize(raw.size() > data_bytes / 2 ? data_bytes : 2 * raw.size());
+    }
+  }
   if (have < data_bytes)
     fail(path, "truncated: the voxel data needs " + std::to_string(data_bytes) +
                    " bytes, the file holds " + std::to_string(have));
@@ -405,7 +434,7 @@ void write_nifti(const std::string& path, const ArrayD& a, DType dtype,
                    std::to_string(rank) + "-D array");
   for (double s : spacing)
     if (!(s > 0) || !std::isfinite(io::to_f32(s)))
-      fail(path, "spacing " + std::to_string(s) + " is not a positive float32 value");
+      fail(path, "spacing " + format_number(s) + " is not a positive float32 value");
 
   int code = DT_FLOAT64;
   switch (dtype) {

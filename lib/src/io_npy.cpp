@@ -130,7 +130,7 @@ class HeaderParser {
     } else if (c == '{') {
       bad("nested dictionary");
     } else {
-      bad("unexpected character");
+      bad("unexpected character " + io::quote(s_.substr(i_, 1)));
     }
     return v;
   }
@@ -155,7 +155,7 @@ NpyType parse_descr(const std::string& path, const PyValue& descr) {
   if (d == "<f8") return {DType::F64, 8};
   if (d == "|u1" || d == "<u1" || d == ">u1" || d == "=u1") return {DType::U8, 1};
   if (d == "<u2") return {DType::U16, 2};
-  std::string why = "unsupported dtype '" + d + "'";
+  std::string why = "unsupported dtype " + io::quote(d, 40);
   if (d == ">f4" || d == ">f8" || d == ">u2") why += " (big-endian data is not supported)";
   fail(path, why + " (expected '<f4', '<f8', '|u1' or '<u2')");
 }
@@ -168,7 +168,18 @@ std::string shape_text(const std::vector<std::size_t>& shape) {
 }
 
 Loaded load_npy_impl(const std::string& path, bool channel_axis) {
-  const std::vector<unsigned char> bytes = io::read_file(path);
+  // A regular file is read whole (its size bounds the work); an opted-in pipe or device only as
+  // far as the header claims: the preamble, the header, then the data plus one byte.
+  io::InputFile in(path);
+  std::vector<unsigned char> bytes;
+  const bool whole = in.regular();
+  auto read_to = [&](std::size_t total) {
+    if (!whole && bytes.size() < total) in.read_append(bytes, total - bytes.size());
+  };
+  if (whole)
+    in.read_append(bytes, SIZE_MAX);
+  else
+    read_to(12);
   if (bytes.size() < 10 || std::memcmp(bytes.data(), kMagic, sizeof kMagic) != 0)
     fail(path, "not a .npy file (bad magic; expected \\x93NUMPY)");
   const unsigned major = bytes[6];
@@ -188,6 +199,10 @@ Loaded load_npy_impl(const std::string& path, bool channel_axis) {
     fail(path, "unsupported .npy version " + std::to_string(major) + "." + std::to_string(minor) +
                    " (expected 1.0, 2.0 or 3.0)");
   }
+  if (!whole && header_len > kMaxSpecialHeader)
+    fail(path, "the .npy header declares " + std::to_string(header_len) + " bytes, more than the " +
+                   std::to_string(kMaxSpecialHeader) + " read from a non-regular file");
+  read_to(preamble + header_len);
   if (header_len > bytes.size() - preamble)
     fail(path, "truncated .npy header: declares " + std::to_string(header_len) +
                    " header bytes, file has " + std::to_string(bytes.size() - preamble));
@@ -240,13 +255,14 @@ Loaded load_npy_impl(const std::string& path, bool channel_axis) {
   std::size_t data_bytes = 0;
   if (!io::checked_mul(count, type.size, &data_bytes)) fail(path, shape_str + " is too large");
   const std::size_t offset = preamble + header_len;
+  if (data_bytes < SIZE_MAX - offset) read_to(offset + data_bytes + 1);
   const std::size_t found = bytes.size() - offset;
   if (found < data_bytes)
     fail(path, "truncated: expected " + std::to_string(data_bytes) + " data bytes, found " +
                    std::to_string(found));
   if (found > data_bytes)
     fail(path, "trailing data: expected " + std::to_string(data_bytes) + " data bytes, found " +
-                   std::to_string(found));
+                   (whole ? std::to_string(found) : "more"));
 
   Loaded out;
   out.array = ArrayD(dims, channels);

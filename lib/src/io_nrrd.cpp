@@ -20,6 +20,7 @@
 
 #include "io_common.h"
 #include "splineview/io.h"
+#include "splineview/text.h"
 
 namespace sv {
 
@@ -47,12 +48,9 @@ std::vector<std::string> split_ws(const std::string& s) {
   return out;
 }
 
-// Shortens a header line for an error message.
+// Quotes header text for an error message: printable and at most 60 characters.
 std::string quote_line(const std::string& line) {
-  std::string s = line.size() > 60 ? line.substr(0, 57) + "..." : line;
-  for (char& c : s)
-    if (static_cast<unsigned char>(c) < 0x20 || static_cast<unsigned char>(c) >= 0x7f) c = '?';
-  return "'" + s + "'";
+  return io::quote(line, 60);
 }
 
 bool parse_size(const std::string& s, std::size_t* out) {
@@ -130,7 +128,8 @@ std::vector<double> parse_space_directions(const std::string& path, const std::s
       double sum = 0;
       for (const std::string& tok : split_ws(inner)) {
         double c;
-        if (!parse_double(tok, &c)) fail(path, "malformed 'space directions' value '" + tok + "'");
+        if (!parse_double(tok, &c))
+          fail(path, "malformed 'space directions' value " + quote_line(tok));
         sum += c * c;
       }
       out.push_back(std::sqrt(sum));
@@ -142,18 +141,29 @@ std::vector<double> parse_space_directions(const std::string& path, const std::s
   return out;
 }
 
+// Where the data of a NRRD lives, for messages: errors always name the header file and, for a
+// detached data file, that file too ("h.nhdr: detached data file: /d/h.raw: truncated ...").
+struct DataSource {
+  std::string header;
+  std::string prefix;  // "" for attached data, else "detached data file: <path>: "
+  [[noreturn]] void fail(const std::string& what) const { io::fail(header, prefix + what); }
+};
+
 // Inflates gzip or zlib data into exactly `expected` bytes (concatenated gzip members allowed).
-std::vector<unsigned char> inflate_exact(const std::string& where, const unsigned char* src,
+// The output grows (doubling from 64 KiB, capped at `expected`) with what actually inflates,
+// so a small stream that claims gigabytes fails as truncated having allocated about what it
+// held, not the claim.
+std::vector<unsigned char> inflate_exact(const DataSource& where, const unsigned char* src,
                                          std::size_t n, std::size_t expected) {
   // Deflate cannot expand data by more than about 1032:1; refuse before allocating when the
   // header declares more than the compressed data could possibly hold.
   if (expected / 1032 > n + 64)
-    fail(where, "truncated: " + std::to_string(n) + " bytes of gzip data cannot hold the " +
-                    std::to_string(expected) + " data bytes the header declares");
-  std::vector<unsigned char> out(expected);
+    where.fail("truncated: " + std::to_string(n) + " bytes of gzip data cannot hold the " +
+               std::to_string(expected) + " data bytes the header declares");
+  std::vector<unsigned char> out(std::min<std::size_t>(expected, std::size_t{1} << 16));
   z_stream zs;
   std::memset(&zs, 0, sizeof zs);
-  if (inflateInit2(&zs, 15 + 32) != Z_OK) fail(where, "cannot initialise zlib");
+  if (inflateInit2(&zs, 15 + 32) != Z_OK) where.fail("cannot initialise zlib");
   std::size_t in_pos = 0, out_pos = 0;
   unsigned char spill[64];  // detects data beyond what the header declares
   std::string problem;
@@ -164,9 +174,17 @@ std::vector<unsigned char> inflate_exact(const std::string& where, const unsigne
       zs.avail_in = static_cast<uInt>(chunk);
       in_pos += chunk;
     }
+    if (out_pos == out.size() && out.size() < expected) {
+      try {
+        out.resize(out.size() > expected / 2 ? expected : 2 * out.size());
+      } catch (...) {
+        inflateEnd(&zs);
+        throw;
+      }
+    }
     bool spilling = out_pos == expected;
     std::size_t room =
-        spilling ? sizeof spill : std::min<std::size_t>(expected - out_pos, 1u << 30);
+        spilling ? sizeof spill : std::min<std::size_t>(out.size() - out_pos, 1u << 30);
     zs.next_out = spilling ? spill : out.data() + out_pos;
     zs.avail_out = static_cast<uInt>(room);
     int rc = inflate(&zs, Z_NO_FLUSH);
@@ -202,7 +220,7 @@ std::vector<unsigned char> inflate_exact(const std::string& where, const unsigne
     }
   }
   inflateEnd(&zs);
-  if (!problem.empty()) fail(where, problem);
+  if (!problem.empty()) where.fail(problem);
   return out;
 }
 
@@ -242,7 +260,7 @@ std::vector<unsigned char> gzip_compress(const unsigned char* src, std::size_t n
 }
 
 // Parses whitespace (or comma) separated numbers of the ascii encoding.
-void parse_ascii(const std::string& where, const unsigned char* src, std::size_t n,
+void parse_ascii(const DataSource& where, const unsigned char* src, std::size_t n,
                  std::size_t count, double* dst) {
   std::string text(reinterpret_cast<const char*>(src), n);
   std::replace(text.begin(), text.end(), ',', ' ');
@@ -254,21 +272,50 @@ void parse_ascii(const std::string& where, const unsigned char* src, std::size_t
     if (p >= end) break;
     char* next = nullptr;
     double v = std::strtod(p, &next);
-    if (next == p) fail(where, "malformed ascii data at value " + std::to_string(got + 1));
+    if (next == p) where.fail("malformed ascii data at value " + std::to_string(got + 1));
     if (got == count)
-      fail(where, "ascii data holds more than the " + std::to_string(count) +
-                      " values the header declares");
+      where.fail("ascii data holds more than the " + std::to_string(count) +
+                 " values the header declares");
     dst[got++] = v;
     p = next;
   }
   if (got < count)
-    fail(where, "truncated: expected " + std::to_string(count) + " ascii values, found " +
-                    std::to_string(got));
+    where.fail("truncated: expected " + std::to_string(count) + " ascii values, found " +
+               std::to_string(got));
+}
+
+// True when `b` holds an empty line (the end of an attached NRRD header), searching from `from`.
+bool has_blank_line(const std::vector<unsigned char>& b, std::size_t from) {
+  for (std::size_t i = from; i + 1 < b.size(); ++i)
+    if (b[i] == '\n' &&
+        (b[i + 1] == '\n' || (b[i + 1] == '\r' && i + 2 < b.size() && b[i + 2] == '\n')))
+      return true;
+  return false;
+}
+
+std::size_t saturating_add(std::size_t a, std::size_t b) {
+  return a > SIZE_MAX - b ? SIZE_MAX : a + b;
 }
 
 Loaded load_nrrd_impl(const std::string& path) {
-  const std::vector<unsigned char> bytes = io::read_file(path);
-  const std::size_t size = bytes.size();
+  // A regular file is read whole (its size bounds the work). An opted-in pipe or device: the
+  // header up to its blank line (at most kMaxSpecialHeader bytes), the data once the header
+  // says how much there is.
+  io::InputFile in(path);
+  std::vector<unsigned char> bytes;
+  if (in.regular()) {
+    in.read_append(bytes, SIZE_MAX);
+  } else {
+    std::size_t scanned = 0;
+    while (!has_blank_line(bytes, scanned)) {
+      if (bytes.size() >= kMaxSpecialHeader)
+        fail(path, "no end of the NRRD header in the first " + std::to_string(kMaxSpecialHeader) +
+                       " bytes of a non-regular file");
+      scanned = bytes.size() < 2 ? 0 : bytes.size() - 2;
+      if (in.read_append(bytes, 4096) == 0) break;  // the end: a detached header
+    }
+  }
+  std::size_t size = bytes.size();
   auto line_at = [&](std::size_t pos, std::size_t* next) {
     std::size_t e = pos;
     while (e < size && bytes[e] != '\n') ++e;
@@ -309,7 +356,7 @@ Loaded load_nrrd_impl(const std::string& path) {
       type_s = value;
     } else if (key == "dimension") {
       if (!parse_size(value, &dimension) || dimension == 0)
-        fail(path, "bad 'dimension: " + value + "'");
+        fail(path, "bad " + quote_line("dimension: " + value));
       have_dimension = true;
     } else if (key == "sizes") {
       sizes_s = value;
@@ -326,7 +373,7 @@ Loaded load_nrrd_impl(const std::string& path) {
     } else if (key == "data file" || key == "datafile") {
       data_file = value;
     } else if (key == "byte skip" || key == "byteskip" || key == "line skip" || key == "lineskip") {
-      if (value != "0") fail(path, "'" + key + ": " + value + "' is not supported (only 0)");
+      if (value != "0") fail(path, quote_line(key + ": " + value) + " is not supported (only 0)");
     }
     // Other fields (content, space, space origin, units, min/max, centers, ...) do not affect
     // how the samples are read.
@@ -336,8 +383,8 @@ Loaded load_nrrd_impl(const std::string& path) {
   if (type_s.empty()) fail(path, "NRRD header lacks 'type'");
   NrrdType type;
   if (!parse_type(type_s, &type))
-    fail(path,
-         "unsupported NRRD type '" + type_s + "' (expected uchar, ushort, short, float or double)");
+    fail(path, "unsupported NRRD type " + quote_line(type_s) +
+                   " (expected uchar, ushort, short, float or double)");
   if (!have_dimension) fail(path, "NRRD header lacks 'dimension'");
   if (sizes_s.empty()) fail(path, "NRRD header lacks 'sizes'");
   const std::vector<std::string> size_toks = split_ws(sizes_s);
@@ -346,9 +393,11 @@ Loaded load_nrrd_impl(const std::string& path) {
                    std::to_string(dimension));
   std::vector<std::size_t> sizes(dimension);
   for (std::size_t i = 0; i < dimension; ++i)
-    if (!parse_size(size_toks[i], &sizes[i])) fail(path, "bad size '" + size_toks[i] + "'");
+    if (!parse_size(size_toks[i], &sizes[i]))
+      fail(path,
+           "bad size '" + short_number(size_toks[i]) + "' in " + quote_line("sizes: " + sizes_s));
   for (std::size_t s : sizes)
-    if (s == 0) fail(path, "'sizes: " + sizes_s + "' has a zero-size axis");
+    if (s == 0) fail(path, quote_line("sizes: " + sizes_s) + " has a zero-size axis");
 
   std::vector<std::string> kinds;
   if (!kinds_s.empty()) {
@@ -362,12 +411,12 @@ Loaded load_nrrd_impl(const std::string& path) {
   for (std::size_t i = 0; i < kinds.size(); ++i) {
     if (is_spatial_kind(kinds[i])) continue;
     if (i != 0)
-      fail(path, "axis " + std::to_string(i) + " has kind '" + kinds[i] +
-                     "'; only the first (fastest) axis can be a channel axis");
+      fail(path, "axis " + std::to_string(i) + " has kind " + quote_line(kinds[i]) +
+                     "; only the first (fastest) axis can be a channel axis");
     channel = true;
     if (sizes[0] > kMaxChannels)
-      fail(path, "the channel axis (kind '" + kinds[0] + "') has " + std::to_string(sizes[0]) +
-                     " entries (expected 1 to 4)");
+      fail(path, "the channel axis (kind " + quote_line(kinds[0]) + ") has " +
+                     std::to_string(sizes[0]) + " entries (expected 1 to 4)");
   }
   const std::size_t spatial = dimension - (channel ? 1 : 0);
   if (spatial < 1 || spatial > kMaxRank)
@@ -387,7 +436,8 @@ Loaded load_nrrd_impl(const std::string& path) {
       fail(path, "'spacings' lists " + std::to_string(toks.size()) + " values but 'dimension' is " +
                      std::to_string(dimension));
     for (std::size_t i = 0; i < dimension; ++i)
-      if (!parse_double(toks[i], &axis_spacing[i])) fail(path, "bad spacing '" + toks[i] + "'");
+      if (!parse_double(toks[i], &axis_spacing[i]))
+        fail(path, "bad spacing '" + short_number(toks[i]) + "'");
   }
 
   enum class Enc { kRaw, kGzip, kAscii } enc;
@@ -398,45 +448,61 @@ Loaded load_nrrd_impl(const std::string& path) {
   } else if (encoding == "ascii" || encoding == "text" || encoding == "txt") {
     enc = Enc::kAscii;
   } else {
-    fail(path, "unsupported NRRD encoding '" + encoding + "' (expected raw, gzip or ascii)");
+    fail(path,
+         "unsupported NRRD encoding " + quote_line(encoding) + " (expected raw, gzip or ascii)");
   }
   bool big_endian = false;
   if (enc != Enc::kAscii && io::scalar_size(type.scalar) > 1) {
-    if (endian.empty()) fail(path, "NRRD header lacks 'endian' (required for " + type_s + ")");
+    if (endian.empty())
+      fail(path, "NRRD header lacks 'endian' (required for " + quote_line(type_s) + ")");
     if (endian != "little" && endian != "big")
-      fail(path, "bad 'endian: " + endian + "' (expected little or big)");
+      fail(path, "bad " + quote_line("endian: " + endian) + " (expected little or big)");
     big_endian = endian == "big";
   }
 
   std::size_t count = 1;
   for (std::size_t s : sizes)
-    if (!io::checked_mul(count, s, &count)) fail(path, "'sizes: " + sizes_s + "' is too large");
+    if (!io::checked_mul(count, s, &count))
+      fail(path, quote_line("sizes: " + sizes_s) + " is too large");
   std::size_t data_bytes = 0;
   if (!io::checked_mul(count, io::scalar_size(type.scalar), &data_bytes))
-    fail(path, "'sizes: " + sizes_s + "' is too large");
+    fail(path, quote_line("sizes: " + sizes_s) + " is too large");
 
   // --- locate the data ---
+  // How many encoded bytes a non-regular input may supply: what the header claims plus the
+  // slack that shows trailing data (regular files are bounded by their size).
+  std::size_t encoded_limit = 0;
+  if (enc == Enc::kRaw)
+    encoded_limit = saturating_add(data_bytes, 1);
+  else if (enc == Enc::kGzip)
+    encoded_limit = saturating_add(data_bytes, data_bytes / 1024 + (std::size_t{1} << 16));
+  else
+    encoded_limit =
+        saturating_add(count > SIZE_MAX / 64 ? SIZE_MAX : 64 * count, std::size_t{1} << 16);
   std::vector<unsigned char> detached;
   const unsigned char* src = nullptr;
   std::size_t src_n = 0;
-  std::string where = path;  // the file named in data errors
+  DataSource where{path, ""};
   if (!data_file.empty()) {
     if (data_file.rfind("LIST", 0) == 0 ||
         (data_file.find('%') != std::string::npos && split_ws(data_file).size() >= 4))
-      fail(path, "'data file: " + data_file + "': multiple data files are not supported");
+      fail(path, quote_line("data file: " + data_file) + ": multiple data files are not supported");
     std::filesystem::path p(data_file);
     if (p.is_relative()) p = std::filesystem::path(path).parent_path() / p;
-    where = p.string();
     try {
-      detached = io::read_file(where);
+      detached = io::read_file(p.string(), encoded_limit);
     } catch (const Error& e) {
       fail(path, std::string("detached data file: ") + e.what());
     }
+    where.prefix = "detached data file: " + printable(p.string(), std::string::npos) + ": ";
     src = detached.data();
     src_n = detached.size();
   } else {
     if (data_offset == std::string::npos)
       fail(path, "NRRD header has no 'data file' and no blank line before attached data");
+    if (!in.regular() && size - data_offset < encoded_limit)
+      in.read_append(bytes, encoded_limit - (size - data_offset));
+    size = bytes.size();
     src = bytes.data() + data_offset;
     src_n = size - data_offset;
   }
@@ -447,11 +513,11 @@ Loaded load_nrrd_impl(const std::string& path) {
   auto make_array = [&] { out.array = ArrayD(dims, channel ? sizes[0] : 1); };
   if (enc == Enc::kRaw) {
     if (src_n < data_bytes)
-      fail(where, "truncated: expected " + std::to_string(data_bytes) + " data bytes, found " +
-                      std::to_string(src_n));
+      where.fail("truncated: expected " + std::to_string(data_bytes) + " data bytes, found " +
+                 std::to_string(src_n));
     if (src_n > data_bytes)
-      fail(where, "trailing data: expected " + std::to_string(data_bytes) + " data bytes, found " +
-                      std::to_string(src_n));
+      where.fail("trailing data: expected " + std::to_string(data_bytes) + " data bytes, found " +
+                 std::to_string(src_n));
     make_array();
     io::decode_values(src, count, type.scalar, big_endian, out.array.data());
   } else if (enc == Enc::kGzip) {
@@ -461,8 +527,8 @@ Loaded load_nrrd_impl(const std::string& path) {
   } else {
     // Every value takes at least one character plus a separator: check before allocating.
     if (count - 1 > src_n / 2)
-      fail(where, "truncated: " + std::to_string(src_n) + " bytes of ascii data cannot hold " +
-                      std::to_string(count) + " values");
+      where.fail("truncated: " + std::to_string(src_n) + " bytes of ascii data cannot hold " +
+                 std::to_string(count) + " values");
     make_array();
     parse_ascii(where, src, src_n, count, out.array.data());
   }
@@ -557,9 +623,10 @@ void save_nrrd_impl(const std::string& path, const ArrayD& a, DType dtype, bool 
     const std::string data_name = target.stem().string() + ".raw.gz";
     header += "data file: " + data_name + "\n";
     const std::filesystem::path data_path = target.parent_path() / data_name;
-    io::write_file_atomic(data_path.string(), packed);
-    io::write_file_atomic(path, reinterpret_cast<const unsigned char*>(header.data()),
-                          header.size());
+    // Both temporaries are written (each guarded against signals) before either is renamed:
+    // the data file first, then the header that refers to it.
+    io::write_files_atomic(
+        {{data_path.string(), packed.data(), packed.size()}, {path, header.data(), header.size()}});
   } else {
     header += "\n";
     std::vector<unsigned char> file(header.begin(), header.end());

@@ -1,7 +1,5 @@
 // Headerless raw volumes: the layout comes from a RawSpec (usually parsed from a short string
 // such as "64x256x256:u16:be") instead of from the file.
-#include <sys/stat.h>
-
 #include <cctype>
 #include <cerrno>
 #include <cmath>
@@ -130,18 +128,19 @@ Loaded read_raw(const std::string& path, const RawSpec& spec, bool channel_axis)
     io::fail(path, "the raw spec's dims are too large");
   expected = spec.offset + data_bytes;
 
-  // Compare sizes before reading, so a wrong spec on a large file fails at once.
-  struct stat st {};
-  if (::stat(path.c_str(), &st) != 0)
-    io::fail(path, std::string("cannot open: ") + std::strerror(errno));
-  if (S_ISREG(st.st_mode) && static_cast<std::size_t>(st.st_size) != expected)
-    io::fail(path, "the file holds " + std::to_string(st.st_size) + " bytes, the raw spec needs " +
+  // Compare sizes before reading, so a wrong spec on a large file fails at once; a device or
+  // pipe (only when opted in) is read no further than the spec needs plus one byte.
+  io::InputFile in(path);
+  if (in.regular() && in.size() != expected)
+    io::fail(path, "the file holds " + std::to_string(in.size()) + " bytes, the raw spec needs " +
                        std::to_string(expected) + " (" +
                        (spec.offset ? std::to_string(spec.offset) + " header bytes + " : "") +
                        std::to_string(n) + " values of " + std::to_string(size) + " bytes)");
-  const std::vector<unsigned char> bytes = io::read_file(path);
+  std::vector<unsigned char> bytes;
+  in.read_append(bytes, expected < SIZE_MAX ? expected + 1 : expected);
   if (bytes.size() != expected)
-    io::fail(path, "the file holds " + std::to_string(bytes.size()) +
+    io::fail(path, "the file holds " + std::string(bytes.size() > expected ? "more than " : "") +
+                       std::to_string(bytes.size() > expected ? expected : bytes.size()) +
                        " bytes, the raw spec needs " + std::to_string(expected));
 
   Loaded out;
@@ -158,7 +157,7 @@ Loaded read_raw(const std::string& path, const RawSpec& spec, bool channel_axis)
 
 RawSpec parse_raw_spec(const std::string& spec) {
   auto bad = [&](const std::string& what) -> Error {
-    return Error("raw volume spec '" + spec + "': " + what +
+    return Error("raw volume spec " + io::quote(spec) + ": " + what +
                  " (expected DIMS:TYPE[:le|:be][:spacing=AxBxC][:offset=BYTES], e.g. "
                  "64x256x256:u16)");
   };
@@ -168,7 +167,7 @@ RawSpec parse_raw_spec(const std::string& spec) {
   for (const std::string& d : split(fields[0], 'x')) {
     std::size_t v = 0;
     if (!parse_size(d, &v) || v == 0)
-      throw bad("dims '" + fields[0] + "' are not positive integers joined by 'x'");
+      throw bad("dims " + io::quote(fields[0], 40) + " are not positive integers joined by 'x'");
     out.dims.push_back(v);
   }
   if (out.dims.size() > 4) throw bad("more than 4 dims");
@@ -185,7 +184,7 @@ RawSpec parse_raw_spec(const std::string& spec) {
   else if (t == "f64")
     out.type = RawSpec::Type::F64;
   else
-    throw bad("unknown type '" + t + "' (u8, u16, i16, f32 or f64)");
+    throw bad("unknown type " + io::quote(t, 40) + " (u8, u16, i16, f32 or f64)");
 
   bool have_order = false, have_spacing = false, have_offset = false;
   for (std::size_t i = 2; i < fields.size(); ++i) {
@@ -200,16 +199,17 @@ RawSpec parse_raw_spec(const std::string& spec) {
       for (const std::string& s : split(f.substr(8), 'x')) {
         double v = 0;
         if (!parse_positive(s, &v))
-          throw bad("spacing '" + f.substr(8) + "' is not positive numbers joined by 'x'");
+          throw bad("spacing " + io::quote(f.substr(8), 40) +
+                    " is not positive numbers joined by 'x'");
         out.spacing.push_back(v);
       }
     } else if (f.rfind("offset=", 0) == 0) {
       if (have_offset) throw bad("offset given twice");
       have_offset = true;
       if (!parse_size(f.substr(7), &out.offset))
-        throw bad("offset '" + f.substr(7) + "' is not a byte count");
+        throw bad("offset " + io::quote(f.substr(7), 40) + " is not a byte count");
     } else {
-      throw bad("unknown field '" + f + "'");
+      throw bad("unknown field " + io::quote(f, 40));
     }
   }
   if (!out.spacing.empty() && out.spacing.size() != out.dims.size() &&
