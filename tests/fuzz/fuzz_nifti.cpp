@@ -1,0 +1,18 @@
+// libFuzzer target: sv::load_nifti (.nii, or .nii.gz when the input starts with the gzip
+// signature: the loader decides by content; the name follows suit).
+#include <cstddef>
+#include <cstdint>
+
+#include "fuzz_util.h"
+#include "splineview/error.h"
+#include "splineview/io.h"
+
+extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
+  const bool gz = size >= 2 && data[0] == 0x1f && data[1] == 0x8b;
+  const std::string path = svfuzz::write_input(gz ? "input.nii.gz" : "input.nii", data, size);
+  try {
+    sv::load_nifti(path);
+  } catch (const sv::Error&) {
+  }
+  return 0;
+}

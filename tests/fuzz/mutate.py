@@ -1,0 +1,921 @@
+#!/usr/bin/env python3
+"""Mutation fuzzer for splinetool's loaders (issue 12): mutates the seed corpus (seeds/) and
+runs every case through the (ASan/UBSan) splinetool in a subprocess, judging each run by:
+
+  crash    killed by a signal, a sanitizer report on stderr, or an exit status other than 0/1
+           (2 only for a mutated --raw spec, a command-line error);
+  hang     more than --timeout seconds (10) of wall time;
+  memory   peak RSS (wait4's ru_maxrss) above the seed's own run + max(20 x the case file's
+           size, --allowance MiB (64)), or above 1 GiB (the sanitizer's hard RSS limit and
+           allocation cap are set to that, so a bomb stops there instead of swapping);
+  message  exit 1 must print exactly one line on stderr that names the input and holds no
+           control bytes (C0, DEL, C1) and only valid UTF-8;
+  output   exit 0 must leave OUT (a loadable .npy, or a non-empty video); exit 1 must leave no
+           new OUT; no '*.tmp-*' file may be left beside OUT in either case;
+  damage   every other case pre-creates OUT with known bytes: after a failure they are intact;
+  accepted a case that is certainly corrupt by the format's own rules (a .npy/.nii/raw file
+           whose size no longer matches, a PNG critical chunk whose CRC no longer matches) must
+           not exit 0;
+  seed     the unmutated seed must load (exit 0); a format whose loader is not in the build yet
+           ("unsupported file extension") is skipped with the reason printed.
+
+Deterministic: case i of --seed S always gets the same mutations (independent of --jobs).
+
+    /usr/bin/python3 tests/fuzz/mutate.py build-test/app/splinetool/splinetool
+        [--seed 1] [--cases 600] [--jobs 1] [--formats npy,png,...] [--json out.json]
+        [--findings DIR] [--case N]   (--case: run only case N, to reproduce a finding)
+
+Exit status: 0 when every case meets every criterion, 1 otherwise (each failing case listed,
+its file kept in the findings folder with the command and stderr), 2 on a usage error.
+"""
+import argparse
+import concurrent.futures
+import gzip
+import json
+import os
+import random
+import re
+import resource
+import shutil
+import signal
+import struct
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+import zlib
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+SEEDS = os.path.join(HERE, "seeds")
+MIB = 1 << 20
+GIB = 1 << 30
+
+# ---- the corpus: seed file, format group, extra arguments, companion files ----
+# Formats whose loader may not be in the build yet; their cases are skipped (with the reason).
+OPTIONAL = {"bmp", "tga", "gif", "hdr", "pnm"}
+CORPUS = [
+    ("f32.npy", "npy", []), ("f64.npy", "npy", []), ("u8.npy", "npy", []),
+    ("u16.npy", "npy", []), ("f32_channels.npy", "npy", ["--channels"]),
+    ("raw.nrrd", "nrrd", []), ("rgb_gzip.nrrd", "nrrd", []), ("ascii.nrrd", "nrrd", []),
+    ("detached.nhdr", "nhdr", []),
+    ("i16.nii", "nifti", []), ("f32.nii.gz", "nifti", []),
+    ("grey8.png", "png", []), ("grey16.png", "png", []), ("rgba8.png", "png", []),
+    ("palette.png", "png", []),
+    ("baseline.jpg", "jpeg", []), ("progressive.jpg", "jpeg", []),
+    ("grey_restart.jpg", "jpeg", []),
+    ("rgb24.bmp", "bmp", []), ("rgb.tga", "tga", []), ("rle.tga", "tga", []),
+    ("four.gif", "gif", []), ("rgbe.hdr", "hdr", []),
+    ("grey.pgm", "pnm", []), ("grey16.pgm", "pnm", []), ("rgb.ppm", "pnm", []),
+    ("u16be.dat", "raw", ["--raw", "2x5x6:u16:be"]),
+    ("f32_offset.dat", "raw", ["--raw", "6x5:f32:offset=16"]),
+    ("clip.mp4", "mp4", []),
+]
+COMPANIONS = {"detached.nhdr": ["detached.raw"]}
+FORMAT_ORDER = ["npy", "nrrd", "nhdr", "nifti", "png", "jpeg", "bmp", "tga", "gif", "hdr", "pnm",
+                "raw", "mp4"]
+CRITERIA = ["crash", "hang", "memory", "message", "output", "damage", "accepted", "seed"]
+
+INTERESTING = [0, 1, 2, 0x7F, 0x80, 0xFF, 0x100, 0x7FFF, 0x8000, 0xFFFF, 0x10000, 16000,
+               0x7FFFFFFF, 0x80000000, 0xFFFFFFFF, 1 << 32, 1 << 63, (1 << 64) - 1]
+NUMBER_TEXT = ["0", "-1", "1", "2147483647", "2147483648", "4294967295", "4294967296",
+               "9223372036854775808", "18446744073709551616", "1" + "9" * 300, "1e308",
+               "-1e308", "nan", "inf", "3.5", "0x10", "+5", "05", "", "100000 100000 100000"]
+CONTROL = [b"\x1b[31m", b"\x1b]0;owned\x07", b"\x0b", b"\x00", b"\r", b"\x7f", b"\xc2\x9b",
+           b"\xff\xfe", b"\x08\x08\x08", b"\n\n"]
+
+
+# ---- generic mutations (bytes in, bytes out) ----
+def m_bitflip(d, r):
+    d = bytearray(d)
+    for _ in range(r.randint(1, 8)):
+        if d:
+            i = r.randrange(len(d))
+            d[i] ^= 1 << r.randrange(8)
+    return bytes(d)
+
+
+def m_byteset(d, r):
+    d = bytearray(d)
+    for _ in range(r.randint(1, 4)):
+        if d:
+            d[r.randrange(len(d))] = r.choice([0, 0xFF, r.randrange(256)])
+    return bytes(d)
+
+
+def put_int(d, off, width, value, big):
+    d = bytearray(d)
+    v = value & ((1 << (8 * width)) - 1)
+    raw = v.to_bytes(width, "big" if big else "little")
+    d[off:off + width] = raw[:max(0, len(d) - off)]
+    return bytes(d)
+
+
+def m_interesting(d, r, fields=None, big=None):
+    """An interesting integer at one of `fields` [(offset, width)] or anywhere in the first
+    512 bytes."""
+    if not d:
+        return d
+    if fields:
+        off, width = r.choice(fields)
+    else:
+        width = r.choice([1, 2, 4, 8])
+        off = r.randrange(min(len(d), 512))
+    value = r.choice(INTERESTING)
+    if r.random() < 0.2:
+        value = -value
+    return put_int(d, off, width, value, r.random() < 0.5 if big is None else big)
+
+
+def m_truncate(d, r):
+    if len(d) <= 1:
+        return b""
+    return d[:r.choice([0, 1, len(d) // 2, len(d) - 1, r.randrange(len(d))])]
+
+
+def m_extend(d, r):
+    n = r.choice([1, 7, 64, 4096])
+    junk = r.choice([bytes(n), b"\xff" * n, bytes(r.randrange(256) for _ in range(n)),
+                     (d * (n // max(len(d), 1) + 1))[:n]])
+    return d + junk
+
+
+def m_slice(d, r):
+    """Duplicates or deletes a random span (a chunk/segment-agnostic version of the below)."""
+    if len(d) < 2:
+        return d
+    a = r.randrange(len(d))
+    b = min(len(d), a + r.choice([1, 4, 16, 128, len(d)]))
+    return d[:b] + d[a:b] + d[b:] if r.random() < 0.5 else d[:a] + d[b:]
+
+
+GENERIC = [m_bitflip, m_byteset, m_interesting, m_truncate, m_extend, m_slice]
+SIZE_CHANGING = {m_truncate, m_extend}
+
+
+# ---- text headers (NRRD, .npy dict, PNM, HDR) ----
+def mutate_numbers(text, r):
+    nums = list(re.finditer(rb"-?\d+(\.\d+)?(e[+-]?\d+)?", text))
+    if not nums:
+        return text + r.choice(NUMBER_TEXT).encode()
+    m = r.choice(nums)
+    return text[:m.start()] + r.choice(NUMBER_TEXT).encode() + text[m.end():]
+
+
+def mutate_lines(text, r, extra_lines):
+    lines = text.split(b"\n")
+    op = r.randrange(5)
+    i = r.randrange(len(lines))
+    if op == 0:  # duplicate a line (a key given twice)
+        lines.insert(i, lines[i])
+    elif op == 1:  # delete a line
+        del lines[i]
+    elif op == 2:  # control bytes injected
+        pos = r.randrange(len(lines[i]) + 1)
+        lines[i] = lines[i][:pos] + r.choice(CONTROL) + lines[i][pos:]
+    elif op == 3:  # a line replaced with a known-nasty one
+        lines[i] = r.choice(extra_lines)
+    else:  # a long value
+        lines[i] = lines[i] + b"x" * r.choice([100, 5000])
+    return b"\n".join(lines)
+
+
+NRRD_LINES = [b"data file: /dev/zero", b"data file: /dev/urandom", b"data file: /etc",
+              b"data file: LIST", b"data file: missing_%d.raw 1 3 1", b"encoding: bzip2",
+              b"encoding: gzip", b"encoding: raw", b"encoding: hex", b"type: \x1b[2Jfloat",
+              b"type: int64", b"type: block", b"endian: big", b"sizes: 100000 100000 100000",
+              b"sizes: 4294967296 1", b"dimension: 16", b"dimension: 0", b"byte skip: -1",
+              b"line skip: 3", b"kinds: RGBA-color domain domain", b"kinds: vector vector",
+              b"space directions: (nan,0,0) (0,1e308,0) (0,0,-1)", b"spacings: 0 -1 nan",
+              b"NRRD0009", b"\x00\x00\x00"]
+
+
+def m_nrrd(d, r):
+    cut = d.find(b"\n\n")
+    head, body = (d, b"") if cut < 0 else (d[:cut], d[cut:])
+    if r.random() < 0.4:
+        return mutate_numbers(head, r) + body
+    return mutate_lines(head, r, NRRD_LINES) + body
+
+
+def m_text_header(d, r, lines_max=4):
+    """Numbers or control bytes in the first lines (PNM, Radiance HDR headers)."""
+    parts = d.split(b"\n", lines_max)
+    head, rest = b"\n".join(parts[:-1]), parts[-1]
+    if r.random() < 0.7:
+        head = mutate_numbers(head, r)
+    else:
+        head = mutate_lines(head, r, [b"P7", b"#?RGBE", b"FORMAT=32-bit_rle_xyze",
+                                      b"-Y 100000 +X 100000", b"+Y 6 -X 5"])
+    return head + b"\n" + rest
+
+
+NPY_DESCR = [b"'<f4'", b"'>f4'", b"'<f8'", b"'|u1'", b"'<u2'", b"'<i8'", b"'|O'", b"'<c8'",
+             b"'|b1'", b"'<U4'", b"'<f2'", b"'\x1b[31m'", b"'<f4", b"''", b"'" + b"A" * 300 + b"'"]
+
+
+def m_npy(d, r):
+    if len(d) < 10 or not d.startswith(b"\x93NUMPY"):
+        return m_bitflip(d, r)
+    hl = struct.unpack_from("<H", d, 8)[0]
+    head, body = d[10:10 + hl], d[10 + hl:]
+    op = r.randrange(7)
+    if op == 0:
+        head = mutate_numbers(head, r)
+    elif op == 1:
+        head = re.sub(rb"'descr': *'[^']*'", b"'descr': " + r.choice(NPY_DESCR), head)
+    elif op == 2:
+        head = head.replace(b"False", r.choice([b"True", b"1", b"None", b"Fals"]))
+    elif op == 3:  # a key twice, or one missing
+        keys = [b"'descr': '<f8', ", b"'shape': (1000000000, 1000000000), ",
+                b"'fortran_order': False, ", b"'extra': 1, "]
+        head = head.replace(b"{", b"{" + r.choice(keys), 1) if r.random() < 0.6 else \
+            re.sub(rb"'shape': *\([^)]*\), *", b"", head)
+    elif op == 4:
+        pos = r.randrange(len(head) + 1)
+        head = head[:pos] + r.choice(CONTROL) + head[pos:]
+    elif op == 5:  # the header length field lies
+        return put_int(d, 8, 2, r.choice(INTERESTING), False)
+    else:  # version bytes
+        return put_int(d, 6, 2, r.choice([0x0002, 0x0003, 0x0100, 0x00FF, 0]), False)
+    if r.random() < 0.8:  # keep the length field honest, so the parser reads the new text
+        return d[:8] + struct.pack("<H", len(head)) + head + body
+    return d[:10] + head + body
+
+
+# ---- PNG chunks (CRC fixed up, so mutations reach past the checksum) ----
+def png_chunks(d):
+    out, i = [], 8
+    while i + 12 <= len(d):
+        n = struct.unpack_from(">I", d, i)[0]
+        if i + 12 + n > len(d):
+            break
+        out.append([d[i + 4:i + 8], d[i + 8:i + 8 + n]])
+        i += 12 + n
+    return out
+
+
+def png_join(chunks):
+    out = b"\x89PNG\r\n\x1a\n"
+    for kind, data in chunks:
+        out += struct.pack(">I", len(data)) + kind + data + struct.pack(
+            ">I", zlib.crc32(kind + data) & 0xFFFFFFFF)
+    return out
+
+
+def inflate(data, wbits, limit=MIB):
+    """At most `limit` bytes of a zlib (wbits 15) or gzip (31) stream, or None when it is not
+    one. Bounded so that a bomb from an earlier mutation never grows this process (its peak
+    RSS would be inherited by the children it starts and read as theirs)."""
+    try:
+        out = zlib.decompressobj(wbits).decompress(data, limit)
+    except zlib.error:
+        return None
+    return out or None
+
+
+BOMB_CACHE = {}
+
+
+def bomb(n_mib):
+    """zlib and gzip streams of n_mib MiB of zeros (about 1 KiB per MiB), made once."""
+    if n_mib not in BOMB_CACHE:
+        z = zlib.compressobj(9)
+        gz = zlib.compressobj(9, zlib.DEFLATED, 31)
+        chunk = bytes(MIB)
+        zb, gb = [], []
+        for _ in range(n_mib):
+            zb.append(z.compress(chunk))
+            gb.append(gz.compress(chunk))
+        BOMB_CACHE[n_mib] = (b"".join(zb) + z.flush(), b"".join(gb) + gz.flush())
+    return BOMB_CACHE[n_mib]
+
+
+def m_png(d, r):
+    chunks = png_chunks(d)
+    if not chunks:
+        return m_bitflip(d, r)
+    op = r.randrange(7)
+    i = r.randrange(len(chunks))
+    if op == 0:  # IHDR fields
+        ihdr = chunks[0][1]
+        f = r.choice([(0, 4), (4, 4), (8, 1), (9, 1), (10, 1), (11, 1), (12, 1)])
+        if f[1] == 4:
+            v = r.choice([0, 1, 16000, 0x7FFFFFFF, 0x80000000, 0xFFFFFFFF, 1 << 20])
+        else:
+            v = r.choice([0, 1, 2, 3, 4, 6, 7, 8, 16, 255])
+        chunks[0][1] = put_int(ihdr, f[0], f[1], v, True)
+    elif op == 1:
+        del chunks[i]
+    elif op == 2:
+        chunks.insert(i, list(chunks[i]))
+    elif op == 3:
+        j = r.randrange(len(chunks))
+        chunks[i], chunks[j] = chunks[j], chunks[i]
+    elif op == 4:  # chunk data mutated, CRC recomputed
+        chunks[i][1] = r.choice([m_bitflip, m_byteset, m_truncate, m_extend])(chunks[i][1], r)
+    elif op == 5:  # image data: inflate, mutate, deflate again
+        idat = b"".join(c[1] for c in chunks if c[0] == b"IDAT")
+        raw = inflate(idat, 15) or idat
+        raw = r.choice([m_bitflip, m_byteset, m_truncate, m_extend, m_slice])(raw, r)
+        chunks = [c for c in chunks if c[0] != b"IDAT"]
+        chunks.insert(len(chunks) - 1 if chunks else 0, [b"IDAT", zlib.compress(raw, 9)])
+    else:  # decompression bomb: 256 MiB of zeros behind a small image
+        chunks = [c for c in chunks if c[0] != b"IDAT"]
+        chunks.insert(len(chunks) - 1 if chunks else 0, [b"IDAT", bomb(256)[0]])
+    return png_join(chunks)
+
+
+def png_crc_broken(d):
+    """True when some critical chunk's stored CRC does not match (libpng must refuse)."""
+    i = 8
+    while i + 12 <= len(d):
+        n = struct.unpack_from(">I", d, i)[0]
+        if i + 12 + n > len(d):
+            return False
+        kind = d[i + 4:i + 8]
+        crc = struct.unpack_from(">I", d, i + 8 + n)[0]
+        if kind in (b"IHDR", b"PLTE", b"IDAT", b"IEND") and \
+                zlib.crc32(d[i + 4:i + 8 + n]) & 0xFFFFFFFF != crc:
+            return True
+        i += 12 + n
+    return False
+
+
+# ---- JPEG segments ----
+def jpeg_segments(d):
+    """[(start, end, marker)] of the segments before the first scan, then the rest."""
+    segs, i = [], 2
+    while i + 4 <= len(d) and d[i] == 0xFF:
+        marker = d[i + 1]
+        n = struct.unpack_from(">H", d, i + 2)[0]
+        segs.append((i, i + 2 + n, marker))
+        if marker == 0xDA:
+            break
+        i += 2 + n
+    return segs
+
+
+def m_jpeg(d, r):
+    segs = jpeg_segments(d)
+    if not segs:
+        return m_bitflip(d, r)
+    op = r.randrange(6)
+    a, b, marker = r.choice(segs)
+    sof = [s for s in segs if s[2] in (0xC0, 0xC1, 0xC2)]
+    if op == 0 and sof:  # frame header: height, width, precision, component count
+        s = sof[0][0]
+        f = r.choice([(s + 5, 2, None), (s + 7, 2, None), (s + 4, 1, [0, 1, 12, 16, 255]),
+                      (s + 9, 1, [0, 2, 4, 255])])
+        v = r.choice(f[2] or [0, 1, 0x7FFF, 0xFFFF, 16000, 0x8000])
+        return put_int(d, f[0], f[1], v, True)
+    if op == 1:  # a segment deleted (DQT, DHT, SOF, SOS ...)
+        return d[:a] + d[b:]
+    if op == 2:  # a segment duplicated
+        return d[:b] + d[a:b] + d[b:]
+    if op == 3:  # segment length lies
+        return put_int(d, a + 2, 2, r.choice([0, 1, 2, 0xFFFF, b - a + 10]), True)
+    if op == 4:  # scan data cut, end marker appended
+        start = segs[-1][1]
+        return d[:r.randint(start, max(start, len(d) - 2))] + b"\xff\xd9"
+    d2 = bytearray(d)  # scan data bytes replaced
+    start = segs[-1][1]
+    for _ in range(r.randint(1, 6)):
+        if start < len(d2) - 2:
+            d2[r.randrange(start, len(d2) - 2)] = r.choice([0xFF, 0x00, r.randrange(256)])
+    return bytes(d2)
+
+
+# ---- gzip payloads (.nii.gz, gzip NRRD) ----
+def regzip(d, r, inner):
+    """Inflates, mutates the payload with `inner`, deflates again; or lies in the trailer; or
+    appends a bomb of zeros to the payload."""
+    raw = inflate(d, 31)
+    if raw is None:
+        return m_bitflip(d, r)
+    op = r.randrange(4)
+    if op == 0:
+        return gzip.compress(inner(raw, r), 6, mtime=0)
+    if op == 1:  # the ISIZE trailer lies
+        return d[:-4] + struct.pack("<I", r.choice([0, 1, 0x7FFFFFFF, 0xFFFFFFFF]))
+    if op == 2:  # a second gzip member: the payload inflates to 256 MiB more than it should
+        return gzip.compress(raw, 6, mtime=0) + bomb(256)[1]
+    return gzip.compress(raw[:r.randrange(len(raw) + 1)], 6, mtime=0)  # cut payload
+
+
+def nifti_fields(d, r):
+    fields = [(0, 4), (40, 2), (42, 2), (44, 2), (46, 2), (48, 2), (70, 2), (72, 2)]
+    if r.random() < 0.3:  # float fields: vox_offset, scl_slope, scl_inter, pixdim
+        off = r.choice([108, 112, 116, 80, 84, 88])
+        v = r.choice([0.0, -1.0, 1e30, -1e30, float("nan"), float("inf"), 3.4e38, 1e-40,
+                      2.0 ** 31, 353.0])
+        d = bytearray(d)
+        d[off:off + 4] = struct.pack("<f", v)
+        return bytes(d)
+    return m_interesting(d, r, fields, big=False)
+
+
+def m_nifti_plain(d, r):
+    return nifti_fields(d, r) if r.random() < 0.5 else r.choice(GENERIC)(d, r)
+
+
+def m_nifti_gz(d, r):
+    return regzip(d, r, m_nifti_plain) if r.random() < 0.7 else r.choice(GENERIC)(d, r)
+
+
+def m_nrrd_any(d, r):
+    if b"encoding: gzip" in d and r.random() < 0.5:
+        cut = d.find(b"\n\n")
+        head, body = d[:cut + 2], d[cut + 2:]
+        return head + regzip(body, r, lambda x, rr: rr.choice(GENERIC)(x, rr))
+    return m_nrrd(d, r) if r.random() < 0.6 else r.choice(GENERIC)(d, r)
+
+
+BMP_FIELDS = [(2, 4), (10, 4), (14, 4), (18, 4), (22, 4), (26, 2), (28, 2), (30, 4), (34, 4),
+              (46, 4)]
+TGA_FIELDS = [(0, 1), (1, 1), (2, 1), (3, 2), (5, 2), (7, 1), (12, 2), (14, 2), (16, 1),
+              (17, 1)]
+GIF_FIELDS = [(6, 2), (8, 2), (10, 1), (25 + 8 + 5, 2), (25 + 8 + 7, 2), (25 + 8 + 9, 1),
+              (25 + 8 + 10, 1)]
+
+
+def fields_or_generic(fields):
+    def mut(d, r):
+        if r.random() < 0.5:
+            return m_interesting(d, r, fields, big=False)
+        return r.choice(GENERIC)(d, r)
+    return mut
+
+
+def m_mp4(d, r):
+    if r.random() < 0.4:  # box sizes and types at the top level
+        boxes, i = [], 0
+        while i + 8 <= len(d):
+            n = struct.unpack_from(">I", d, i)[0]
+            boxes.append(i)
+            if n < 8:
+                break
+            i += n
+        off = r.choice(boxes)
+        if r.random() < 0.7:
+            return put_int(d, off, 4, r.choice(INTERESTING), True)
+        return d[:off + 4] + r.choice([b"free", b"moov", b"mdat", b"\0\0\0\0"]) + d[off + 8:]
+    return r.choice(GENERIC)(d, r)
+
+
+RAW_SPEC_NUMS = ["0", "1", "4294967296", "18446744073709551615", "1" + "0" * 40, "-5", "2.5",
+                 "nan", "1e308", ""]
+
+
+def m_raw_spec(spec, r):
+    op = r.randrange(4)
+    if op == 0:
+        return re.sub(r"\d+", lambda m: r.choice(RAW_SPEC_NUMS) if r.random() < 0.5 else
+                      m.group(0), spec)
+    if op == 1:
+        parts = spec.split(":")
+        parts[min(1, len(parts) - 1)] = r.choice(["u32", "f16", "", "\x1b[31mu8", "U8",
+                                                   "f32f32"])
+        return ":".join(parts)
+    if op == 2:
+        return spec + r.choice([":be:le", ":offset=99999999999999", ":spacing=0x0x0",
+                                ":spacing=nanxinfx1", ":offset=-1", ":", "::", ":foo=1",
+                                ":spacing=1e400x1x1"])
+    pos = r.randrange(len(spec) + 1)
+    return spec[:pos] + r.choice(["\x1b[2J", "\x0b", "\x7f", "x", "xx0", "\u00e9"]) + spec[pos:]
+
+
+FORMAT_MUTATORS = {
+    "npy": lambda d, r: m_npy(d, r) if r.random() < 0.5 else r.choice(GENERIC)(d, r),
+    "nrrd": m_nrrd_any,
+    "nhdr": lambda d, r: m_nrrd(d, r) if r.random() < 0.7 else r.choice(GENERIC)(d, r),
+    "png": lambda d, r: m_png(d, r) if r.random() < 0.6 else r.choice(GENERIC)(d, r),
+    "jpeg": lambda d, r: m_jpeg(d, r) if r.random() < 0.6 else r.choice(GENERIC)(d, r),
+    "bmp": fields_or_generic(BMP_FIELDS),
+    "tga": fields_or_generic(TGA_FIELDS),
+    "gif": fields_or_generic(GIF_FIELDS),
+    "hdr": lambda d, r: m_text_header(d, r) if r.random() < 0.5 else r.choice(GENERIC)(d, r),
+    "pnm": lambda d, r: m_text_header(d, r, 3) if r.random() < 0.5 else r.choice(GENERIC)(d, r),
+    "raw": lambda d, r: r.choice(GENERIC)(d, r),
+    "mp4": m_mp4,
+}
+
+
+def make_case(seed, index, corpus, data):
+    """Case `index` of run `seed`: (entry, mutated bytes, names of the mutations, spec or
+    None, must_reject)."""
+    r = random.Random("%d:%d" % (seed, index))
+    name, fmt, extra = corpus[index % len(corpus)]
+    d = data[name]
+    names = []
+    spec = None
+    must_reject = False
+    if fmt == "nifti" and name.endswith(".gz"):
+        mut = m_nifti_gz
+    elif fmt == "nifti":
+        mut = m_nifti_plain
+    else:
+        mut = FORMAT_MUTATORS[fmt]
+    if fmt == "raw" and r.random() < 0.25:  # the --raw spec itself is mutated
+        spec = m_raw_spec(extra[1], r)
+        names.append("raw-spec")
+    else:
+        for _ in range(r.choice([1, 1, 1, 2, 3])):
+            tag = []  # the generic mutation that ran, if one did
+            d = mut(d, _Recorder(r, tag))
+            names.append(tag[0][2:] if tag else fmt + "-specific")
+        # A size change alone makes these certainly corrupt: their size must match the header
+        # (or the --raw spec) exactly.
+        exact = fmt in ("npy", "raw") or (fmt == "nifti" and not name.endswith(".gz"))
+        must_reject = exact and len(names) == 1 and names[0] in ("truncate", "extend")
+    if fmt == "png" and png_crc_broken(d):
+        must_reject = True
+        names.append("crc-broken")
+    return (name, fmt, extra), d, names, spec, must_reject
+
+
+class _Recorder:
+    """Wraps the case's random generator: records the first mutation function chosen with
+    choice(), so the report can say what was done."""
+
+    def __init__(self, base, tag):
+        self._base = base
+        self._tag = tag
+
+    def __getattr__(self, name):
+        return getattr(self._base, name)
+
+    def choice(self, seq):
+        v = self._base.choice(seq)
+        if callable(v) and not self._tag and getattr(v, "__name__", "").startswith("m_"):
+            self._tag.append(v.__name__)
+        return v
+
+
+# ---- running one command ----
+SANITIZER = re.compile(rb"ERROR: (AddressSanitizer|LeakSanitizer|UndefinedBehaviorSanitizer)|"
+                       rb"runtime error:|SUMMARY: (Address|Undefined|Leak)")
+SANITIZER_MEMORY = re.compile(rb"rss limit exhausted|allocation-size-too-big|"
+                              rb"requested allocation size|out of memory|allocator is out of")
+
+
+def run_tool(argv, cwd, timeout):
+    """Runs argv in cwd; returns (status, stderr bytes, seconds, peak RSS bytes, timed_out).
+    status: the exit code, or -signal."""
+    err_path = os.path.join(cwd, ".stderr")
+    env = dict(os.environ)
+    env["ASAN_OPTIONS"] = ("exitcode=86:detect_leaks=1:hard_rss_limit_mb=1024:"
+                           "max_allocation_size_mb=1024:allocator_may_return_null=0:"
+                           "abort_on_error=0:symbolize=1:handle_abort=1")
+    env["UBSAN_OPTIONS"] = "exitcode=87:print_stacktrace=1:halt_on_error=1"
+    env["LSAN_OPTIONS"] = "exitcode=88"
+    env["SPLINEVIEW_FFMPEG_LOG"] = "0"
+    with open(err_path, "wb") as err, open(os.devnull, "wb") as out:
+        t0 = time.monotonic()
+        p = subprocess.Popen(argv, cwd=cwd, stdout=out, stderr=err, stdin=subprocess.DEVNULL,
+                             env=env, start_new_session=True)
+        timed_out = []
+
+        def kill():
+            timed_out.append(True)
+            try:
+                os.killpg(p.pid, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
+
+        timer = threading.Timer(timeout, kill)
+        timer.start()
+        try:
+            _, wstatus, ru = os.wait4(p.pid, 0)
+        finally:
+            timer.cancel()
+        p.returncode = os.waitstatus_to_exitcode(wstatus)
+        secs = time.monotonic() - t0
+    with open(err_path, "rb") as f:
+        stderr = f.read()
+    os.unlink(err_path)
+    return p.returncode, stderr, secs, ru.ru_maxrss * 1024, bool(timed_out)
+
+
+SENTINEL = b"SENTINEL: an existing OUT that a failed run must leave byte for byte.\n" * 4
+
+
+def control_free(msg):
+    """True when msg (without its final newline) is valid UTF-8 without C0/DEL/C1 controls."""
+    try:
+        text = msg.decode("utf-8")
+    except UnicodeDecodeError:
+        return False
+    return not any(ord(c) < 0x20 or 0x7F <= ord(c) <= 0x9F for c in text)
+
+
+def judge(entry, case_name, out_name, status, stderr, secs, rss, timed_out, workdir,
+          precreated, baseline_rss, size, spec_mutated, must_reject, opts):
+    """Returns [(criterion, detail)] for one finished run."""
+    fails = []
+    _, fmt, _ = entry
+    out_path = os.path.join(workdir, out_name)
+    if timed_out:
+        fails.append(("hang", "killed after %.0f s" % opts.timeout))
+    if SANITIZER_MEMORY.search(stderr):
+        fails.append(("memory", "sanitizer memory limit: " + first_line(stderr)))
+    elif SANITIZER.search(stderr):
+        fails.append(("crash", "sanitizer report: " + sanitizer_line(stderr)))
+    elif not timed_out and status < 0:
+        fails.append(("crash", "killed by signal %d" % -status))
+    elif not timed_out and status not in (0, 1) and not (status == 2 and spec_mutated):
+        fails.append(("crash", "exit status %d: %s" % (status, first_line(stderr))))
+    limit = baseline_rss + max(20 * size, opts.allowance * MIB)
+    if rss > min(limit, GIB) and not any(c == "memory" for c, _ in fails):
+        fails.append(("memory", "peak RSS %.1f MiB > %.1f MiB (seed run %.1f MiB + max(20 x "
+                      "%d B, %d MiB), at most 1 GiB)" % (rss / MIB, min(limit, GIB) / MIB,
+                                                         baseline_rss / MIB, size,
+                                                         opts.allowance)))
+    if status in (1, 2) and not timed_out:
+        lines = stderr.split(b"\n")
+        if stderr.count(b"\n") != 1 or not stderr.endswith(b"\n"):
+            fails.append(("message", "%d lines on stderr: %r" % (len(lines) - 1,
+                                                                 stderr[:300])))
+        elif not control_free(stderr[:-1]):
+            fails.append(("message", "control or non-UTF-8 bytes: %r" % stderr[:300]))
+        elif status == 1 and case_name.encode() not in stderr:
+            fails.append(("message", "does not name %s: %r" % (case_name, stderr[:300])))
+        elif status == 2 and b"--raw" not in stderr:
+            fails.append(("message", "does not name --raw: %r" % stderr[:300]))
+    left = [f for f in os.listdir(workdir) if ".tmp-" in f]
+    if left:
+        fails.append(("output", "temporary files left: %s" % ", ".join(left)))
+    exists = os.path.exists(out_path)
+    if status == 0:
+        if not exists:
+            fails.append(("output", "exit 0 without OUT"))
+        else:
+            with open(out_path, "rb") as f:
+                got = f.read()
+            if got == SENTINEL:
+                fails.append(("output", "exit 0 but OUT still holds the old bytes"))
+            elif out_name.endswith(".npy") and not got.startswith(b"\x93NUMPY"):
+                fails.append(("output", "exit 0 but OUT is not a .npy file"))
+            elif len(got) == 0:
+                fails.append(("output", "exit 0 but OUT is empty"))
+        if must_reject:
+            fails.append(("accepted", "a corrupt file (by the format's rules) loaded, exit 0"))
+    elif status != 0 and not timed_out:
+        if precreated:
+            with open(out_path, "rb") as f:
+                if f.read() != SENTINEL:
+                    fails.append(("damage", "the existing OUT was changed by a failed run"))
+        elif exists:
+            fails.append(("output", "exit %d but OUT was created" % status))
+    return fails
+
+
+def first_line(b):
+    return b.split(b"\n", 1)[0][:200].decode("utf-8", "replace")
+
+
+def sanitizer_line(b):
+    for line in b.split(b"\n"):
+        if SANITIZER.search(line):
+            return line[:200].decode("utf-8", "replace")
+    return first_line(b)
+
+
+def command_for(entry, case_name, spec):
+    name, fmt, extra = entry
+    if fmt == "mp4":
+        return ["upscale-video", case_name, "out.mp4", "--scale", "1", "--quiet"], "out.mp4"
+    args = list(extra)
+    if spec is not None:
+        args = ["--raw", spec]
+    return ["prefilter", case_name, "out.npy"] + args, "out.npy"
+
+
+def case_file_name(entry):
+    name = entry[0]
+    ext = ".nii.gz" if name.endswith(".nii.gz") else os.path.splitext(name)[1]
+    return "case" + ext
+
+
+def run_case(tool, entry, data, spec, workdir, precreate, timeout_opts):
+    """Writes the case (and its companions) into a clean workdir, runs it, returns the raw
+    result and the names used."""
+    for f in os.listdir(workdir):
+        p = os.path.join(workdir, f)
+        if os.path.isdir(p) and not os.path.islink(p):
+            shutil.rmtree(p)
+        else:
+            os.unlink(p)
+    case_name = case_file_name(entry)
+    with open(os.path.join(workdir, case_name), "wb") as f:
+        f.write(data)
+    for comp in COMPANIONS.get(entry[0], []):
+        shutil.copy(os.path.join(SEEDS, comp), os.path.join(workdir, comp))
+    args, out_name = command_for(entry, case_name, spec)
+    if precreate:
+        with open(os.path.join(workdir, out_name), "wb") as f:
+            f.write(SENTINEL)
+    res = run_tool([tool] + args, workdir, timeout_opts.timeout)
+    return case_name, out_name, args, res
+
+
+def snapshot_tool(tool, tmp_root):
+    """Copies the tool into tmp_root once it runs (`--help` exits 0); waits up to 120 s while
+    it is being relinked."""
+    copy = os.path.join(tmp_root, os.path.basename(tool))
+    deadline = time.monotonic() + 120
+    while True:
+        try:
+            shutil.copy2(tool, copy)
+            if subprocess.run([copy, "--help"], capture_output=True, timeout=60,
+                              env=dict(os.environ, ASAN_OPTIONS="detect_leaks=0")).returncode == 0:
+                return copy
+        except OSError:
+            pass
+        if time.monotonic() > deadline:
+            raise SystemExit("mutate.py: %s does not run" % tool)
+        time.sleep(5)
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("splinetool")
+    ap.add_argument("--seed", type=int, default=1)
+    ap.add_argument("--cases", type=int, default=None,
+                    help="number of cases (default: $SPLINEVIEW_FUZZ_CASES or 600)")
+    ap.add_argument("--jobs", type=int, default=1)
+    ap.add_argument("--timeout", type=float, default=10.0, help="hang limit, seconds")
+    ap.add_argument("--allowance", type=int, default=64,
+                    help="MiB above the seed's own peak RSS always allowed")
+    ap.add_argument("--formats", default="", help="comma-separated format groups (default all)")
+    ap.add_argument("--case", type=int, action="append", default=[],
+                    help="run only this case number (repeatable)")
+    ap.add_argument("--json", default="")
+    ap.add_argument("--verbose", "-v", action="store_true",
+                    help="one line per case: exit, seconds, peak RSS, first stderr line")
+    ap.add_argument("--findings", default="fuzz_findings")
+    opts = ap.parse_args()
+    if opts.cases is None:
+        opts.cases = int(os.environ.get("SPLINEVIEW_FUZZ_CASES", "600"))
+    if not os.access(opts.splinetool, os.X_OK):
+        print("mutate.py: %s is not an executable" % opts.splinetool, file=sys.stderr)
+        return 2
+    tool = os.path.abspath(opts.splinetool)
+    wanted = set(f for f in opts.formats.split(",") if f)
+    unknown = wanted - set(FORMAT_ORDER)
+    if unknown:
+        print("mutate.py: unknown formats %s" % ",".join(sorted(unknown)), file=sys.stderr)
+        return 2
+    data = {}
+    for name, _, _ in CORPUS:
+        with open(os.path.join(SEEDS, name), "rb") as f:
+            data[name] = f.read()
+    t_start = time.monotonic()
+    tmp_root = tempfile.mkdtemp(prefix="sv-fuzz-")
+    failures = []
+    stats = {f: {"cases": 0, "exit0": 0, "exit1": 0, "exit_other": 0, "skipped": 0,
+                 "fail": {c: 0 for c in CRITERIA}, "max_seconds": 0.0} for f in FORMAT_ORDER}
+    skipped = {}
+    baseline = {}
+    try:
+        # A private copy of the tool: the build tree may be relinked while the run goes on.
+        tool = snapshot_tool(tool, tmp_root)
+        # The seeds themselves: each must load; its peak RSS is the baseline of its cases.
+        wd = os.path.join(tmp_root, "seed")
+        os.mkdir(wd)
+        for entry in CORPUS:
+            name, fmt, _ = entry
+            if wanted and fmt not in wanted:
+                continue
+            case_name, out_name, args, (status, stderr, secs, rss, to) = run_case(
+                tool, entry, data[name], None, wd, False, opts)
+            baseline[name] = rss
+            if status == 0:
+                continue
+            if fmt in OPTIONAL and b"unsupported file extension" in stderr:
+                skipped[fmt] = first_line(stderr)
+                continue
+            stats[fmt]["fail"]["seed"] += 1
+            failures.append({"case": None, "format": fmt, "seed_file": name, "mutations": [],
+                             "criterion": "seed", "detail": "the unmutated seed fails (exit "
+                             "%d): %s" % (status, first_line(stderr)), "command": args,
+                             "file": None})
+        for fmt, why in sorted(skipped.items()):
+            print("SKIP %s: loader not in this build yet (%s)" % (fmt, why))
+
+        indices = opts.case or list(range(opts.cases))
+        todo = []
+        for i in indices:
+            entry, d, names, spec, must_reject = make_case(opts.seed, i, CORPUS, data)
+            fmt = entry[1]
+            if (wanted and fmt not in wanted) or entry[0] not in baseline:
+                continue
+            if fmt in skipped:
+                stats[fmt]["skipped"] += 1
+                continue
+            todo.append((i, entry, d, names, spec, must_reject))
+
+        os.makedirs(opts.findings, exist_ok=True)
+        lock = threading.Lock()
+        local = threading.local()
+
+        def work(item):
+            i, entry, d, names, spec, must_reject = item
+            if not hasattr(local, "wd"):
+                local.wd = tempfile.mkdtemp(dir=tmp_root)
+            precreate = i % 2 == 1
+            case_name, out_name, args, res = run_case(tool, entry, d, spec, local.wd, precreate,
+                                                      opts)
+            status, stderr, secs, rss, timed_out = res
+            fails = judge(entry, case_name, out_name, status, stderr, secs, rss, timed_out,
+                          local.wd, precreate, baseline[entry[0]], len(d), spec is not None,
+                          must_reject, opts)
+            fmt = entry[1]
+            with lock:
+                if opts.verbose:
+                    print("case %5d %-5s %-18s %-32s exit %3d %5.2f s %6.1f MiB %s" % (
+                        i, fmt, entry[0], "+".join(names)[:32], status, secs, rss / MIB,
+                        first_line(stderr)[:160]), flush=True)
+                st = stats[fmt]
+                st["cases"] += 1
+                st["max_seconds"] = max(st["max_seconds"], secs)
+                key = {0: "exit0", 1: "exit1"}.get(status, "exit_other")
+                st[key] += 1
+                for crit, detail in fails:
+                    st["fail"][crit] += 1
+                if fails:
+                    keep = "case%05d-%s-%s" % (i, fmt, case_name.replace("case", "", 1)
+                                               .lstrip(".").replace(".", "_"))
+                    kept = os.path.join(opts.findings, keep + os.path.splitext(case_name)[1])
+                    if case_name.endswith(".nii.gz"):
+                        kept = os.path.join(opts.findings, keep + ".nii.gz")
+                    shutil.copy(os.path.join(local.wd, case_name), kept)
+                    for comp in COMPANIONS.get(entry[0], []):
+                        shutil.copy(os.path.join(SEEDS, comp), os.path.join(opts.findings, comp))
+                    with open(os.path.join(opts.findings, keep + ".txt"), "wb") as f:
+                        f.write(("case %d (seed %d) from %s, mutations %s\ncommand: splinetool "
+                                 "%s\nexit %d, %.2f s, peak RSS %.1f MiB\nfailed: %s\n"
+                                 "stderr:\n" % (i, opts.seed, entry[0], "+".join(names),
+                                                " ".join(args), status, secs, rss / MIB,
+                                                "; ".join("%s: %s" % c for c in fails)))
+                                .encode() + stderr)
+                    for crit, detail in fails:
+                        failures.append({"case": i, "format": fmt, "seed_file": entry[0],
+                                         "mutations": names, "criterion": crit,
+                                         "detail": detail, "command": args,
+                                         "exit": status, "seconds": round(secs, 3),
+                                         "peak_rss_mib": round(rss / MIB, 1), "file": kept})
+
+        with concurrent.futures.ThreadPoolExecutor(max_workers=max(1, opts.jobs)) as ex:
+            list(ex.map(work, todo))
+    finally:
+        shutil.rmtree(tmp_root, ignore_errors=True)
+    elapsed = time.monotonic() - t_start
+
+    # ---- report ----
+    head = "%-6s %6s %6s %6s %5s " % ("format", "cases", "exit0", "exit1", "other") + \
+        " ".join("%8s" % c for c in CRITERIA) + "  max_s"
+    print(head)
+    print("-" * len(head))
+    tot = {"cases": 0, "exit0": 0, "exit1": 0, "exit_other": 0}
+    totf = {c: 0 for c in CRITERIA}
+    for fmt in FORMAT_ORDER:
+        st = stats[fmt]
+        if fmt in skipped:
+            print("%-6s  skipped: %d cases (loader not in this build yet)" % (fmt, st["skipped"]))
+            continue
+        if not st["cases"] and not any(st["fail"].values()):
+            continue
+        for k in tot:
+            tot[k] += st[k]
+        for c in CRITERIA:
+            totf[c] += st["fail"][c]
+        print("%-6s %6d %6d %6d %5d " % (fmt, st["cases"], st["exit0"], st["exit1"],
+                                         st["exit_other"]) +
+              " ".join("%8d" % st["fail"][c] for c in CRITERIA) + "  %5.2f" % st["max_seconds"])
+    print("-" * len(head))
+    print("%-6s %6d %6d %6d %5d " % ("all", tot["cases"], tot["exit0"], tot["exit1"],
+                                     tot["exit_other"]) +
+          " ".join("%8d" % totf[c] for c in CRITERIA))
+    own = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0
+    print("seed %d, %d cases in %.1f s (%d jobs); the runner's own peak RSS %.0f MiB (a floor "
+          "under every child's reading)" % (opts.seed, tot["cases"], elapsed, opts.jobs, own))
+    if failures:
+        print("\nFAILURES (files kept in %s):" % os.path.abspath(opts.findings))
+        for f in failures:
+            print("  case %s [%s %s %s] %s: %s" % (f["case"], f["format"], f["seed_file"],
+                                                  "+".join(f["mutations"]), f["criterion"],
+                                                  f["detail"][:300]))
+    if opts.json:
+        with open(opts.json, "w") as f:
+            json.dump({"seed": opts.seed, "cases": tot["cases"], "seconds": round(elapsed, 1),
+                       "jobs": opts.jobs, "tool": tool, "timeout_s": opts.timeout,
+                       "allowance_mib": opts.allowance, "skipped_formats": skipped,
+                       "formats": stats, "failures": failures}, f, indent=1)
+    n_fail = len({(f["case"], f["seed_file"]) for f in failures})
+    print("%d passed, %d failed" % (tot["cases"] - n_fail, n_fail))
+    return 1 if failures else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
