@@ -7,6 +7,7 @@
 #include <algorithm>
 
 #include "backend_cuda.h"
+#include "commands.h"
 #include "splineview/cuda_device.h"
 #include "splineview/error.h"
 
@@ -94,16 +95,16 @@ std::string list_names(const std::vector<std::string>& names) {
 }
 
 // --fetch and --format against the backend's vocabulary, before the backend exists (so before
-// any GL context or CUDA device work).
+// any GL context or CUDA device work). A mismatch is a command-line error (exit status 2).
 void check_options(const std::string& backend, const BackendOptions& opt) {
   const std::vector<std::string> fetches = fetch_names(backend);
   if (!opt.fetch.empty() && fetches.empty())
-    throw sv::Error("--fetch selects how a GPU backend fetches; it needs --backend gl or cuda");
+    throw UsageError("--fetch selects how a GPU backend fetches; it needs --backend gl or cuda");
   if (!opt.fetch.empty() && std::find(fetches.begin(), fetches.end(), opt.fetch) == fetches.end())
-    throw sv::Error("--fetch " + opt.fetch + " is not a fetch of --backend " + backend +
-                    " (expected " + list_names(fetches) + ")");
+    throw UsageError("--fetch " + opt.fetch + " is not a fetch of --backend " + backend +
+                     " (expected " + list_names(fetches) + ")");
   if (!opt.format.empty() && backend != "gl")
-    throw sv::Error("--format selects the GL texture format; it needs --backend gl");
+    throw UsageError("--format selects the GL texture format; it needs --backend gl");
 }
 
 }  // namespace

@@ -4,14 +4,17 @@
 // never creates or damages an output file; failures are thrown as sv::Error with one sentence.
 #pragma once
 
+#include <cstddef>
 #include <string>
 
 #include "splineview/error.h"
 
 namespace splinetool {
 
-// A command line that parses but asks for something impossible (OUT == IN, a factor the backend
-// cannot take, ...): main() reports it like a parse error, exit status 2.
+// A command line that parses but asks for something impossible (OUT the same file as an input,
+// options the backend cannot take together, ...): main() reports it like a parse error, exit
+// status 2. These are all checked before any input is read, except OUT against the inputs,
+// which is checked before any work.
 class UsageError : public sv::Error {
  public:
   using sv::Error::Error;
@@ -25,6 +28,9 @@ struct CommonArgs {
   std::string fetch;            // gl and cuda: fetch flavour ("" = otf on gl, precise on cuda)
   std::string format;           // gl only: texture format ("" = r32f)
   std::string raw;  // --raw SPEC: how to read inputs without a known extension ("" = refuse them)
+  // --allow-nonfinite: process NaN/inf in the data (and, for sample, NaN rows of COORDS) instead
+  // of refusing them (prefilter, sample, resample, compare).
+  bool allow_nonfinite = false;
 };
 
 struct PrefilterArgs {
@@ -52,8 +58,8 @@ struct ResampleArgs {
   CommonArgs common;
   std::string in, out;
   bool has_zoom = false, has_rotate = false;
-  double zoom = 1.0;
-  double rotate = 0.0;  // degrees per step
+  double zoom = 1.0;    // (0, kMaxZoom]; each step's result at most kMaxResultValues scalars
+  double rotate = 0.0;  // degrees per step (any finite angle; reduced modulo 360 exactly)
   int repeat = 1;
   std::string method = "cubic";
   std::string boundary = "reflect";
@@ -84,11 +90,18 @@ struct UpscaleVideoArgs {
   int crf = -1;                  // -1 = the encoder's default
   unsigned threads = 0;          // CPU threads of the cpu upscaler
   bool quiet = false, json = false, no_audio = false;
+  bool allow_damaged = false;  // copy damaged/truncated audio (what is there) instead of failing
 };
 
 struct InfoArgs {
   CommonArgs common;
 };
+
+// Bounds of resample --zoom: the factor (checked while parsing), and the number of scalars
+// (points * channels) one step may produce (checked per step before any work: 2^27, 1 GiB as
+// double), so the output is bounded whatever the factor and --repeat.
+constexpr double kMaxZoom = 10000;
+constexpr std::size_t kMaxResultValues = std::size_t{1} << 27;
 
 void run_prefilter(const PrefilterArgs& args);
 void run_sample(const SampleArgs& args);

@@ -2,22 +2,93 @@
 // error metrics, device info, video upscaling). This file only declares the command line (CLI11)
 // and turns every failure into one line "splinetool: <message>" on stderr and a non-zero exit
 // status: 0 success (and --help), 1 the command failed, 2 the command line is wrong.
+#include <cmath>
 #include <cstdio>
+#include <cstdlib>
 #include <exception>
 #include <new>
+#include <optional>
 #include <string>
+#include <vector>
 
 #include <CLI/CLI.hpp>
 
 #include "backend.h"
 #include "commands.h"
+#include "splineview/cuda_device.h"
 #include "splineview/error.h"
 #include "splineview/io.h"
+#include "splineview/text.h"
+#include "splineview/version.h"
 #include "splineview/video.h"
 
 namespace {
 
 using splinetool::CommonArgs;
+
+// --- option checks ------------------------------------------------------------------------------
+// CLI11 runs these on the text before converting it, so a bad value never reaches CLI11's own
+// messages (which echo the text in full): ours name the option (CLI11 puts it first), show
+// numbers formatted (%.6g) and any other text shortened and with control bytes escaped.
+
+// The whole text as a double (strtod: also "inf", "nan", hex floats), or nothing.
+std::optional<double> parse_number(const std::string& text) {
+  if (text.empty() || text.size() > 4096) return std::nullopt;
+  char* end = nullptr;
+  const double v = std::strtod(text.c_str(), &end);
+  if (end != text.c_str() + text.size()) return std::nullopt;
+  return v;
+}
+
+// What a bad value looked like, for a message: a number formatted, other text shortened.
+std::string shown_value(const std::string& text) {
+  if (const std::optional<double> v = parse_number(text)) return sv::format_number(*v);
+  return "'" + sv::short_number(text) + "'";
+}
+
+// A real number in [lo, hi] (lo excluded when lo_open); finite unless `allow_inf`.
+CLI::Validator number_in(double lo, bool lo_open, double hi, const std::string& range) {
+  return CLI::Validator(
+      [=](std::string& text) -> std::string {
+        const std::optional<double> v = parse_number(text);
+        if (!v) return "expected a number " + range + ", got " + shown_value(text);
+        const bool ok = std::isfinite(*v) && (lo_open ? *v > lo : *v >= lo) && *v <= hi;
+        if (ok) return {};
+        return "must be a number " + range + ", got " + sv::format_number(*v);
+      },
+      "", "");
+}
+
+// An integer in [lo, hi] (written as digits, optionally signed).
+CLI::Validator integer_in(long long lo, long long hi, const std::string& range) {
+  return CLI::Validator(
+      [=](std::string& text) -> std::string {
+        std::size_t i = (!text.empty() && (text[0] == '-' || text[0] == '+')) ? 1 : 0;
+        bool digits = i < text.size();
+        for (std::size_t k = i; k < text.size(); ++k)
+          if (text[k] < '0' || text[k] > '9') digits = false;
+        if (!digits)
+          return "expected an integer " + range + ", got '" + sv::short_number(text) + "'";
+        const std::optional<double> v = parse_number(text);
+        if (v && *v >= static_cast<double>(lo) && *v <= static_cast<double>(hi)) return {};
+        return "must be an integer " + range + ", got " + sv::short_number(text);
+      },
+      "", "");
+}
+
+// One of `names`.
+CLI::Validator one_of(const std::vector<std::string>& names) {
+  std::string list;
+  for (std::size_t i = 0; i < names.size(); ++i)
+    list += (i == 0 ? "" : (i + 1 == names.size() ? " or " : ", ")) + names[i];
+  return CLI::Validator(
+      [names, list](std::string& text) -> std::string {
+        for (const std::string& n : names)
+          if (text == n) return {};
+        return "expected " + list + ", got '" + sv::printable(text, 40) + "'";
+      },
+      "", "");
+}
 
 const char* const kBoundaryHelp =
     "extension beyond the edges: reflect (half-sample symmetric), mirror (whole-sample "
@@ -36,19 +107,25 @@ void add_common(CLI::App* sub, CommonArgs& common, bool threads = true) {
                   "prefiltering on the CPU in float) or cuda (prefilter and evaluation kernels "
                   "in float; needs a CUDA device)")
       ->type_name("NAME")
-      ->check(CLI::IsMember(splinetool::backend_names()))
+      ->check(one_of(splinetool::backend_names()))
       ->capture_default_str();
   sub->add_flag("--json", common.json, "print a JSON object on stdout");
   if (threads)
-    sub->add_option("--threads", common.threads, "CPU threads (0 = all hardware threads)")
+    sub->add_option("--threads", common.threads, "CPU threads, 0..4096 (0 = all hardware threads)")
         ->type_name("N")
+        ->check(integer_in(0, 4096, "in 0..4096"))
         ->capture_default_str();
+}
+
+// --allow-nonfinite: the one switch of the non-finite policy (README: "Non-finite data").
+void add_allow_nonfinite(CLI::App* sub, CommonArgs& common, const char* what) {
+  sub->add_flag("--allow-nonfinite", common.allow_nonfinite, what);
 }
 
 void add_boundary(CLI::App* sub, std::string& boundary) {
   sub->add_option("--boundary", boundary, kBoundaryHelp)
       ->type_name("MODE")
-      ->check(CLI::IsMember({"reflect", "mirror", "periodic"}))
+      ->check(one_of({"reflect", "mirror", "periodic"}))
       ->capture_default_str();
 }
 
@@ -56,7 +133,7 @@ void add_precision(CLI::App* sub, std::string& precision) {
   CLI::Option* o = sub->add_option("--precision", precision,
                                    precision.empty() ? kPrecisionHelpGpu : kPrecisionHelp)
                        ->type_name("P")
-                       ->check(CLI::IsMember({"single", "double"}));
+                       ->check(one_of({"single", "double"}));
   if (!precision.empty()) o->capture_default_str();
 }
 
@@ -65,18 +142,18 @@ void add_precision(CLI::App* sub, std::string& precision) {
 void add_gpu_options(CLI::App* sub, CommonArgs& common, const char* fetch_help) {
   sub->add_option("--fetch", common.fetch, fetch_help)
       ->type_name("F")
-      ->check(CLI::IsMember(splinetool::all_fetch_names()));
+      ->check(one_of(splinetool::all_fetch_names()));
   sub->add_option("--format", common.format,
                   "gl only: texture format r32f (default), r16f (half float) or r16 (16-bit "
                   "unsigned normalised: data in [0, 1] only, so no prefiltered flavour)")
       ->type_name("FMT")
-      ->check(CLI::IsMember(splinetool::format_names()));
+      ->check(one_of(splinetool::format_names()));
 }
 
 void add_degree(CLI::App* sub, int& degree) {
   sub->add_option("--degree", degree, "B-spline degree 0..7 (0 nearest, 1 linear)")
       ->type_name("N")
-      ->check(CLI::Range(0, 7))
+      ->check(integer_in(0, 7, "in 0..7"))
       ->capture_default_str();
 }
 
@@ -93,7 +170,7 @@ void add_raw(CLI::App* sub, std::string& raw) {
               sv::parse_raw_spec(spec);
               return {};
             } catch (const sv::Error& e) {
-              return e.what();
+              return sv::printable(e.what(), 300);
             }
           },
           "SPEC");
@@ -102,12 +179,60 @@ void add_raw(CLI::App* sub, std::string& raw) {
 const char* const kChannelsHelp =
     "the last axis of a .npy (or --raw) input is channels (1..4); colour images imply it";
 
-// CLI11 messages are one sentence; keep them on one line whatever they contain.
-std::string one_line(std::string s) {
-  for (char& ch : s)
-    if (ch == '\n' || ch == '\r') ch = ' ';
-  while (!s.empty() && s.back() == ' ') s.pop_back();
-  return s;
+// The last guard of every message: one line (newlines from CLI11's multi-line texts become
+// spaces), no byte a terminal could act on (other control bytes as \xNN; file names are escaped
+// where they are quoted, this catches anything else), and no run of more than 24 digits echoed in
+// full (numbers are formatted where they are checked; this catches anything else).
+std::string one_line(const std::string& s) {
+  std::string out;
+  std::size_t digits = 0;
+  for (std::size_t i = 0; i < s.size(); ++i) {
+    const unsigned char ch = static_cast<unsigned char>(s[i]);
+    if (ch >= '0' && ch <= '9') {
+      std::size_t end = i;
+      while (end < s.size() && s[end] >= '0' && s[end] <= '9') ++end;
+      digits = end - i;
+      if (digits > 24) {
+        out += s.substr(i, 12) + "...(" + std::to_string(digits) + " digits)";
+      } else {
+        out += s.substr(i, digits);
+      }
+      i = end - 1;
+      continue;
+    }
+    if (ch == '\n' || ch == '\r') {
+      out += ' ';
+    } else if (ch < 0x20 || ch == 0x7f) {
+      static const char* const hex = "0123456789ABCDEF";
+      out += "\\x";
+      out += hex[ch >> 4];
+      out += hex[ch & 15];
+    } else {
+      out += static_cast<char>(ch);
+    }
+  }
+  while (!out.empty() && out.back() == ' ') out.pop_back();
+  return out;
+}
+
+// --version: the version and commit, then what this build can use (no device is probed: that is
+// `splinetool info`).
+std::string version_text() {
+  std::string v = std::string("splinetool ") + sv::version() + " (splineview, commit " +
+                  sv::git_commit() + ")\n";
+  v += std::string("CUDA: ") +
+       (sv::cuda_compiled() ? "compiled in (--backend cuda; `splinetool info` lists the devices)"
+                            : "not compiled in") +
+       "\n";
+#ifdef SPLINEVIEW_HAVE_GL
+  v += "GL backend: compiled in (--backend gl; `splinetool info` tries a context)\n";
+#else
+  v += "GL backend: not compiled in\n";
+#endif
+  v += std::string("FFmpeg: ") + (sv::video::video_compiled()
+                                      ? "compiled in (" + sv::video::ffmpeg_versions() + ")"
+                                      : std::string("not compiled in (no upscale-video)"));
+  return v;
 }
 
 }  // namespace
@@ -119,6 +244,9 @@ int main(int argc, char** argv) {
       "--channels (colour images imply it). Position k is the centre of sample k.",
       "splinetool"};
   app.require_subcommand(1);
+  app.set_version_flag("--version", version_text,
+                       "print the version, the git commit and whether CUDA, the GL backend and "
+                       "FFmpeg are compiled in, then exit");
   // Subcommands inherit the footer set before they are added.
   const std::string exit_note =
       "Exit status: 0 success, 1 the command failed, 2 bad command line. Errors are one line\n"
@@ -138,6 +266,9 @@ int main(int argc, char** argv) {
   add_precision(prefilter, pre.precision);
   prefilter->add_flag("--channels", pre.channels, kChannelsHelp);
   add_raw(prefilter, pre.common.raw);
+  add_allow_nonfinite(prefilter, pre.common,
+                      "prefilter data holding NaN or inf instead of refusing it (the recursion "
+                      "spreads each one along its lines: those results are NaN)");
   add_common(prefilter, pre.common);
 
   splinetool::SampleArgs smp;
@@ -158,7 +289,7 @@ int main(int argc, char** argv) {
                                                 "gl and cuda the fetch decides (3 for the cubic "
                                                 "flavours)")
                                    ->type_name("N")
-                                   ->check(CLI::Range(0, 7))
+                                   ->check(integer_in(0, 7, "in 0..7"))
                                    ->capture_default_str();
   add_boundary(sample, smp.boundary);
   sample->add_flag("--no-prefilter", smp.no_prefilter,
@@ -169,7 +300,7 @@ int main(int argc, char** argv) {
       ->add_option("--derivative", smp.derivative,
                    "evaluate the first derivative along this array axis instead")
       ->type_name("AXIS")
-      ->check(CLI::NonNegativeNumber);
+      ->check(integer_in(0, 2, "0..2 (an array axis)"));
   add_gpu_options(sample, smp.common,
                   "gl: nearest, linear (hardware filtering), cubic-unfiltered (cubic B-spline on "
                   "the raw samples), or the prefiltered cubic as lut (Sigg-Hadwiger lookup "
@@ -178,6 +309,10 @@ int main(int argc, char** argv) {
                   "cubic (hardware-filtered fetches, 8-bit weights) or precise (point taps, fma; "
                   "default)");
   add_raw(sample, smp.common.raw);
+  add_allow_nonfinite(sample, smp.common,
+                      "evaluate data holding NaN or inf instead of refusing it (prefiltering "
+                      "spreads each one along its lines), and write NaN for COORDS rows with a "
+                      "non-finite coordinate");
   add_common(sample, smp.common);
 
   splinetool::ResampleArgs res;
@@ -189,22 +324,27 @@ int main(int argc, char** argv) {
       ->required();
   resample->add_option("OUT", res.out, "result: .npy, .png or .nrrd")->required();
   CLI::Option* zoom =
-      resample->add_option("--zoom", res.zoom, "zoom factor (output extent round(N * F))")
-          ->type_name("F");
+      resample
+          ->add_option("--zoom", res.zoom,
+                       "zoom factor in (0, 10000] (output extent round(N * F) per axis; each "
+                       "step's result at most 2^27 values)")
+          ->type_name("F")
+          ->check(number_in(0, true, splinetool::kMaxZoom, "in (0, 10000]"));
   CLI::Option* rotate =
       resample
           ->add_option("--rotate", res.rotate,
-                       "rotate by DEG degrees per step (counter-clockwise as displayed)")
-          ->type_name("DEG");
+                       "rotate by DEG degrees per step (counter-clockwise as displayed; any "
+                       "finite angle, reduced modulo 360)")
+          ->type_name("DEG")
+          ->check(number_in(-HUGE_VAL, false, HUGE_VAL, "(a finite angle in degrees)"));
   zoom->excludes(rotate);
   resample->add_option("--repeat", res.repeat, "K steps, each on the previous result")
       ->type_name("K")
-      ->check(CLI::Range(1, 1000000))
+      ->check(integer_in(1, 1000000, "in 1..1000000"))
       ->capture_default_str();
   resample->add_option("--method", res.method, "interpolation method")
       ->type_name("M")
-      ->check(
-          CLI::IsMember({"nearest", "linear", "cubic-unfiltered", "cubic", "quintic", "septic"}))
+      ->check(one_of({"nearest", "linear", "cubic-unfiltered", "cubic", "quintic", "septic"}))
       ->capture_default_str();
   add_boundary(resample, res.boundary);
   add_precision(resample, res.precision);
@@ -221,15 +361,21 @@ int main(int argc, char** argv) {
                    "2-D metrics only inside the centred disc of radius FRACTION * min(H, W) "
                    "(0 = whole image)")
       ->type_name("FRACTION")
+      ->check(number_in(0, false, HUGE_VAL, ">= 0"))
       ->capture_default_str();
   resample->add_option("--peak", res.peak, "peak value for the PSNR")
       ->type_name("P")
+      ->check(number_in(0, true, HUGE_VAL, "> 0"))
       ->capture_default_str();
   add_gpu_options(resample, res.common,
                   "gl: flavour of --method cubic: lut, otf (default) or precise; cuda: flavour of "
                   "--method cubic and cubic-unfiltered: cubic or precise (default). The other "
                   "methods map to their own fetch (quintic and septic are cpu only)");
   add_raw(resample, res.common.raw);
+  add_allow_nonfinite(resample, res.common,
+                      "resample data (and a --reference) holding NaN or inf instead of refusing "
+                      "it (the prefiltering methods spread each one along its lines; a .png "
+                      "writes NaN as 0)");
   add_common(resample, res.common);
 
   splinetool::CompareArgs cmp;
@@ -241,12 +387,18 @@ int main(int argc, char** argv) {
                           ->add_option("--disc", cmp.disc,
                                        "2-D only: compare inside the centred disc of radius "
                                        "FRACTION * min(H, W) (default: all)")
-                          ->type_name("FRACTION");
+                          ->type_name("FRACTION")
+                          ->check(number_in(0, true, HUGE_VAL, "> 0"));
   compare->add_option("--peak", cmp.peak, "peak value for the PSNR")
       ->type_name("P")
+      ->check(number_in(0, true, HUGE_VAL, "> 0"))
       ->capture_default_str();
   compare->add_flag("--channels", cmp.channels, kChannelsHelp);
   add_raw(compare, cmp.common.raw);
+  add_allow_nonfinite(compare, cmp.common,
+                      "measure arrays holding NaN or inf instead of refusing them: the figures "
+                      "cover the points where both are finite, and the NaN/inf of each side and "
+                      "the mismatches are counted apart");
   add_common(compare, cmp.common, false);
 
   splinetool::InfoArgs inf;
@@ -315,10 +467,26 @@ int main(int argc, char** argv) {
   upscale_video->add_option("--threads", upv.threads, "CPU threads of the cpu upscaler (0 = all)")
       ->type_name("N")
       ->capture_default_str();
-  upscale_video->add_flag("--no-audio", upv.no_audio, "do not copy IN's audio");
+  CLI::Option* no_audio =
+      upscale_video->add_flag("--no-audio", upv.no_audio, "do not copy IN's audio");
+  upscale_video
+      ->add_flag("--allow-damaged", upv.allow_damaged,
+                 "copy IN's audio even when it is truncated or damaged (the packets that are "
+                 "there, said on stderr); without it such audio is an error")
+      ->excludes(no_audio);
   upscale_video->add_flag("--quiet", upv.quiet, "no progress on stderr");
   upscale_video->add_flag("--json", upv.json, "print a JSON summary on stdout");
-  app.footer("Run 'splinetool COMMAND --help' for the options of a command.\n" + exit_note);
+  // Every example here runs as written from the source folder (tests/cli/test_hardening.py runs
+  // them in a folder holding a copy of assets/).
+  app.footer(
+      "Examples (assets/ is the bundled data of the source folder):\n"
+      "  splinetool prefilter assets/ascent.png coeffs.npy --degree 5\n"
+      "  splinetool resample assets/ascent.png rotated.png --rotate 10 --repeat 36 "
+      "--compare-original\n"
+      "  splinetool compare assets/ascent.png rotated.png\n"
+      "  splinetool resample assets/mri_t1_head.nrrd head_half.nrrd --zoom 0.5 --json\n"
+      "Run 'splinetool COMMAND --help' for the options of a command.\n" +
+      exit_note);
 
   try {
     app.parse(argc, argv);

@@ -243,11 +243,17 @@ class CompareAndInfo(Base):
         self.assertAlmostEqual(j["sse"], 1.0, places=10)
         self.assertAlmostEqual(j["psnr_db"], 20.0, places=9)
         self.assertEqual(j["count"], 100)
+        self.assertEqual((j["identical"], j["nonfinite_a"], j["nonfinite_b"],
+                          j["nonfinite_mismatch"]), (False, 0, 0, 0))
         j = json.loads(TOOL.ok("compare", pa, pa, "--json").stdout)
-        self.assertEqual((j["max_abs"], j["psnr_db"]), (0.0, None), "identical: PSNR null")
+        self.assertEqual((j["max_abs"], j["psnr_db"], j["identical"]), (0.0, None, True),
+                         "identical: PSNR null")
+        # Finite data: the five figures and the verdict (the non-finite lines only with NaN/inf:
+        # test_hardening.py).
         lines = TOOL.ok("compare", pa, pb).stdout.splitlines()
         self.assertEqual([l.split()[0] for l in lines],
-                         ["max_abs", "rms", "sse", "psnr_db", "count"])
+                         ["max_abs", "rms", "sse", "psnr_db", "count", "identical"])
+        self.assertEqual(lines[-1], "identical no")
 
     def test_info(self):
         r = TOOL.ok("info")

@@ -67,8 +67,8 @@ class Base(unittest.TestCase):
     def tearDown(self):
         self.w.close()
 
-    def check_fails(self, args, out, message, env=None):
-        """Runs `args` without OUT and with a pre-existing OUT: exit status 1, one stderr line
+    def check_fails(self, args, out, message, env=None, status=1):
+        """Runs `args` without OUT and with a pre-existing OUT: exit status `status`, one stderr line
         'splinetool: ...' containing each of `message` (a string or a list), no file created,
         changed or removed. Returns that line."""
         messages = [message] if isinstance(message, str) else list(message)
@@ -82,7 +82,7 @@ class Base(unittest.TestCase):
             before = self.w.listing()
             r = TOOL.run(*args, env=env)
             what = " ".join(str(a) for a in args)
-            self.assertEqual(r.returncode, 1, "%s: %r" % (what, r.stderr))
+            self.assertEqual(r.returncode, status, "%s: %r" % (what, r.stderr))
             lines = r.stderr.splitlines()
             self.assertEqual(len(lines), 1, "%s: stderr %r" % (what, r.stderr))
             self.assertTrue(lines[0].startswith("splinetool: "), lines[0])
@@ -165,16 +165,18 @@ class NoDevice(Base):
             self.check_fails(args + ["--backend", "cuda"], target, self.reason, env=NO_DEVICE)
 
     def test_option_names_are_checked_per_backend(self):
+        # Command-line errors: exit status 2 (issue 12).
         out = self.w.path("out.npy")
         for fetch in ("otf", "lut", "cubic-unfiltered"):
             self.check_fails(["sample", self.f2, self.p2, out, "--backend", "cuda", "--fetch",
-                              fetch], out, "is not a fetch of --backend cuda", env=NO_DEVICE)
+                              fetch], out, "is not a fetch of --backend cuda", env=NO_DEVICE,
+                             status=2)
         self.check_fails(["sample", self.f2, self.p2, out, "--backend", "cuda", "--format",
-                          "r16f"], out, "needs --backend gl", env=NO_DEVICE)
+                          "r16f"], out, "needs --backend gl", env=NO_DEVICE, status=2)
         self.check_fails(["sample", self.f2, self.p2, out, "--fetch", "cubic"], out,
-                         "needs --backend gl or cuda")
+                         "needs --backend gl or cuda", status=2)
         self.check_fails(["sample", self.f2, self.p2, out, "--backend", "gl", "--fetch", "cubic"],
-                         out, ["cubic", "gl"])
+                         out, ["cubic", "gl"], status=2)
 
     def test_help_names_the_cuda_backend(self):
         for cmd in ("sample", "resample"):
@@ -475,7 +477,10 @@ class Refusals(DeviceBase):
             (["resample", f2, out, "--zoom", 2, "--precision", "double"], "single precision"),
         ]
         for args, message in cases:
-            self.check_fails(args + ["--backend", "cuda"], out, message)
+            # Option combinations the backend cannot take are command-line errors (exit 2);
+            # what depends on the files (the coordinates' shape and range) fails with 1.
+            status = 1 if message in ("shape", "2^30") else 2
+            self.check_fails(args + ["--backend", "cuda"], out, message, status=status)
 
 
 def ok_env(env, *args):
