@@ -311,6 +311,8 @@ Loaded load_nrrd_impl(const std::string& path) {
       if (bytes.size() >= kMaxSpecialHeader)
         fail(path, "no end of the NRRD header in the first " + std::to_string(kMaxSpecialHeader) +
                        " bytes of a non-regular file");
+      // Not a NRRD: stop here, the magic check below says so.
+      if (bytes.size() >= 8 && std::memcmp(bytes.data(), "NRRD000", 7) != 0) break;
       scanned = bytes.size() < 2 ? 0 : bytes.size() - 2;
       if (in.read_append(bytes, 4096) == 0) break;  // the end: a detached header
     }
