@@ -84,6 +84,7 @@ void free_slot(int i) {
 }  // namespace
 
 TempFileGuard::TempFileGuard(const std::string& path) : path_(path) {
+  if (path_.empty()) return;  // nothing to guard (a slot claimed here would never be freed)
   std::call_once(g_install_once, install_handlers);
   slot_ = claim_slot(path);
 }
