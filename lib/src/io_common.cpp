@@ -72,15 +72,26 @@ void set_input_options(const InputOptions& options) {
 
 namespace sv::io {
 
-InputFile::InputFile(const std::string& path) : path_(path) {
-  const bool allow_special = input_options().allow_special;
-  // Look before opening: opening a FIFO blocks until a writer comes, and opening some devices
-  // does something (rewinds a tape, arms a watchdog).
+namespace {
+
+// The guard, before anything is opened: opening a FIFO blocks until a writer comes (and a
+// reader that opens and closes it breaks the writer's pipe), and opening some devices does
+// something (rewinds a tape, arms a watchdog). Returns whether `path` is a regular file.
+bool check_before_open(const std::string& path, bool allow_special) {
   struct stat st {};
   if (::stat(path.c_str(), &st) != 0) fail(path, "cannot open: " + errno_text(errno));
   if (S_ISDIR(st.st_mode)) fail(path, "cannot open: " + errno_text(EISDIR));
-  regular_ = S_ISREG(st.st_mode);
-  if (!regular_ && !allow_special) refuse_special(path, st.st_mode);
+  const bool regular = S_ISREG(st.st_mode);
+  if (!regular && !allow_special) refuse_special(path, st.st_mode);
+  return regular;
+}
+
+}  // namespace
+
+InputFile::InputFile(const std::string& path) : path_(path) {
+  const bool allow_special = input_options().allow_special;
+  struct stat st {};
+  regular_ = check_before_open(path, allow_special);
   // O_NONBLOCK for what looked like a regular file: should it have been swapped for a FIFO in
   // the meantime, open() returns at once and the fstat() below refuses it.
   const int flags = O_RDONLY | O_CLOEXEC | O_NOCTTY | (regular_ ? O_NONBLOCK : 0);
@@ -153,6 +164,32 @@ std::vector<unsigned char> read_file(const std::string& path, std::size_t specia
   in.read_append(bytes, in.regular() ? SIZE_MAX : special_limit);
   return bytes;
 }
+
+std::vector<unsigned char> read_file(const std::string& path) {
+  InputFile in(path);
+  std::vector<unsigned char> bytes;
+  in.read_append(bytes, in.regular() ? SIZE_MAX : kMaxUnclaimedSpecial + 1);
+  if (!in.regular() && bytes.size() > kMaxUnclaimedSpecial) {
+    struct stat st {};
+    const bool known = ::stat(path.c_str(), &st) == 0;
+    fail(path, "more than " + std::to_string(kMaxUnclaimedSpecial) +
+                   " bytes from a non-regular file" +
+                   (known ? std::string(" (") + kind_of(st.st_mode) + ")" : std::string()));
+  }
+  return bytes;
+}
+
+}  // namespace sv::io
+
+namespace sv {
+
+void check_input(const std::string& path) {
+  io::check_before_open(path, input_options().allow_special);
+}
+
+}  // namespace sv
+
+namespace sv::io {
 
 namespace {
 

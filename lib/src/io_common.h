@@ -56,8 +56,11 @@ class InputFile {
 // Reads a whole regular file, or at most `special_limit` bytes of an opted-in device or pipe
 // (the caller passes what the format claims plus slack, so that extra bytes show as trailing
 // data). The errors are InputFile's.
-std::vector<unsigned char> read_file(const std::string& path,
-                                     std::size_t special_limit = kMaxUnclaimedSpecial);
+std::vector<unsigned char> read_file(const std::string& path, std::size_t special_limit);
+// For formats that state no size up front (images): a whole regular file, or an opted-in
+// device or pipe up to kMaxUnclaimedSpecial bytes; more is "<path>: more than 67108864 bytes
+// from a non-regular file (a character device)".
+std::vector<unsigned char> read_file(const std::string& path);
 
 // Writes `n` bytes to "<path>.tmp-<pid>-<counter>" in the same directory, flushes it to disk and
 // renames it over `path`. The temporary is registered with sv::TempFileGuard from before it is

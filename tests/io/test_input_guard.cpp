@@ -221,7 +221,6 @@ std::thread feed_fifo(const std::string& p, std::string bytes) {
   });
 }
 
-
 // ------------------------------------------------------------------------------ refused inputs
 
 // Item 6: /dev/zero and a FIFO fail at once, whatever the loader, and the message names the
@@ -266,6 +265,10 @@ TEST_F(InputGuardTest, DevicesFifosAndSocketsAreRefusedAtOnce) {
       {"fifo raw", fifo, "(a FIFO)", [&] { sv::load_raw(fifo, spec, false); }},
       {"fifo nifti", fifo, "(a FIFO)", [&] { sv::load_nifti(fifo); }},
       {"socket", sock, "(a socket)", [&] { sv::load_nrrd(sock); }},
+      {"image", "/dev/zero", "(a character device)", [&] { sv::load_image("/dev/zero"); }},
+      {"check_input fifo", fifo, "(a FIFO)", [&] { sv::check_input(fifo); }},
+      {"check_input device", "/dev/zero", "(a character device)",
+       [&] { sv::check_input("/dev/zero"); }},
   };
   for (const Case& c : cases) {
     SCOPED_TRACE(c.name);
@@ -309,6 +312,9 @@ TEST_F(InputGuardTest, OptedInDevicesAreReadNoFurtherThanClaimed) {
       {"npy", "/dev/zero", "bad magic", [] { sv::load_npy("/dev/zero", false); }},
       {"nifti", "/dev/zero", "sizeof_hdr is 0", [] { sv::load_nifti("/dev/zero"); }},
       {"nrrd", "/dev/zero", "bad magic", [] { sv::load_nrrd("/dev/zero"); }},
+      {"image (no size up front)", "/dev/zero",
+       "more than 67108864 bytes from a non-regular file (a character device)",
+       [] { sv::load_image("/dev/zero"); }},
       {"nhdr raw", nhdr, "detached data file: /dev/zero: trailing data: expected 16 data bytes",
        [&] { sv::load_nrrd(nhdr); }},
       {"nhdr gzip", gz_nhdr, "detached data file: /dev/zero: corrupt gzip data",
@@ -328,6 +334,18 @@ TEST_F(InputGuardTest, OptedInDevicesAreReadNoFurtherThanClaimed) {
     EXPECT_EQ(r.text.rfind(c.path + ": ", 0), 0u) << r.text;
     EXPECT_NE(r.text.find(c.needle), std::string::npos) << r.text;
   }
+  // check_input looks without opening: an opted-in FIFO passes (and does not block).
+  ASSERT_EQ(::mkfifo(path("f").c_str(), 0600), 0);
+  const ChildResult r = run_in_child(
+      [&] {
+        sv::ScopedInputOptions allow({true});
+        return message_of([&] { sv::check_input(path("f")); });
+      },
+      10);
+  expect_exited(r);
+  EXPECT_EQ(r.text, "no error");
+  EXPECT_NE(error_of([&] { sv::check_input(path("missing")); }).find("cannot open: No such file"),
+            std::string::npos);
   // The option is restored by the scope.
   EXPECT_FALSE(sv::input_options().allow_special);
 }

@@ -21,6 +21,7 @@
 #pragma once
 
 #include <cstddef>
+#include <string>
 
 namespace sv {
 
@@ -34,6 +35,13 @@ constexpr std::size_t kMaxUnclaimedSpecial = std::size_t{64} << 20;  // 64 MiB
 // The process-wide options every loader uses (thread-safe; the default is all off).
 InputOptions input_options();
 void set_input_options(const InputOptions& options);
+
+// Applies the guard to `path` without reading it: throws the sv::Error a loader would
+// ("<path>: not a regular file (a FIFO); only regular files are read", "<path>: cannot open:
+// ..."). For code that looks into an input before the loader does (e.g. a .nhdr's data file
+// name), so that it neither blocks on a FIFO nor reads a device. Nothing is opened (it looks
+// with stat()), so an opted-in FIFO is left for the loader.
+void check_input(const std::string& path);
 
 // Sets the options for its lifetime and restores the previous ones (tests, one-off loads).
 class ScopedInputOptions {
