@@ -13,7 +13,9 @@ enum class Format { kImage, kNpy, kNrrd, kNifti, kUnknown };
 // Format::kUnknown when the extension names none of the formats.
 Format known_format(const std::string& path) {
   const std::string ext = io::lower_extension(path);
-  if (ext == ".png" || ext == ".jpg" || ext == ".jpeg") return Format::kImage;
+  if (ext == ".png" || ext == ".jpg" || ext == ".jpeg" || ext == ".bmp" || ext == ".gif" ||
+      ext == ".hdr" || ext == ".pgm" || ext == ".ppm" || ext == ".pnm" || ext == ".tga")
+    return Format::kImage;
   if (ext == ".npy") return Format::kNpy;
   if (ext == ".nrrd" || ext == ".nhdr") return Format::kNrrd;
   if (ext == ".nii") return Format::kNifti;
@@ -29,7 +31,9 @@ Format format_of(const std::string& path) {
   const Format f = known_format(path);
   if (f != Format::kUnknown) return f;
   const std::string ext = io::lower_extension(path);
-  const std::string expected = " (expected .png, .jpg, .jpeg, .npy, .nrrd, .nhdr, .nii or .nii.gz)";
+  const std::string expected =
+      " (expected .png, .jpg, .jpeg, .bmp, .gif, .hdr, .pgm, .ppm, .pnm, .tga, .npy, .nrrd, .nhdr, "
+      ".nii or .nii.gz)";
   if (ext.empty()) io::fail(path, "no file extension" + expected);
   io::fail(path, "unsupported file extension '" + ext + "'" + expected);
 }

@@ -28,9 +28,28 @@ struct Loaded {
   std::vector<double> spacing;
 };
 
-// Image files: PNG (8/16 bit, grey, grey+alpha, RGB, RGBA) and JPEG (8 bit). Values are
-// normalised to [0, 1] (divided by 255 or 65535). A grey image has no channel axis. The file's
-// signature decides PNG vs JPEG (not the extension); dtype is U8 or U16; spacing is {1, 1}.
+// Image files. Read: PNG (libpng: 1/2/4/8/16-bit grey, grey+alpha, RGB, RGBA, palette,
+// interlaced; every chunk CRC and the zlib Adler-32 verified; image data must be complete and
+// IEND present), JPEG (libjpeg-turbo: baseline, extended sequential and progressive Huffman;
+// grey, YCbCr, Adobe CMYK/YCCK -> RGB; every libjpeg warning, e.g. "Premature end of JPEG
+// file", is an error; a scan whose quantisation or Huffman table is not defined is refused),
+// and through stb_image BMP (uncompressed), GIF (first frame, RGBA), Radiance HDR, binary
+// PGM/PPM (P5/P6, 8 or 16 bit) and TGA; the file must hold all the data its header announces.
+// The signature decides the format (not the extension), except TGA, which has none and is
+// read when the extension is .tga. Values are normalised to [0, 1]: divided by 255 or 65535
+// (dtype U8/U16; PNM by its maxval); HDR keeps its linear float values (dtype F32). A grey
+// image has no channel axis; 16-bit PNG stays 16-bit; spacing is {1, 1}.
+// Before any pixel memory is allocated the declared size must pass: at most kImageMaxSide
+// pixels per side (JPEG: 65500, libjpeg-turbo's limit), at most kImageMaxValues values
+// (width x height x channels), and a size the file can hold at the format's best compression
+// (PNG: deflate expands at most 1032:1; JPEG: at least 1 bit per 8x8 block of the smallest
+// component; GIF: at most 4096 pixels per LZW code; HDR: run-length scanlines of at least
+// 4 + 8 ceil(w/127) bytes; BMP, PNM, TGA: their exact data size). Arithmetic-coded, lossless
+// and hierarchical JPEG, ASCII PNM and PSD are refused. Errors carry the decoder's reason,
+// e.g. "<path>: corrupt PNG: IDAT: CRC error", "<path>: corrupt JPEG: Premature end of JPEG
+// file".
+inline constexpr std::size_t kImageMaxSide = 1000000;
+inline constexpr std::size_t kImageMaxValues = std::size_t{1} << 28;  // 2 GiB as doubles
 Loaded load_image(const std::string& path);
 // Writes a 2-D array with 1..4 channels; values in [0,1] are scaled, rounded and clamped to
 // `bits` (8 or 16; JPEG only 8). The format follows the extension (.png, .jpg/.jpeg). JPEG
@@ -111,7 +130,8 @@ RawSpec parse_raw_spec(const std::string& spec);
 // f32 -> F32, f64 -> F64; values keep their numeric value.
 Loaded load_raw(const std::string& path, const RawSpec& spec, bool channel_axis);
 
-// Chooses by extension: .png .jpg .jpeg -> image, .npy -> npy, .nrrd .nhdr -> nrrd,
+// Chooses by extension: .png .jpg .jpeg .bmp .gif .hdr .pgm .ppm .pnm .tga -> image (whose
+// signature then decides the format), .npy -> npy, .nrrd .nhdr -> nrrd,
 // .nii .nii.gz -> nifti. `channel_axis` applies to .npy only (images imply it for colour;
 // NRRD states it; NIfTI has none).
 Loaded load_any(const std::string& path, bool channel_axis);
