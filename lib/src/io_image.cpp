@@ -118,11 +118,13 @@ void check_values(const std::string& path, ImageKind kind, std::size_t w, std::s
 // Refuses a declared size that the file cannot hold: `min_bytes` is the fewest bytes any valid
 // file of that size needs (from the format's best possible compression), `why` says whence.
 void check_plausible(const std::string& path, ImageKind kind, std::size_t w, std::size_t h,
-                     std::size_t min_bytes, std::size_t file_size, const std::string& why) {
-  if (min_bytes <= file_size) return;
+                     std::size_t min_bytes, std::size_t data_bytes, std::size_t file_size,
+                     const std::string& why) {
+  if (min_bytes <= data_bytes) return;
   fail(path, std::string(kind_name(kind)) + " header declares " + num(w) + " x " + num(h) +
-                 " pixels, impossible in a file of " + num(file_size) +
-                 " bytes (they need at least " + num(min_bytes) + " bytes: " + why +
+                 " pixels, impossible with " + num(data_bytes) +
+                 " bytes of image data in a file of " + num(file_size) +
+                 " bytes (they need at least " + num(min_bytes) + ": " + why +
                  "; truncated file or forged header)");
 }
 
@@ -265,6 +267,21 @@ bool png_decode(PngJob* job, bool header_only) {
   return true;
 }
 
+// The bytes in IDAT chunks (libpng has read the header, so the chunk layout up to the first IDAT
+// is sound; the walk stops where the file does).
+std::size_t png_idat_bytes(const std::vector<unsigned char>& b) {
+  std::size_t pos = 8, total = 0;
+  while (b.size() - pos >= 12) {
+    const std::size_t len = static_cast<std::size_t>(b[pos]) << 24 |
+                            static_cast<std::size_t>(b[pos + 1]) << 16 |
+                            static_cast<std::size_t>(b[pos + 2]) << 8 | b[pos + 3];
+    if (std::memcmp(&b[pos + 4], "IDAT", 4) == 0) total += std::min(len, b.size() - pos - 12);
+    if (len > b.size() - pos - 12) break;
+    pos += 12 + len;
+  }
+  return total;
+}
+
 Loaded load_png(const std::string& path, const std::vector<unsigned char>& bytes) {
   PngJob job{};
   job.data = bytes.data();
@@ -279,8 +296,8 @@ Loaded load_png(const std::string& path, const std::vector<unsigned char>& bytes
   const std::size_t raw_bits = static_cast<std::size_t>(job.w) * job.h *
                                static_cast<std::size_t>(job.file_channels * job.file_bits);
   const std::size_t raw_bytes = (raw_bits + 7) / 8;
-  check_plausible(path, ImageKind::kPng, job.w, job.h, raw_bytes / kDeflateMaxRatio, bytes.size(),
-                  "deflate expands at most 1032:1");
+  check_plausible(path, ImageKind::kPng, job.w, job.h, raw_bytes / kDeflateMaxRatio,
+                  png_idat_bytes(bytes), bytes.size(), "deflate expands at most 1032:1");
   check_values(path, ImageKind::kPng, job.w, job.h, static_cast<std::size_t>(job.channels));
 
   if (!png_decode(&job, false)) failed();
@@ -313,7 +330,8 @@ Loaded load_png(const std::string& path, const std::vector<unsigned char>& bytes
 // What the marker walk learns: the frame and whether each scan's tables were defined.
 struct JpegLayout {
   std::size_t w = 0, h = 0, components = 0;
-  std::size_t min_blocks = 0;  // blocks of the component with the fewest
+  std::size_t min_blocks = 0;     // blocks of the component with the fewest
+  std::size_t entropy_bytes = 0;  // entropy-coded data of all scans
 };
 
 std::uint16_t be16(const unsigned char* p) {
@@ -438,6 +456,7 @@ JpegLayout walk_jpeg(const std::string& path, const std::vector<unsigned char>& 
       }
       ++scans;
       // Skip the entropy-coded data: up to the next marker other than RSTn and stuffing.
+      const std::size_t data_start = pos;
       for (;;) {
         if (pos >= n) bad("the file ends inside the image data (truncated)");
         if (b[pos] != 0xff) {
@@ -454,6 +473,7 @@ JpegLayout walk_jpeg(const std::string& path, const std::vector<unsigned char>& 
           break;
         }
       }
+      lay.entropy_bytes += pos - data_start;
     }
     // APPn, COM, DRI, DNL and the rest: skipped (libjpeg checks what it uses).
   }
@@ -557,8 +577,8 @@ Loaded load_jpeg(const std::string& path, const std::vector<unsigned char>& byte
   // Huffman coding spends at least one bit on each 8x8 block of every component in the first
   // scan (a DC code, or a DC code and an end-of-block code), and each component has at least
   // min_blocks blocks.
-  check_plausible(path, ImageKind::kJpeg, lay.w, lay.h, (lay.min_blocks + 7) / 8, bytes.size(),
-                  "Huffman coding spends at least 1 bit per 8x8 block");
+  check_plausible(path, ImageKind::kJpeg, lay.w, lay.h, (lay.min_blocks + 7) / 8, lay.entropy_bytes,
+                  bytes.size(), "Huffman coding spends at least 1 bit per 8x8 block");
   check_values(path, ImageKind::kJpeg, lay.w, lay.h, out_channels);
 
   JpegJob job{};
@@ -783,7 +803,7 @@ StbPlan plan_hdr(const std::string& path, const std::vector<unsigned char>& b) {
   }
   // A run-length scanline takes at least 4 + 4 * 2 * ceil(w / 127) bytes.
   const std::size_t min_line = 4 + 8 * ((p.w + 126) / 127);
-  check_plausible(path, k, p.w, p.h, pos + min_line * p.h, b.size(),
+  check_plausible(path, k, p.w, p.h, min_line * p.h, b.size() - pos, b.size(),
                   "a run-length scanline takes at least 4 + 8 * ceil(width / 127) bytes");
   auto cut = [&](std::size_t y) {
     fail(path, "truncated Radiance HDR: the data ends in scanline " + num(y) + " of " + num(p.h));
@@ -822,19 +842,19 @@ StbPlan plan_gif(const std::string& path, const std::vector<unsigned char>& b) {
   p.w = le16(&b[6]);
   p.h = le16(&b[8]);
   check_sides(path, k, p.w, p.h);
-  // LZW: a code of at least 1 bit yields at most 4096 pixels.
-  check_plausible(path, k, p.w, p.h, (p.w * p.h + 32767) / 32768, b.size(),
-                  "an LZW code yields at most 4096 pixels");
   // Walk to the first image's data and check its sub-blocks are all present.
   std::size_t pos = 13;
   if (b[10] & 0x80) pos += 3u << ((b[10] & 7) + 1);
+  std::size_t data = 0;
   auto sub_blocks = [&]() {
+    data = 0;
     for (;;) {
       need(path, k, pos < b.size(), "the file ends inside a data block (truncated)");
       const std::size_t len = b[pos++];
       if (len == 0) return;
       need(path, k, len <= b.size() - pos, "the file ends inside a data block (truncated)");
       pos += len;
+      data += len;
     }
   };
   for (;;) {
@@ -852,6 +872,10 @@ StbPlan plan_gif(const std::string& path, const std::vector<unsigned char>& b) {
       need(path, k, pos < b.size(), "the file ends before the image data (truncated)");
       ++pos;  // LZW minimum code size
       sub_blocks();
+      // LZW: a code of at least 1 bit yields at most 4096 pixels. The canvas (what stb
+      // allocates) is held to what the first frame's data can cover.
+      check_plausible(path, k, p.w, p.h, (p.w * p.h + 32767) / 32768, data, b.size(),
+                      "an LZW code of at least 1 bit yields at most 4096 pixels");
       return p;
     } else {
       need(path, k, false, "no image before the trailer");
