@@ -10,6 +10,11 @@
 #include <sys/resource.h>
 #include <zlib.h>
 
+#include <cstdio>
+// clang-format off
+#include <jpeglib.h>
+// clang-format on
+
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
@@ -597,6 +602,61 @@ TEST_F(ImageDecodeTest, RealAndFlatImagesPassTheBounds) {
   sv::save_image(path("flat.jpg"), fj, 8);
   const sv::Loaded lj = sv::load_image(path("flat.jpg"));
   EXPECT_EQ(lj.array.size(), 1024u * 1024u * 3u);
+}
+
+// JPEGs stb_image_write cannot make, written with libjpeg: progressive with 4:2:0 chroma and
+// restart markers, progressive grey; both equal stb_image's decode within 4 levels (chroma
+// upsampling differs). Arithmetic coding is refused by name.
+std::string libjpeg_write(std::size_t w, std::size_t h, bool grey, bool progressive, bool arith) {
+  jpeg_compress_struct c;
+  jpeg_error_mgr e;
+  c.err = jpeg_std_error(&e);
+  jpeg_create_compress(&c);
+  unsigned char* out = nullptr;
+  unsigned long size = 0;
+  jpeg_mem_dest(&c, &out, &size);
+  c.image_width = static_cast<JDIMENSION>(w);
+  c.image_height = static_cast<JDIMENSION>(h);
+  c.input_components = grey ? 1 : 3;
+  c.in_color_space = grey ? JCS_GRAYSCALE : JCS_RGB;
+  jpeg_set_defaults(&c);
+  jpeg_set_quality(&c, 90, TRUE);
+  if (progressive) jpeg_simple_progression(&c);
+  if (arith) c.arith_code = TRUE;
+  c.restart_interval = 3;
+  jpeg_start_compress(&c, TRUE);
+  std::vector<unsigned char> row(w * 3);
+  while (c.next_scanline < c.image_height) {
+    for (std::size_t i = 0; i < row.size(); ++i)
+      row[i] = static_cast<unsigned char>((i * 7 + c.next_scanline * 5) % 256);
+    JSAMPROW r = row.data();
+    jpeg_write_scanlines(&c, &r, 1);
+  }
+  jpeg_finish_compress(&c);
+  jpeg_destroy_compress(&c);
+  std::string bytes(reinterpret_cast<const char*>(out), size);
+  std::free(out);
+  return bytes;
+}
+
+TEST_F(ImageDecodeTest, JpegProgressiveAndSubsampledDecode) {
+  for (bool grey : {false, true}) {
+    SCOPED_TRACE(grey ? "grey" : "colour 4:2:0");
+    write_bytes(path("p.jpg"), libjpeg_write(77, 53, grey, true, false));
+    const sv::Loaded l = sv::load_image(path("p.jpg"));
+    int w = 0, h = 0, c = 0;
+    unsigned char* ref = stbi_load(path("p.jpg").c_str(), &w, &h, &c, 0);
+    ASSERT_NE(ref, nullptr);
+    ASSERT_EQ(l.array.dims(), (std::vector<std::size_t>{53, 77}));
+    ASSERT_EQ(l.array.channels(), static_cast<std::size_t>(c));
+    double worst = 0;
+    for (std::size_t i = 0; i < l.array.size(); ++i)
+      worst = std::max(worst, std::fabs(l.array[i] * 255.0 - ref[i]));
+    stbi_image_free(ref);
+    EXPECT_LE(worst, 4.0);
+  }
+  write_bytes(path("a.jpg"), libjpeg_write(16, 16, false, false, true));
+  expect_refused(path("a.jpg"), {"unsupported JPEG: arithmetic-coded"});
 }
 
 // ------------------------------------------------------------- BMP, TGA, HDR, PNM, GIF
