@@ -13,8 +13,11 @@
 #include "layout.h"
 #include "method_pass.h"
 #include "rotate_mode.h"
+#include "splineview/cuda_device.h"
 #include "splineview/error.h"
 #include "splineview/io.h"
+#include "splineview/version.h"
+#include "splineview/video.h"
 #include "video_mode.h"
 #include "viewer.h"
 #include "volume_mode.h"
@@ -32,6 +35,38 @@ bool parse_size(const std::string& text, int* width, int* height) {
   *height = h;
   return true;
 }
+
+// What --version prints: the version, the commit, and what this build can use (checked without
+// a window or GL context: the GL version is in the panel and in --report).
+std::string version_text() {
+  std::string t = std::string("splineview ") + sv::version() + " (git " + sv::git_commit() + ")\n";
+  t += std::string("CUDA: ") +
+       (sv::cuda_compiled() ? "compiled in (GPUs are looked for at run time)"
+                            : "not compiled in (prefiltering on the CPU)") +
+       "\n";
+  t += "FFmpeg: " +
+       (sv::video::video_compiled() ? "compiled in (" + sv::video::ffmpeg_versions() + ")"
+                                    : std::string("not compiled in (no video mode)")) +
+       "\n";
+  t += "OpenGL: 4.5 core profile required";
+  return t;
+}
+
+// Command lines shown by --help, run as written from the source folder (scan.raw: any file of
+// 32 * 64 * 48 * 2 bytes); tests/viewer/test_viewer_cli.py runs every one.
+constexpr const char* kExamples =
+    "Examples (assets/ is the bundled data of the source folder):\n"
+    "  splineview assets/coffee.png --layout grid --methods nearest,linear,otf,precise\n"
+    "  splineview assets/coffee.png --layout wipe --methods linear,precise --zoom 8 "
+    "--center 120,80\n"
+    "  splineview --mode rotate assets/ascent.png --step-angle 45 --steps 8\n"
+    "  splineview --mode volume assets/mri_t1_head.nrrd --methods nearest,otf,otf,precise "
+    "--heat-map\n"
+    "  splineview --mode volume scan.raw --raw 32x64x48:u16:le:spacing=2x1x1\n"
+    "  splineview --mode video assets/coffee_pan.mp4 --layout wipe --compare nearest\n"
+    "  splineview --mode video synthetic:1280x720 --path tiles --factor 3\n"
+    "  splineview --mode video /dev/video0 --decode-size 640x360\n"
+    "  splineview assets/coffee.png --headless --screenshot shot.png --report shot.json\n";
 
 // Splits "a,b,c" into its parts.
 std::vector<std::string> split_commas(const std::string& text) {
@@ -65,6 +100,10 @@ int main(int argc, char** argv) {
         "splineview: compares nearest, linear, unfiltered cubic B-spline and prefiltered "
         "(exact, interpolating) cubic B-spline reconstruction on the GPU, in up to four "
         "synchronised views."};
+    app.set_version_flag("--version", version_text(),
+                         "print the version, the git commit and what this build can use (CUDA, "
+                         "FFmpeg), then exit");
+    app.footer(kExamples);
     app.add_option("file", image,
                    "zoom and rotate: a PNG or JPEG image (default: the bundled photograph "
                    "assets/coffee.png); volume: NRRD, NIfTI-1 (.nii, .nii.gz), .npy or raw with "
@@ -129,7 +168,8 @@ int main(int argc, char** argv) {
     std::string raw;
     app.add_option("--raw", raw,
                    "volume mode: read FILE as headerless raw data, DIMS:TYPE[:le|be]"
-                   "[:spacing=SZ,SY,SX][:offset=N] (e.g. 256x256x128:u16:le:spacing=2,1,1)");
+                   "[:spacing=SZxSYxSX][:offset=N], DIMS in array order ZxYxX (e.g. "
+                   "64x128x128:u16:le:spacing=2x1x1)");
     std::string video_path = "shader", compare = "linear";
     int factor = 0;
     bool paused = false, no_loop = false;

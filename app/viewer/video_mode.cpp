@@ -157,7 +157,7 @@ std::optional<std::pair<int, int>> synthetic_size(const std::string& source) {
       w <= 8192 && h <= 8192)
     return std::make_pair(w, h);
   if (source.rfind("synthetic", 0) == 0)
-    throw Error("video: '" + source + "': expected synthetic or synthetic:WxH (16..8192 each)");
+    throw Error("'" + source + "': expected synthetic or synthetic:WxH (16..8192 each)");
   return std::nullopt;
 }
 
@@ -202,6 +202,9 @@ void VideoMode::start(const std::string& source, std::string label) {
   clock_s_ = 0;
   last_time_s_ = -1;
   shown_ = decode_drops_ = display_drops_ = 0;
+  fps_window_start_ = -1;
+  fps_window_frames_ = 0;
+  video_fps_.reset();
   fit_pending_ = true;
   rss_kib_ = {};
   gpu_bytes_ = {};
@@ -251,6 +254,7 @@ void VideoMode::decode_loop(std::shared_ptr<Shared> s, std::string source,
   } catch (const std::exception& e) {
     std::lock_guard<std::mutex> lock(s->mu);
     s->error = e.what();
+    s->eos = true;  // nothing more will come: finish() must not wait for a frame
     s->cv.notify_all();
     return;
   }
@@ -356,6 +360,13 @@ bool VideoMode::open_bundled(std::size_t index) {
     return false;
   }
   return true;
+}
+
+std::string VideoMode::fps_text() const {
+  if (!video_fps_) return "measuring fps";
+  char buf[48];
+  std::snprintf(buf, sizeof buf, "%.1f fps", *video_fps_);
+  return buf;
 }
 
 std::string VideoMode::title() const {
@@ -510,8 +521,12 @@ void VideoMode::update(const FrameInfo& f) {
   if (next) take_frame(std::move(*next));
 
   // Measured video frame rate over one-second windows.
-  if (fps_window_start_ < 0) fps_window_start_ = f.time_s;
-  if (f.time_s - fps_window_start_ >= 1.0) {
+  // The first window starts at the first frame shown (opening the source is not playback).
+  if (fps_window_start_ < 0 && has_frame_) {
+    fps_window_start_ = f.time_s;
+    fps_window_frames_ = 0;
+  }
+  if (fps_window_start_ >= 0 && f.time_s - fps_window_start_ >= 1.0) {
     video_fps_ = static_cast<double>(fps_window_frames_) / (f.time_s - fps_window_start_);
     fps_window_start_ = f.time_s;
     fps_window_frames_ = 0;
@@ -578,7 +593,7 @@ void VideoMode::panel(const FrameInfo& f) {
     ImGui::TextDisabled("opening ...");
   }
   if (!notice_.empty()) ImGui::TextWrapped("%s", notice_.c_str());
-  if (error_text(error_, "video error")) error_.clear();
+  // The error itself is shown once, by the shell (Data section, from error()).
 
   section("Playback");
   if (ImGui::Button(options_.paused ? "play [Space]" : "pause [Space]"))
@@ -600,7 +615,7 @@ void VideoMode::panel(const FrameInfo& f) {
       step_pending_ = options_.paused;
     }
   }
-  ImGui::Text("frame %lld, %.1f video fps", static_cast<long long>(shown_index_ + 1), video_fps_);
+  ImGui::Text("frame %lld, %s", static_cast<long long>(shown_index_ + 1), fps_text().c_str());
   ImGui::Text("dropped: %lld decode, %lld display", static_cast<long long>(decode_drops_),
               static_cast<long long>(display_drops_));
   if (ImGui::IsItemHovered())
@@ -686,9 +701,9 @@ void VideoMode::overlays(const FrameInfo& f, ImDrawList* list) {
       label_at({c[i].x + pad, c[i].y + pad}, name_of(i));
   }
   char buf[160];
-  std::snprintf(buf, sizeof buf, "%s  frame %lld  %.1f fps  dropped %lld decode, %lld display",
+  std::snprintf(buf, sizeof buf, "%s  frame %lld  %s  dropped %lld decode, %lld display",
                 clock_text(shown_pts_).c_str(), static_cast<long long>(shown_index_ + 1),
-                video_fps_, static_cast<long long>(decode_drops_),
+                fps_text().c_str(), static_cast<long long>(decode_drops_),
                 static_cast<long long>(display_drops_));
   label_at({f.area.x + pad, f.area.y + f.area.height - pad - 24.0 * f.ui_scale}, buf);
   if (loupe_ && hover_cell_) {
@@ -778,7 +793,7 @@ bool VideoMode::settled() const {
 
 void VideoMode::finish() {
   // Waits (bounded) for the first frame; update() then shows it.
-  if (!shared_) return;
+  if (!shared_ || !error_.empty()) return;
   std::unique_lock<std::mutex> lock(shared_->mu);
   shared_->cv.wait_for(lock, std::chrono::seconds(30), [&] {
     return !shared_->ready.empty() || !shared_->error.empty() || shared_->eos;
@@ -823,6 +838,8 @@ nlohmann::json VideoMode::report() const {
   for (gl::Fetch m : view_methods()) methods.push_back(gl::fetch_name(m));
   j["methods"] = methods;
   j["frames_shown"] = shown_;
+  j["video_fps"] = video_fps_ ? nlohmann::json(*video_fps_) : nlohmann::json();
+  j["video_fps_text"] = fps_text();
   j["last_frame_index"] = shown_index_;
   j["dropped_decode"] = decode_drops_;
   j["dropped_display"] = display_drops_;

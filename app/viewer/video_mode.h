@@ -123,6 +123,7 @@ class VideoMode final : public Mode {
   std::vector<Rect> cells(const FrameInfo& f) const;
   void handle_input(const FrameInfo& f, const std::vector<Rect>& cells);
   int tile_factor() const;
+  std::string fps_text() const;  // "29.8 fps", or "measuring fps" before the first figure
   std::vector<gl::Fetch> view_methods() const;
 
   VideoOptions options_;
@@ -148,7 +149,9 @@ class VideoMode final : public Mode {
   bool waiting_for_decode_ = false;
   double fps_window_start_ = -1;
   std::int64_t fps_window_frames_ = 0;
-  double video_fps_ = 0;  // frames shown per second, measured
+  // Frames shown per second over the last whole one-second window; none before the first
+  // window ends (the panel says "measuring", never a false 0).
+  std::optional<double> video_fps_;
 
   // View.
   ViewTransform view_;

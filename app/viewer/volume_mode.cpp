@@ -369,7 +369,7 @@ void VolumeMode::handle_input(const FrameInfo& f) {
 
 void VolumeMode::panel(const FrameInfo& f) {
   (void)f;
-  if (!error_.empty() && error_text(error_, "volume_error")) error_.clear();
+  // The error itself is shown once, by the shell (Data section, from error()).
   if (pending_) ImGui::TextWrapped("Loading %s ...", pending_->label.c_str());
   if (!doc_) return;
   const DecodedVolume& v = doc_->volume;

@@ -2,6 +2,8 @@
 // decide whether CUDA tests run or skip.
 #include <cuda_runtime.h>
 
+#include <string>
+
 #include "splineview/cuda_device.h"
 
 namespace sv {
@@ -16,16 +18,24 @@ std::vector<CudaDeviceInfo> cuda_devices(std::string* why_none) {
   cudaError_t err = cudaGetDeviceCount(&count);
   if (err != cudaSuccess) {
     if (why_none) {
+      // The runtime answers cudaErrorInsufficientDriver both when the driver is too old and when
+      // there is none at all (no libcuda.so.1); cudaDriverGetVersion tells them apart (0: none).
+      int driver = 0, runtime = 0;
+      if (cudaDriverGetVersion(&driver) != cudaSuccess) driver = 0;
+      if (cudaRuntimeGetVersion(&runtime) != cudaSuccess) runtime = 0;
+      const auto cuda_version = [](int v) {
+        return std::to_string(v / 1000) + "." + std::to_string(v % 1000 / 10);
+      };
       if (err == cudaErrorNoDevice)
-        *why_none = "no CUDA device on this machine";
+        *why_none = "no NVIDIA GPU found on this machine";
+      else if (err == cudaErrorInsufficientDriver && driver == 0)
+        *why_none = "no NVIDIA driver is installed on this machine";
       else if (err == cudaErrorInsufficientDriver)
-        *why_none =
-            "no NVIDIA driver new enough for this CUDA runtime on this machine "
-            "(cudaGetDeviceCount: " +
-            std::string(cudaGetErrorString(err)) + ")";
+        *why_none = "the NVIDIA driver supports CUDA " + cuda_version(driver) +
+                    ", older than the CUDA " + cuda_version(runtime) +
+                    " this build needs (update the driver)";
       else
-        *why_none = std::string("no usable CUDA device (cudaGetDeviceCount: ") +
-                    cudaGetErrorString(err) + ")";
+        *why_none = std::string("no usable CUDA device (") + cudaGetErrorString(err) + ")";
     }
     cudaGetLastError();  // clear the sticky error state
     return out;

@@ -8,7 +8,8 @@ bool cuda_compiled() {
 }
 
 std::vector<CudaDeviceInfo> cuda_devices(std::string* why_none) {
-  if (why_none) *why_none = "this build has no CUDA support (nvcc was not found at configure time)";
+  if (why_none)
+    *why_none = "this build has no CUDA support (it was built without the CUDA toolkit)";
   return {};
 }
 

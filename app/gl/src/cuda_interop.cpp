@@ -324,8 +324,9 @@ TextureInterop::TextureInterop(GLuint texture, InteropOptions options)
 #endif
   }
   if (!m.fallback.empty()) {
-    const std::string notice = "CUDA prefilter unavailable for " + m.name() + " (" + m.fallback +
-                               "): prefiltering on the CPU and uploading";
+    // User-facing: says what happens and why, without naming GL objects.
+    const std::string notice =
+        "CUDA prefilter unavailable (" + m.fallback + "): prefiltering on the CPU and uploading";
     if (options.on_fallback) {
       options.on_fallback(notice);
     } else {

@@ -1,0 +1,237 @@
+#!/usr/bin/env python3
+"""The viewer's command line and its fast failures (issue 12), headless (EGL, no window).
+
+1. --version: exit 0, nothing on stderr, no window; the version, the git commit, and whether
+   CUDA and FFmpeg are compiled in.
+2. Every example of --help runs: each "  splineview ..." line of the Examples section, in a folder
+   holding a copy of assets/ (and scan.raw of the size its --raw spec states), with --headless
+   --screenshot added where the line has none; and the --raw option's own "e.g." spec. Camera
+   lines (/dev/video*) are skipped where there is no such device.
+3. A bad video source fails fast with one message: a missing file, a text file, a directory and
+   malformed synthetic specs each end the screenshot run within 15 s (it took 60 s) with exit 1,
+   exactly one line on stderr that names the source and carries the "video:" prefix once, and no
+   screenshot written.
+4. The video panel never shows a false "0.0 fps": a fresh screenshot (3 frames, no whole second of
+   playback yet) reports "measuring fps" and no figure; a figure, once there, is positive.
+5. The CUDA notice is plain: no internal names ("GL texture"), and on a machine without an NVIDIA
+   driver (no libcuda.so.1) it says so instead of "no NVIDIA driver new enough".
+
+usage: test_viewer_cli.py SPLINEVIEW ASSETS_DIR OUTDIR PROJECT_VERSION
+"""
+import ctypes
+import glob
+import json
+import os
+import re
+import shlex
+import shutil
+import subprocess
+import sys
+import time
+
+
+def fail(msg):
+    print("FAIL: " + msg)
+    sys.exit(1)
+
+
+def run(cmd, cwd=None, timeout=300):
+    t0 = time.monotonic()
+    r = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout, cwd=cwd)
+    return r, time.monotonic() - t0
+
+
+def check_version(viewer, project_version):
+    r, _ = run([viewer, "--version"])
+    if r.returncode != 0 or r.stderr:
+        fail("--version: exit %d, stderr %r" % (r.returncode, r.stderr))
+    lines = r.stdout.splitlines()
+    m = re.fullmatch(r"splineview (\S+) \(git ([0-9a-f]{7,40}(\+dirty)?|unknown)\)", lines[0])
+    if not m:
+        fail("--version: first line %r is not 'splineview VERSION (git COMMIT)'" % lines[0])
+    if m.group(1) != project_version:
+        fail("--version says %s, the project is %s" % (m.group(1), project_version))
+    for what in ("CUDA", "FFmpeg"):
+        line = [l for l in lines if l.startswith(what + ": ")]
+        if len(line) != 1 or not re.match(what + r": (not )?compiled in", line[0]):
+            fail("--version: no '%s: compiled in / not compiled in' line in %r" % (what, lines))
+    print("--version: " + " | ".join(lines))
+    return any(l.startswith("CUDA: compiled in") for l in lines)
+
+
+def raw_size(spec):
+    """Bytes of a raw file laid out per DIMS:TYPE[...] (offset included)."""
+    parts = spec.split(":")
+    n = 1
+    for d in parts[0].split("x"):
+        n *= int(d)
+    size = {"u8": 1, "u16": 2, "i16": 2, "f32": 4, "f64": 8}[parts[1]]
+    offset = 0
+    for p in parts[2:]:
+        if p.startswith("offset="):
+            offset = int(p[len("offset="):])
+    return offset + n * size
+
+
+def prepare_raw(args, workdir):
+    """Creates the file a --raw example reads (deterministic content, the size its spec says)."""
+    if "--raw" not in args:
+        return
+    spec = args[args.index("--raw") + 1]
+    files = [a for a in args if not a.startswith("-") and a.endswith(".raw")]
+    for f in files:
+        size = raw_size(spec)
+        with open(os.path.join(workdir, f), "wb") as out:
+            out.write(bytes((i * 7 + (i >> 9)) & 255 for i in range(size)))
+
+
+def check_help_examples(viewer, assets, outdir):
+    r, _ = run([viewer, "--help"])
+    if r.returncode != 0:
+        fail("--help: exit %d" % r.returncode)
+    text = r.stdout
+    if "Examples" not in text:
+        fail("--help has no Examples section")
+    examples = [l.strip() for l in text[text.index("Examples"):].splitlines()
+                if l.startswith("  splineview ")]
+    if len(examples) < 5:
+        fail("--help shows only %d examples" % len(examples))
+    # The --raw option's own example spec (wrapped help text joined first).
+    flat = " ".join(text.split())
+    m = re.search(r"--raw .*?\(e\.g\. ([^)\s]+)\)", flat)
+    if not m:
+        fail("the --raw help has no (e.g. SPEC) example")
+    examples.append("splineview --mode volume example.raw --raw " + m.group(1))
+
+    workdir = os.path.join(outdir, "examples")
+    shutil.rmtree(workdir, ignore_errors=True)
+    os.makedirs(workdir)
+    shutil.copytree(assets, os.path.join(workdir, "assets"))
+    ran = 0
+    for i, line in enumerate(examples):
+        args = shlex.split(line)[1:]
+        cameras = [a for a in args if a.startswith("/dev/video")]
+        if cameras and not all(os.path.exists(c) for c in cameras):
+            print("skip (no camera here): " + line)
+            continue
+        prepare_raw(args, workdir)
+        if "--screenshot" not in args:
+            args += ["--screenshot", "example%d.png" % i]
+        if "--headless" not in args:
+            args += ["--headless"]
+        if "--size" not in args:
+            args += ["--size", "640x400"]
+        r, secs = run([viewer] + args, cwd=workdir)
+        if r.returncode != 0:
+            fail("the --help example '%s' exits %d: %s" % (line, r.returncode, r.stderr.strip()))
+        shot = args[args.index("--screenshot") + 1]
+        if not os.path.getsize(os.path.join(workdir, shot)) > 0:
+            fail("the --help example '%s' wrote no screenshot" % line)
+        ran += 1
+        print("ok (%.1f s): %s" % (secs, line))
+    print("--help: %d examples run" % ran)
+
+
+def check_bad_video_sources(viewer, outdir):
+    os.makedirs(outdir, exist_ok=True)
+    text = os.path.join(outdir, "notes.mp4")
+    with open(text, "w") as f:
+        f.write("not a video\n" * 100)
+    folder = os.path.join(outdir, "a_folder.mp4")
+    os.makedirs(folder, exist_ok=True)
+    shot = os.path.join(outdir, "bad_source.png")
+    for source, named in ((os.path.join(outdir, "no_such_clip.mp4"), "no_such_clip.mp4"),
+                          (text, "notes.mp4"), (folder, "a_folder.mp4"),
+                          ("synthetic:0x0", "synthetic:0x0"), ("synthetic:10x10", "synthetic:10x10"),
+                          ("synthetic:640", "synthetic:640")):
+        if os.path.exists(shot):
+            os.remove(shot)
+        r, secs = run([viewer, "--mode", "video", source, "--headless", "--size", "256x144",
+                       "--screenshot", shot], timeout=120)
+        err = r.stderr
+        lines = [l for l in err.splitlines() if l.strip()]
+        print("%s: exit %d in %.1f s: %s" % (source, r.returncode, secs, err.strip()))
+        if r.returncode != 1:
+            fail("%s: exit status %d, expected 1" % (source, r.returncode))
+        if secs > 15:
+            fail("%s: the error took %.1f s (at most 15 s, even in the sanitizer build)"
+                 % (source, secs))
+        if len(lines) != 1:
+            fail("%s: expected one line on stderr, got %d: %r" % (source, len(lines), err))
+        if not lines[0].startswith("splineview: error: video: ") or lines[0].count("video:") != 1:
+            fail("%s: expected one 'video:' prefix: %r" % (source, lines[0]))
+        if named not in lines[0]:
+            fail("%s: the message does not name the source: %r" % (source, lines[0]))
+        if os.path.exists(shot):
+            fail("%s: a screenshot was written although the source is bad" % source)
+
+
+def check_fps_and_notice(viewer, assets, outdir, cuda_compiled):
+    shot, rep = os.path.join(outdir, "fps.png"), os.path.join(outdir, "fps.json")
+    r, _ = run([viewer, "--mode", "video", "synthetic:320x180", "--headless", "--size", "480x300",
+                "--screenshot", shot, "--report", rep])
+    if r.returncode != 0:
+        fail("video screenshot: exit %d: %s" % (r.returncode, r.stderr))
+    j = json.load(open(rep))
+    print("video screenshot: %d frames shown, fps %r (%s), notice %r"
+          % (j["frames_shown"], j["video_fps"], j["video_fps_text"], j["notice"]))
+    if "0.0 fps" in j["video_fps_text"] or j["video_fps"] == 0:
+        fail("the panel shows a false 0.0 fps: %r" % j["video_fps_text"])
+    if j["video_fps"] is None and j["video_fps_text"] != "measuring fps":
+        fail("no figure yet, but the panel says %r" % j["video_fps_text"])
+    if j["video_fps"] is not None and not j["video_fps"] > 0:
+        fail("a measured figure must be positive: %r" % j["video_fps"])
+    # A run that lasts: after a second of frames there is a positive figure.
+    rep2 = os.path.join(outdir, "fps_long.json")
+    r, secs = run([viewer, "--mode", "video", "synthetic:64x48", "--headless", "--size",
+                   "256x160", "--screenshot", shot, "--report", rep2, "--measure", "1500"])
+    j2 = json.load(open(rep2))
+    print("after --measure 1500 (%.1f s): fps %r (%s)" % (secs, j2["video_fps"],
+                                                          j2["video_fps_text"]))
+    if r.returncode != 0 or not (j2["video_fps"] or 0) > 0:
+        fail("no positive fps figure after 1500 frames (%.1f s): %r" % (secs, j2.get("video_fps")))
+
+    notice = j["notice"]
+    for text in (notice, r.stderr):
+        if "GL texture" in text:
+            fail("internal names in a user message: %r" % text)
+    try:
+        ctypes.CDLL("libcuda.so.1")
+        has_driver = True
+    except OSError:
+        has_driver = False
+    if not has_driver and cuda_compiled:
+        if "new enough" in notice or "no NVIDIA driver is installed" not in notice:
+            fail("no NVIDIA driver here, but the notice says %r" % notice)
+    # The zoom mode's fallback line on stderr, too.
+    r, _ = run([viewer, os.path.join(assets, "coffee.png"), "--headless", "--size", "480x300",
+                "--screenshot", os.path.join(outdir, "zoom.png")])
+    if r.returncode != 0:
+        fail("zoom screenshot: exit %d: %s" % (r.returncode, r.stderr))
+    if "GL texture" in r.stderr:
+        fail("internal names on stderr: %r" % r.stderr)
+    if not has_driver and "new enough" in r.stderr:
+        fail("no NVIDIA driver here, but stderr says %r" % r.stderr)
+    print("notices: %r / %r" % (notice, r.stderr.strip()))
+
+
+def main():
+    if len(sys.argv) != 5:
+        fail(__doc__)
+    viewer, assets, outdir, project_version = sys.argv[1:5]
+    viewer, assets, outdir = (os.path.abspath(p) for p in (viewer, assets, outdir))
+    os.makedirs(outdir, exist_ok=True)
+    probe, _ = run([viewer, "--mode", "video", "synthetic:64x48", "--headless", "--size",
+                    "128x96", "--screenshot", os.path.join(outdir, "probe.png")])
+    if probe.returncode != 0 and ("EGL" in probe.stderr or "context" in probe.stderr):
+        print("SKIP: no headless GL context: " + probe.stderr.strip())
+        sys.exit(77)
+    cuda_compiled = check_version(viewer, project_version)
+    check_bad_video_sources(viewer, outdir)
+    check_fps_and_notice(viewer, assets, outdir, cuda_compiled)
+    check_help_examples(viewer, assets, outdir)
+    print("PASS: --version, fast single-prefix video errors, fps text, notices, --help examples")
+
+
+if __name__ == "__main__":
+    main()
