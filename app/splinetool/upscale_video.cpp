@@ -1,9 +1,12 @@
 // splinetool upscale-video: decode IN (sv::video::Decoder), upscale every frame (cpu: sv::zoom
 // through sv::video::upscale_frame; cuda: sv::cuda::FrameUpscaler, integer factors 2..4), encode
 // OUT (sv::video::Encoder) with IN's frame rate and timestamps and IN's audio packets copied
-// unchanged. The file is written under a temporary name beside OUT and renamed at the end, after
-// its frame and audio packet counts were read back and found equal to IN's; any failure removes
-// the temporary file and leaves OUT as it was.
+// unchanged. IN's audio must be complete (sv::video::Encoder::copy_audio_from says what that
+// means): truncated or damaged audio is an error unless --no-audio (drop it) or --allow-damaged
+// (copy the packets that are there, said on stderr). The file is written under a temporary name
+// beside OUT and renamed at the end, after its frame and audio packet counts were read back and
+// found equal to what was written; any failure, and SIGINT/SIGTERM/... (sv::TempFileGuard),
+// removes the temporary file and leaves OUT as it was.
 #include <unistd.h>
 
 #include <algorithm>
@@ -25,6 +28,7 @@
 #include "splineview/cuda_device.h"
 #include "splineview/error.h"
 #include "splineview/resample.h"
+#include "splineview/temp_files.h"
 #include "splineview/video.h"
 
 #if __has_include("splineview/cuda_upscale.h")
@@ -100,18 +104,6 @@ class Progress {
   std::int64_t total_;
   Clock::time_point start_, last_;
   bool printed_ = false;
-};
-
-// Removes the temporary output unless it was renamed into place.
-struct TempFile {
-  std::string path;
-  bool keep = false;
-  ~TempFile() {
-    if (!keep && !path.empty()) {
-      std::error_code ec;
-      fs::remove(path, ec);
-    }
-  }
 };
 
 bool same_file(const std::string& a, const std::string& b) {
@@ -236,8 +228,8 @@ void run_upscale_video(const UpscaleVideoArgs& a) {
                      std::to_string(info.height) + " frames " + std::to_string(out_w) + "x" +
                      std::to_string(out_h) + " (each side must be 2..16384)");
 
-  TempFile tmp;
-  tmp.path = a.out + ".tmp-" + std::to_string(static_cast<long>(::getpid()));
+  // Removed on every failure and on terminating signals, unless renamed into place.
+  sv::TempFileGuard tmp(a.out + ".tmp-" + std::to_string(static_cast<long>(::getpid())));
   sv::video::EncoderOptions eo;
   eo.codec = codec;
   eo.crf = a.crf;
@@ -245,13 +237,13 @@ void run_upscale_video(const UpscaleVideoArgs& a) {
   std::optional<sv::video::Encoder> enc;
   bool audio = false;
   try {
-    enc.emplace(tmp.path, out_w, out_h, info.fps_num, info.fps_den, info.time_base_num,
+    enc.emplace(tmp.path(), out_w, out_h, info.fps_num, info.fps_den, info.time_base_num,
                 info.time_base_den, eo);
-    if (info.has_audio && !a.no_audio) audio = enc->copy_audio_from(a.in);
+    if (info.has_audio && !a.no_audio) audio = enc->copy_audio_from(a.in, a.allow_damaged);
   } catch (const sv::Error& e) {
     // The encoder names the temporary file; the user knows OUT.
     std::string msg = e.what();
-    const std::string t = "'" + tmp.path + "'", o = "'" + a.out + "'";
+    const std::string t = "'" + tmp.path() + "'", o = "'" + a.out + "'";
     for (std::size_t at = msg.find(t); at != std::string::npos; at = msg.find(t, at + o.size()))
       msg.replace(at, t.size(), o);
     if (msg.find("audio") != std::string::npos && msg.find("cannot hold") != std::string::npos)
@@ -291,45 +283,58 @@ void run_upscale_video(const UpscaleVideoArgs& a) {
   // Read the result back: every frame and every audio packet must be there.
   const sv::video::EncoderStats stats = enc->stats();
   enc.reset();
-  const sv::video::PacketCounts got = sv::video::count_packets(tmp.path);
+  const sv::video::PacketCounts got = sv::video::count_packets(tmp.path());
   if (got.video != frames)
     throw sv::Error("'" + a.out + "' would hold " + std::to_string(got.video) +
                     " frames, not the " + std::to_string(frames) + " of '" + a.in +
                     "'; not written");
   std::int64_t audio_in = 0;
   if (audio) {
-    audio_in = sv::video::count_packets(a.in).audio;
+    // Complete audio: IN's packets, counted independently; damaged audio copied on request:
+    // the packets that were there (a second read of IN could fail where the copy stopped).
+    audio_in =
+        stats.audio_damage.empty() ? sv::video::count_packets(a.in).audio : stats.audio_packets;
     if (got.audio != audio_in)
       throw sv::Error("'" + a.out + "' would hold " + std::to_string(got.audio) +
                       " audio packets, not the " + std::to_string(audio_in) + " of '" + a.in +
                       "'; not written");
   }
-  if (std::rename(tmp.path.c_str(), a.out.c_str()) != 0)
+  if (std::rename(tmp.path().c_str(), a.out.c_str()) != 0)
     throw sv::Error("cannot write '" + a.out + "': " + std::string(std::strerror(errno)));
-  tmp.keep = true;
+  tmp.release();
+  if (!stats.audio_damage.empty())
+    std::fprintf(stderr,
+                 "splinetool: warning: %s; --allow-damaged: '%s' holds the %lld audio packets "
+                 "that were there\n",
+                 stats.audio_damage.c_str(), a.out.c_str(),
+                 static_cast<long long>(stats.audio_packets));
 
   if (a.json) {
     const double seconds = ms_since(t_start) / 1000.0;
-    Json j{{"command", "upscale-video"},
-           {"input", a.in},
-           {"output", a.out},
-           {"backend", a.backend},
-           {"method", a.method},
-           {"scale", a.scale},
-           {"codec", stats.video_codec},
-           {"pixel_format", stats.pixel_format},
-           {"container", container},
-           {"input_codec", info.codec},
-           {"input_size", {info.width, info.height}},
-           {"output_size", {stats.width, stats.height}},
-           {"frames", frames},
-           {"video_fps", info.fps},
-           {"audio",
-            audio ? Json{{"codec", stats.audio_codec}, {"packets", got.audio}} : Json(nullptr)},
-           {"seconds", seconds},
-           {"fps", seconds > 0 ? static_cast<double>(frames) / seconds : 0.0},
-           {"stage_ms", {{"decode", decode_ms}, {"upscale", upscale_ms}, {"encode", encode_ms}}},
-           {"ffmpeg", sv::video::ffmpeg_versions()}};
+    Json j{
+        {"command", "upscale-video"},
+        {"input", a.in},
+        {"output", a.out},
+        {"backend", a.backend},
+        {"method", a.method},
+        {"scale", a.scale},
+        {"codec", stats.video_codec},
+        {"pixel_format", stats.pixel_format},
+        {"container", container},
+        {"input_codec", info.codec},
+        {"input_size", {info.width, info.height}},
+        {"output_size", {stats.width, stats.height}},
+        {"frames", frames},
+        {"video_fps", info.fps},
+        {"audio", audio ? Json{{"codec", stats.audio_codec},
+                               {"packets", got.audio},
+                               {"damaged", stats.audio_damage.empty() ? Json(nullptr)
+                                                                      : Json(stats.audio_damage)}}
+                        : Json(nullptr)},
+        {"seconds", seconds},
+        {"fps", seconds > 0 ? static_cast<double>(frames) / seconds : 0.0},
+        {"stage_ms", {{"decode", decode_ms}, {"upscale", upscale_ms}, {"encode", encode_ms}}},
+        {"ffmpeg", sv::video::ffmpeg_versions()}};
     std::cout << j.dump(2) << std::endl;
   }
 }

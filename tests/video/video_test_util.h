@@ -50,6 +50,7 @@ struct ClipSpec {
   int flat = -1;               // 1: flat grey frames (lossy codecs), 0: pattern; -1: by codec
   bool audio = false;          // a generated tone (aac)
   double audio_seconds = -1;   // -1: as long as the video
+  std::string audio_codec = "aac";
 };
 
 inline sv::video::EncoderStats write_clip(const std::string& path, const ClipSpec& s) {
@@ -58,7 +59,7 @@ inline sv::video::EncoderStats write_clip(const std::string& path, const ClipSpe
   sv::video::Encoder enc(path, s.width, s.height, s.fps, 1, 1, s.fps, eo);
   if (s.audio) {
     sv::video::AudioTrack t;
-    t.codec = "aac";
+    t.codec = s.audio_codec;
     const double secs = s.audio_seconds > 0 ? s.audio_seconds : double(s.frames) / s.fps;
     const std::size_t n = static_cast<std::size_t>(secs * t.sample_rate);
     t.samples.resize(n * 2);

@@ -12,6 +12,7 @@
 // CRCs, so damage is detected on decoding.
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
 #include <cstring>
 #include <filesystem>
 
@@ -90,31 +91,106 @@ class AudioSource {
   virtual AVRational time_base() const = 0;
   // Fills `p` with the next packet; false at the end.
   virtual bool next(AVPacket* p) = 0;
+  // What was missing from a damaged source whose damage was allowed ("" when complete).
+  virtual std::string damage() const { return ""; }
 };
 
-// The packets of another file's first audio stream, unchanged.
+// The packets of another file's first audio stream, unchanged. The audio must be complete
+// (see copy_audio_from): a read error, a packet the demuxer flags as corrupt, fewer packets than
+// the container's sample table lists (MP4/MOV), or packets that end before the track's declared
+// duration (Matroska's per-track DURATION tag) are an error, unless `allow_damaged`: then the
+// packets that are there are copied and damage() says what was missing.
 class CopiedAudio final : public AudioSource {
  public:
-  CopiedAudio(InputPtr in, int index) : in_(std::move(in)), index_(index) {
+  CopiedAudio(InputPtr in, int index, bool allow_damaged)
+      : in_(std::move(in)), index_(index), allow_damaged_(allow_damaged) {
     for (unsigned i = 0; i < in_->nb_streams; ++i)
       if (static_cast<int>(i) != index_) in_->streams[i]->discard = AVDISCARD_ALL;
+    const AVStream* st = in_->streams[index_];
+    if (st->nb_frames > 0) declared_packets_ = st->nb_frames;
+    const AVDictionaryEntry* tag = av_dict_get(st->metadata, "DURATION", nullptr, 0);
+    int hh = 0, mm = 0;
+    double ss = 0;
+    if (tag && std::sscanf(tag->value, "%d:%d:%lf", &hh, &mm, &ss) == 3)
+      declared_seconds_ = hh * 3600.0 + mm * 60.0 + ss;
   }
   const AVCodecParameters* params() const override { return in_->streams[index_]->codecpar; }
   AVRational time_base() const override { return in_->streams[index_]->time_base; }
   bool next(AVPacket* p) override {
+    if (ended_) return false;
     for (;;) {
       const int err = av_read_frame(in_.get(), p);
-      if (err == AVERROR_EOF) return false;
-      if (err < 0)
-        throw Error(describe("'" + std::string(in_->url) + "': cannot read its audio", err));
-      if (p->stream_index == index_) return true;
-      av_packet_unref(p);
+      if (err == AVERROR_EOF) {
+        check_complete();
+        ended_ = true;
+        return false;
+      }
+      if (err < 0) {
+        damaged(describe("cannot read its audio after packet " + std::to_string(packets_), err));
+        ended_ = true;
+        return false;
+      }
+      if (p->stream_index != index_) {
+        av_packet_unref(p);
+        continue;
+      }
+      if (p->flags & AV_PKT_FLAG_CORRUPT) {
+        av_packet_unref(p);
+        damaged("its audio packet " + std::to_string(packets_ + 1) + " is marked corrupt");
+        ended_ = true;
+        return false;
+      }
+      ++packets_;
+      const std::int64_t t = p->pts != AV_NOPTS_VALUE ? p->pts : p->dts;
+      if (t != AV_NOPTS_VALUE) {
+        const AVStream* st = in_->streams[index_];
+        const std::int64_t start = st->start_time != AV_NOPTS_VALUE ? st->start_time : 0;
+        const double tb = to_double(st->time_base);
+        const double d = static_cast<double>(std::max<std::int64_t>(p->duration, 0)) * tb;
+        end_s_ = std::max(end_s_, static_cast<double>(t - start) * tb + d);
+        longest_packet_s_ = std::max(longest_packet_s_, d);
+      }
+      return true;
+    }
+  }
+  std::string damage() const override { return damage_; }
+
+ private:
+  std::string label() const { return "'" + std::string(in_->url) + "'"; }
+
+  void damaged(const std::string& what) {
+    const std::string msg = label() + ": " + what;
+    if (!allow_damaged_)
+      throw Error(msg +
+                  " (truncated or damaged audio; --no-audio drops the audio, --allow-damaged "
+                  "copies what is there)");
+    if (damage_.empty()) damage_ = msg;
+  }
+
+  // At the end of the packets: did every packet the container announces arrive?
+  void check_complete() {
+    if (declared_packets_ > 0 && packets_ < declared_packets_) {
+      damaged("its audio ends after " + std::to_string(packets_) + " of the " +
+              std::to_string(declared_packets_) + " packets its container lists");
+    } else if (declared_packets_ <= 0 && declared_seconds_ > 0) {
+      // Two packets (or 50 ms) of slack for rounding in the tag and the packets' durations.
+      const double slack = std::max(2.0 * longest_packet_s_, 0.05);
+      if (end_s_ < declared_seconds_ - slack) {
+        char buf[160];
+        std::snprintf(buf, sizeof buf, "its audio ends at %.3f s but its container says %.3f s",
+                      end_s_, declared_seconds_);
+        damaged(buf);
+      }
     }
   }
 
- private:
   InputPtr in_;
   int index_;
+  bool allow_damaged_;
+  bool ended_ = false;
+  std::int64_t declared_packets_ = 0, packets_ = 0;
+  double declared_seconds_ = 0, end_s_ = 0, longest_packet_s_ = 0;
+  std::string damage_;
 };
 
 // Generated samples through an audio encoder (aac, libopus, ...).
@@ -462,6 +538,7 @@ struct Encoder::Impl {
     if (err < 0 && err != AVERROR_EOF) fail("video encoding failed", err);
     drain_video();
     pump_audio(1e300);
+    if (audio) stats.audio_damage = audio->damage();
     err = av_interleaved_write_frame(oc, nullptr);
     if (err < 0) fail("cannot write to the file", err);
     err = av_write_trailer(oc);
@@ -485,7 +562,7 @@ Encoder::Encoder(const std::string& path, int width, int height, int fps_num, in
 
 Encoder::~Encoder() = default;
 
-bool Encoder::copy_audio_from(const std::string& source) {
+bool Encoder::copy_audio_from(const std::string& source, bool allow_damaged) {
   InputPtr in = open_input(source, "'" + source + "'", "");
   int index = -1;
   for (unsigned i = 0; i < in->nb_streams; ++i)
@@ -495,12 +572,18 @@ bool Encoder::copy_audio_from(const std::string& source) {
     }
   if (index < 0) return false;
   const AVCodecID id = in->streams[index]->codecpar->codec_id;
-  if (avformat_query_codec(impl_->oc->oformat, id, FF_COMPLIANCE_NORMAL) == 0)
+  if (avformat_query_codec(impl_->oc->oformat, id, FF_COMPLIANCE_NORMAL) == 0) {
+    // Advice that can be followed: another container only when it would hold this codec.
+    const AVOutputFormat* mkv = av_guess_format("matroska", nullptr, nullptr);
+    const bool mkv_holds = mkv && avformat_query_codec(mkv, id, FF_COMPLIANCE_NORMAL) == 1;
+    const std::string advice = std::string(impl_->oc->oformat->name) != "matroska" && mkv_holds
+                                   ? "write .mkv, which holds it, or drop the audio"
+                                   : "drop the audio";
     throw Error(impl_->label + ": the " + impl_->oc->oformat->name + " container cannot hold the " +
-                avcodec_get_name(id) + " audio of '" + source +
-                "', which is copied unchanged (write .mkv, which holds any codec, or drop the "
-                "audio)");
-  impl_->add_audio_stream(std::make_unique<CopiedAudio>(std::move(in), index));
+                avcodec_get_name(id) + " audio of '" + source + "', which is copied unchanged (" +
+                advice + ")");
+  }
+  impl_->add_audio_stream(std::make_unique<CopiedAudio>(std::move(in), index, allow_damaged));
   return true;
 }
 

@@ -58,7 +58,7 @@ Encoder::Encoder(const std::string& path, int, int, int, int, int, int, const En
   no_video("'" + path + "'");
 }
 Encoder::~Encoder() = default;
-bool Encoder::copy_audio_from(const std::string&) {
+bool Encoder::copy_audio_from(const std::string&, bool) {
   no_video("video encoding");
 }
 void Encoder::add_audio(const AudioTrack&) {

@@ -110,6 +110,9 @@ struct EncoderStats {
   std::int64_t audio_packets = 0;
   std::string video_codec, pixel_format, audio_codec;
   int width = 0, height = 0;  // encoded picture size (see video_size_for)
+  // Copied audio that was damaged, copied anyway (copy_audio_from(..., true)): what was missing,
+  // one sentence naming the source; "" when the audio was complete (or generated).
+  std::string audio_damage;
 };
 
 class Encoder {
@@ -129,7 +132,13 @@ class Encoder {
   // Audio, before the first write(): copy the audio stream of `source` packet by packet
   // (returns false when it has none), or encode generated samples. Throws when the container
   // cannot hold that audio codec ("... cannot hold aac audio; ...").
-  bool copy_audio_from(const std::string& source);
+  // Copied audio must be complete: write() and finish() throw, naming `source`, when reading its
+  // audio fails, a packet is flagged corrupt, fewer packets arrive than its container lists
+  // (MP4/MOV sample tables), or the packets end more than max(2 packets, 50 ms) before the
+  // track's declared duration (Matroska's per-track DURATION tag). Containers that declare
+  // neither are checked for read errors and corrupt packets only. With `allow_damaged` the
+  // packets that are there are copied and stats().audio_damage says what was missing.
+  bool copy_audio_from(const std::string& source, bool allow_damaged = false);
   void add_audio(const AudioTrack& track);
 
   // Encodes one frame. pts in the time base given above; it must increase (a frame whose pts
