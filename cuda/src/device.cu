@@ -2,6 +2,8 @@
 // decide whether CUDA tests run or skip.
 #include <cuda_runtime.h>
 
+#include <algorithm>
+#include <cstdlib>
 #include <string>
 
 #include "splineview/cuda_device.h"
@@ -26,8 +28,19 @@ std::vector<CudaDeviceInfo> cuda_devices(std::string* why_none) {
       const auto cuda_version = [](int v) {
         return std::to_string(v / 1000) + "." + std::to_string(v % 1000 / 10);
       };
+      // A device list hidden by CUDA_VISIBLE_DEVICES is said (its value only when short and
+      // printable: it reaches the terminal).
+      std::string hidden;
+      if (const char* visible = std::getenv("CUDA_VISIBLE_DEVICES")) {
+        std::string v(visible);
+        const bool plain = v.size() <= 64 && std::all_of(v.begin(), v.end(), [](char c) {
+                             return c >= 0x20 && c < 0x7f && c != '\'';
+                           });
+        hidden =
+            plain ? " (CUDA_VISIBLE_DEVICES is '" + v + "')" : " (CUDA_VISIBLE_DEVICES is set)";
+      }
       if (err == cudaErrorNoDevice)
-        *why_none = "no NVIDIA GPU found on this machine";
+        *why_none = "no CUDA device on this machine" + hidden;
       else if (err == cudaErrorInsufficientDriver && driver == 0)
         *why_none = "no NVIDIA driver is installed on this machine";
       else if (err == cudaErrorInsufficientDriver)
