@@ -456,6 +456,8 @@ def m_mp4(d, r):
             if n < 8:
                 break
             i += n
+        if not boxes:
+            return r.choice(GENERIC)(d, r)
         off = r.choice(boxes)
         if r.random() < 0.7:
             return put_int(d, off, 4, r.choice(INTERESTING), True)
@@ -747,7 +749,9 @@ def main():
     ap.add_argument("--timeout", type=float, default=10.0, help="hang limit, seconds")
     ap.add_argument("--allowance", type=int, default=64,
                     help="MiB above the seed's own peak RSS always allowed")
-    ap.add_argument("--formats", default="", help="comma-separated format groups (default all)")
+    ap.add_argument("--formats", default="",
+                    help="comma-separated format groups (default all): only their cases run; "
+                    "case numbers stay those of the whole corpus (round robin over its seeds)")
     ap.add_argument("--case", type=int, action="append", default=[],
                     help="run only this case number (repeatable)")
     ap.add_argument("--json", default="")
