@@ -19,6 +19,7 @@
 #include "splineview/cuda_prefilter.h"
 #include "splineview/cuda_reconstruct.h"
 #include "splineview/error.h"
+#include "splineview/text.h"
 
 namespace splinetool {
 namespace {
@@ -36,7 +37,7 @@ constexpr double kPositionLimit = 1073741824.0;
 float device_position(double p, std::size_t point, const char* what) {
   if (!(std::fabs(p) < kPositionLimit))
     throw sv::Error(std::string(what) + ": position " + std::to_string(point) +
-                    " has a non-finite coordinate or one beyond +-2^30 (" + std::to_string(p) +
+                    " has a non-finite coordinate or one beyond +-2^30 (" + sv::format_number(p) +
                     "), which --backend cuda cannot evaluate");
   return static_cast<float>(p);
 }
@@ -85,14 +86,15 @@ class CudaBackend final : public Backend {
     const cu::Fetch fetch = fetch_of(opt.method);
     // Extents, limits and messages as sv::zoom.
     if (!(factor > 0) || !std::isfinite(factor))
-      throw sv::Error("zoom: the factor must be a positive number, got " + std::to_string(factor));
+      throw sv::Error("zoom: the factor must be a positive number, got " +
+                      sv::format_number(factor));
     std::vector<std::size_t> dims;
     for (std::size_t d : a.dims()) {
       const double e = std::round(static_cast<double>(d) * factor);
       if (e < 1)
-        throw sv::Error("zoom: factor " + std::to_string(factor) + " leaves an empty axis");
+        throw sv::Error("zoom: factor " + sv::format_number(factor) + " leaves an empty axis");
       if (e > 1e6)
-        throw sv::Error("zoom: factor " + std::to_string(factor) + " gives an axis over 1e6");
+        throw sv::Error("zoom: factor " + sv::format_number(factor) + " gives an axis over 1e6");
       dims.push_back(static_cast<std::size_t>(e));
     }
     const std::size_t rank = dims.size();
