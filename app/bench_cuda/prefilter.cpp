@@ -30,7 +30,7 @@ struct Case {
   // frames), when the paper measured this size. Our naive kernel (one thread per line in global
   // memory) corresponds to the paper's "step" variant.
   std::string published;
-  bool sweep;             // also time the tile-shape variants
+  bool sweep;  // also time the tile-shape variants
 };
 
 struct Variant {
