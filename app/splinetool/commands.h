@@ -31,6 +31,9 @@ struct CommonArgs {
   // --allow-nonfinite: process NaN/inf in the data (and, for sample, NaN rows of COORDS) instead
   // of refusing them (prefilter, sample, resample, compare).
   bool allow_nonfinite = false;
+  // --allow-special-files: inputs may also be pipes or devices (sv::InputOptions::allow_special;
+  // read only as far as their headers claim). By default only regular files are read.
+  bool allow_special = false;
 };
 
 struct PrefilterArgs {

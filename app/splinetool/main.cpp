@@ -17,6 +17,7 @@
 #include "commands.h"
 #include "splineview/cuda_device.h"
 #include "splineview/error.h"
+#include "splineview/input.h"
 #include "splineview/io.h"
 #include "splineview/text.h"
 #include "splineview/version.h"
@@ -110,6 +111,9 @@ void add_common(CLI::App* sub, CommonArgs& common, bool threads = true) {
       ->check(one_of(splinetool::backend_names()))
       ->capture_default_str();
   sub->add_flag("--json", common.json, "print a JSON object on stdout");
+  sub->add_flag("--allow-special-files", common.allow_special,
+                "also read inputs that are pipes or devices (e.g. <(zcat vol.nii.gz)), each only "
+                "as far as its header claims; by default only regular files are read");
   if (threads)
     sub->add_option("--threads", common.threads, "CPU threads, 0..4096 (0 = all hardware threads)")
         ->type_name("N")
@@ -500,6 +504,9 @@ int main(int argc, char** argv) {
   }
 
   try {
+    if (pre.common.allow_special || smp.common.allow_special || res.common.allow_special ||
+        cmp.common.allow_special)
+      sv::set_input_options(sv::InputOptions{true});
     if (prefilter->parsed()) splinetool::run_prefilter(pre);
     if (sample->parsed()) {
       smp.degree_given = sample_degree->count() > 0;
