@@ -447,7 +447,7 @@ void run_prefilter(const PrefilterArgs& args) {
   const sv::PrefilterOptions opt{args.degree, sv::parse_boundary(args.boundary),
                                  args.common.threads};
   const Precision precision = resolve_precision(args.precision, args.common.backend, "prefilter");
-  check_output(args.out, {".npy", ".nrrd"}, "prefilter");
+  check_output(args.out, {".npy", ".nrrd", ".tif", ".tiff"}, "prefilter");
   check_out_is_not_an_input(args.out, {{"IN", args.in}}, "prefilter");
 
   sv::Loaded in = load_input(args.in, args.channels, args.common);
@@ -599,7 +599,7 @@ void run_resample(const ResampleArgs& args) {
                        (cuda ? "B-splines of degree 0, 1 and 3" : "cubic B-splines") +
                        " only; --method " + args.method + " needs --backend cpu");
   }
-  check_output(args.out, {".npy", ".png", ".nrrd"}, "resample");
+  check_output(args.out, {".npy", ".png", ".nrrd", ".tif", ".tiff"}, "resample");
   check_out_is_not_an_input(args.out, {{"IN", args.in}, {"--reference", args.reference}},
                             "resample");
 

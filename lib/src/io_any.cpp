@@ -8,7 +8,7 @@ namespace sv {
 
 namespace {
 
-enum class Format { kImage, kNpy, kNrrd, kNifti, kUnknown };
+enum class Format { kImage, kNpy, kNrrd, kNifti, kTiff, kUnknown };
 
 // Format::kUnknown when the extension names none of the formats.
 Format known_format(const std::string& path) {
@@ -19,6 +19,7 @@ Format known_format(const std::string& path) {
   if (ext == ".npy") return Format::kNpy;
   if (ext == ".nrrd" || ext == ".nhdr") return Format::kNrrd;
   if (ext == ".nii") return Format::kNifti;
+  if (ext == ".tif" || ext == ".tiff") return Format::kTiff;
   const std::string lower = io::to_lower(path);
   const std::string nii_gz = ".nii.gz";
   if (ext == ".gz" && lower.size() > nii_gz.size() &&
@@ -33,7 +34,7 @@ Format format_of(const std::string& path) {
   const std::string ext = io::lower_extension(path);
   const std::string expected =
       " (expected .png, .jpg, .jpeg, .bmp, .gif, .hdr, .pgm, .ppm, .pnm, .tga, .npy, .nrrd, .nhdr, "
-      ".nii or .nii.gz)";
+      ".nii, .nii.gz, .tif or .tiff)";
   if (ext.empty()) io::fail(path, "no file extension" + expected);
   io::fail(path, "unsupported file extension '" + ext + "'" + expected);
 }
@@ -50,6 +51,8 @@ Loaded load_any(const std::string& path, bool channel_axis) {
       return load_nrrd(path);
     case Format::kNifti:
       return load_nifti(path);
+    case Format::kTiff:
+      return load_tiff(path);
     case Format::kUnknown:
       break;
   }
@@ -74,6 +77,9 @@ void save_any(const std::string& path, const ArrayD& a, DType dtype, bool channe
       return;
     case Format::kNifti:
       save_nifti(path, a, dtype);
+      return;
+    case Format::kTiff:
+      save_tiff(path, a, dtype, channel_axis);
       return;
     case Format::kUnknown:
       break;

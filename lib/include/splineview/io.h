@@ -130,16 +130,75 @@ RawSpec parse_raw_spec(const std::string& spec);
 // f32 -> F32, f64 -> F64; values keep their numeric value.
 Loaded load_raw(const std::string& path, const RawSpec& spec, bool channel_axis);
 
+// TIFF and BigTIFF through libtiff (lib/src/io_tiff.cpp). Read: 8/16/32/64-bit unsigned and
+// signed integer and 16/32/64-bit float samples (SampleFormat); 1..4 samples per pixel
+// (MINISBLACK or MINISWHITE grey, with extra samples as further channels; RGB and RGBA), chunky
+// or separate planes, strips or tiles, every compression this libtiff decodes (none, LZW,
+// Deflate, PackBits, JPEG, zstd, ...), predictors 2 and 3. Stored values are the values (no
+// normalisation: uint16 4095 loads as 4095) and dtype is the file's sample type. MINISWHITE
+// keeps the stored values (not inverted, as tifffile does). Palette images (8- or 16-bit
+// indices) are expanded to RGB through the ColorMap: uint8 when the map holds 8-bit colours
+// (v * 257, or all <= 255), else its 16-bit values (U16). JPEG YCbCr is decoded to RGB; other
+// YCbCr, CMYK, CIELab, 1/2/4/12-bit and complex samples are refused. The Orientation tag is
+// ignored (rows as stored, as tifffile and Fiji do).
+// Pages: reduced-resolution pages and masks (NewSubfileType bits 0 and 2: pyramid levels,
+// thumbnails) and SubIFDs are skipped; the remaining pages must all have the same size, sample
+// type and samples per pixel and form a volume (z = page order; one page is a 2-D array);
+// pages that differ are an error naming both. ImageJ files (ImageDescription "ImageJ=..."):
+// images= must match the page count; channels=C (2..4, one sample per page, channel-fastest
+// page order) becomes the channel axis and the slices the z axis; frames > 1 is refused (there
+// is no option to pick a time point); ImageJ's single-directory layout for > 4 GB stacks is
+// refused.
+// Spacing (array order z, y, x): x and y from X/YResolution (pixel size = 1/resolution): in mm
+// when ResolutionUnit is inch (x 25.4) or centimetre (x 10), or when it is none and an ImageJ
+// unit= names a length (micron/um/µm, nm, mm, cm, m, inch); otherwise the raw 1/resolution with
+// no unit; missing or invalid resolutions read as 1. z is ImageJ's spacing= (converted the same
+// way), else 1. TIFF states no orientation: geometry is diag(spacing), unoriented.
+// Limits, checked on every page before pixel memory is allocated: kImageMaxSide pixels per
+// side and pages, kImageMaxValues values in all, and decoded bytes at most the strip/tile bytes
+// present in the file times the compression's best ratio (none 1, PackBits 64, Deflate 1032,
+// LZW 4096, JPEG 1024, others 65536). libtiff never prints; its first error is the reason:
+// "<path>: corrupt TIFF: <libtiff's message>".
+Loaded load_tiff(const std::string& path);
+// Writes rank 1..3 (rank 1 as one row; rank 3 as one page per z) with 1..4 channels (grey,
+// grey+alpha, RGB, RGBA; `channel_axis` has no effect: TIFF always stores samples per pixel)
+// as uint8/uint16/uint32/uint64, int8..int64, float16/32/64 per `dtype` (bool as uint8 0/1;
+// integers rounded and clamped), Deflate-compressed with predictor 2 for integers up to 32 bits
+// (none for floats: tifffile without imagecodecs cannot undo predictor 3), strips of about
+// 256 KiB, and an ImageJ-compatible ImageDescription
+// ("ImageJ=1.11a\nimages=N\nslices=N\nunit=mm\nspacing=Z\nloop=false\n", as tifffile's
+// imagej=True writes and Fiji reads). With `spacing` (array order, positive, in mm):
+// X/YResolution = 1/spacing with ResolutionUnit none plus unit=mm (Fiji's convention), and
+// spacing= for z. BigTIFF when the samples exceed 3.75 GiB (Fiji opens those only through
+// Bio-Formats). Written in memory, then atomically (temporary + rename).
+void save_tiff(const std::string& path, const ArrayD& a, DType dtype, bool channel_axis,
+               const std::vector<double>& spacing = {});
+// As above with the spacing of `geometry` (its column lengths; TIFF holds no orientation).
+void save_tiff(const std::string& path, const ArrayD& a, DType dtype, bool channel_axis,
+               const Geometry& geometry);
+
+// A stack of 2-D slice files as one volume (z = file order): every file is read with
+// load_any, must be 2-D and have the first one's size, channels and dtype. spacing = (1, the
+// first slice's spacing); no orientation. The total must stay within kImageMaxValues (checked
+// after the first slice, before the others are read). Errors name `folder_or_pattern` and the
+// slice. slice_files lists the files of a folder (regular files whose extension names a
+// format load_any reads, hidden files skipped) or the matches of a glob(3) pattern (folders
+// skipped), in natural sort order: digit runs compare by value ("s2" < "s10").
+Loaded load_slices(const std::string& folder_or_pattern, const std::vector<std::string>& files);
+std::vector<std::string> slice_files(const std::string& folder_or_pattern);
+bool is_slice_pattern(const std::string& path);  // has '*', '?' or '['
+bool natural_order_less(const std::string& a, const std::string& b);
+
 // Chooses by extension: .png .jpg .jpeg .bmp .gif .hdr .pgm .ppm .pnm .tga -> image (whose
 // signature then decides the format), .npy -> npy, .nrrd .nhdr -> nrrd,
-// .nii .nii.gz -> nifti. `channel_axis` applies to .npy only (images imply it for colour;
+// .nii .nii.gz -> nifti, .tif .tiff -> tiff. `channel_axis` applies to .npy only (images imply it for colour;
 // NRRD states it; NIfTI has none).
 Loaded load_any(const std::string& path, bool channel_axis);
 // As above, except that a path without one of those extensions is read with load_raw(path,
 // raw, channel_axis) instead of being an error (how headerless data comes in next to files
 // that describe themselves).
 Loaded load_any(const std::string& path, bool channel_axis, const RawSpec& raw);
-// dtype applies to .npy, .nrrd and .nii/.nii.gz; images use 8 bit unless dtype is U16 (16-bit
+// dtype applies to .npy, .nrrd, .nii/.nii.gz and .tif/.tiff; images use 8 bit unless dtype is U16 (16-bit
 // PNG; an error for JPEG). Unknown extensions throw "<path>: unsupported file extension
 // '.xyz' ...".
 void save_any(const std::string& path, const ArrayD& a, DType dtype, bool channel_axis);
