@@ -134,11 +134,8 @@ void compute_statistics(DecodedVolume& v) {
 }
 
 std::string describe(const DecodedVolume& v) {
-  const std::string type = v.integer_valued && v.dtype == DType::F32 ? "int16 (as float32)"
-                           : v.dtype == DType::U8                    ? "uint8"
-                           : v.dtype == DType::U16                   ? "uint16"
-                           : v.dtype == DType::F32                   ? "float32"
-                                                                     : "float64";
+  const std::string type =
+      v.integer_valued && v.dtype == DType::F32 ? "int16 (as float32)" : dtype_name(v.dtype);
   return std::to_string(v.dims[2]) + " x " + std::to_string(v.dims[1]) + " x " +
          std::to_string(v.dims[0]) + " voxels (x, y, z), " + type + ", " + number(v.spacing[2]) +
          " x " + number(v.spacing[1]) + " x " + number(v.spacing[0]) + " mm";

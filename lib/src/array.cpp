@@ -13,6 +13,22 @@ const char* dtype_name(DType t) {
       return "float32";
     case DType::F64:
       return "float64";
+    case DType::Bool:
+      return "bool";
+    case DType::I8:
+      return "int8";
+    case DType::I16:
+      return "int16";
+    case DType::I32:
+      return "int32";
+    case DType::I64:
+      return "int64";
+    case DType::U32:
+      return "uint32";
+    case DType::U64:
+      return "uint64";
+    case DType::F16:
+      return "float16";
   }
   return "?";
 }

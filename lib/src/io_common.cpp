@@ -253,13 +253,20 @@ std::string lower_extension(const std::string& path) {
 
 std::size_t scalar_size(Scalar s) {
   switch (s) {
+    case Scalar::Bool:
+    case Scalar::I8:
     case Scalar::U8:
       return 1;
-    case Scalar::U16:
     case Scalar::I16:
+    case Scalar::U16:
+    case Scalar::F16:
       return 2;
+    case Scalar::I32:
+    case Scalar::U32:
     case Scalar::F32:
       return 4;
+    case Scalar::I64:
+    case Scalar::U64:
     case Scalar::F64:
       return 8;
   }
@@ -268,10 +275,26 @@ std::size_t scalar_size(Scalar s) {
 
 Scalar scalar_of(DType t) {
   switch (t) {
+    case DType::Bool:
+      return Scalar::Bool;
+    case DType::I8:
+      return Scalar::I8;
     case DType::U8:
       return Scalar::U8;
+    case DType::I16:
+      return Scalar::I16;
     case DType::U16:
       return Scalar::U16;
+    case DType::I32:
+      return Scalar::I32;
+    case DType::U32:
+      return Scalar::U32;
+    case DType::I64:
+      return Scalar::I64;
+    case DType::U64:
+      return Scalar::U64;
+    case DType::F16:
+      return Scalar::F16;
     case DType::F32:
       return Scalar::F32;
     case DType::F64:
@@ -280,12 +303,80 @@ Scalar scalar_of(DType t) {
   return Scalar::F64;
 }
 
+DType dtype_of(Scalar s) {
+  switch (s) {
+    case Scalar::Bool:
+      return DType::Bool;
+    case Scalar::I8:
+      return DType::I8;
+    case Scalar::U8:
+      return DType::U8;
+    case Scalar::I16:
+      return DType::I16;
+    case Scalar::U16:
+      return DType::U16;
+    case Scalar::I32:
+      return DType::I32;
+    case Scalar::U32:
+      return DType::U32;
+    case Scalar::I64:
+      return DType::I64;
+    case Scalar::U64:
+      return DType::U64;
+    case Scalar::F16:
+      return DType::F16;
+    case Scalar::F32:
+      return DType::F32;
+    case Scalar::F64:
+      return DType::F64;
+  }
+  return DType::F64;
+}
+
 float to_f32(double v) {
   // FLT_MAX plus half an ulp: from here on round-to-nearest gives infinity.
   constexpr double kOverflow = 0x1.ffffffp+127;
   if (v >= kOverflow) return std::numeric_limits<float>::infinity();
   if (v <= -kOverflow) return -std::numeric_limits<float>::infinity();
   return static_cast<float>(v);  // also NaN
+}
+
+double half_to_double(std::uint16_t h) {
+  const int e = (h >> 10) & 0x1f;
+  const int m = h & 0x3ff;
+  double v;
+  if (e == 0)
+    v = std::ldexp(static_cast<double>(m), -24);  // zero and subnormals: m * 2^-24
+  else if (e == 31)
+    v = m == 0 ? std::numeric_limits<double>::infinity() : std::numeric_limits<double>::quiet_NaN();
+  else
+    v = std::ldexp(static_cast<double>(m + 1024), e - 25);  // (1 + m/1024) * 2^(e-15)
+  return (h & 0x8000u) ? -v : v;
+}
+
+std::uint16_t double_to_half(double v) {
+  const std::uint16_t sign = std::signbit(v) ? 0x8000u : 0u;
+  if (std::isnan(v)) return static_cast<std::uint16_t>(sign | 0x7e00u);
+  const double a = std::fabs(v);
+  // 65504 (the largest half) plus half an ulp (16): the tie rounds to the even 65536 = inf.
+  if (a >= 65520.0) return static_cast<std::uint16_t>(sign | 0x7c00u);
+  if (a < 0x1p-14) {
+    // Subnormal (or zero): a multiple of 2^-24. The scaling is exact; nearbyint rounds half to
+    // even (the default rounding mode). 1024 is the smallest normal, whose bits it also is.
+    const double m = std::nearbyint(a * 0x1p24);
+    return static_cast<std::uint16_t>(sign | static_cast<unsigned>(m));
+  }
+  int exp2 = 0;
+  std::frexp(a, &exp2);    // a = f * 2^exp2, f in [0.5, 1): a in [2^(exp2-1), 2^exp2)
+  const int e = exp2 - 1;  // -14..15
+  double m = std::nearbyint(std::ldexp(a, 10 - e));  // 1024..2048
+  int biased = e + 15;
+  if (m >= 2048.0) {
+    m = 1024.0;
+    ++biased;  // at most 30 here, since a < 65520
+  }
+  return static_cast<std::uint16_t>(sign | (static_cast<unsigned>(biased) << 10) |
+                                    (static_cast<unsigned>(m) - 1024u));
 }
 
 namespace {
@@ -305,23 +396,110 @@ void store_le(std::uint64_t v, unsigned char* p) {
   for (int i = 0; i < N; ++i) p[i] = static_cast<unsigned char>((v >> (8 * i)) & 0xffu);
 }
 
+// Two's complement reinterpretation of the low N bytes.
+template <int N>
+std::int64_t to_signed(std::uint64_t u) {
+  if constexpr (N == 8) {
+    return u >= (std::uint64_t{1} << 63)
+               ? -static_cast<std::int64_t>(~u) - 1  // no overflow: ~u < 2^63
+               : static_cast<std::int64_t>(u);
+  } else {
+    const std::uint64_t half = std::uint64_t{1} << (8 * N - 1);
+    return u >= half ? static_cast<std::int64_t>(u) - static_cast<std::int64_t>(2 * half)
+                     : static_cast<std::int64_t>(u);
+  }
+}
+
+template <int N>
+void decode_signed(const unsigned char* src, std::size_t n, bool big_endian, double* dst) {
+  for (std::size_t i = 0; i < n; ++i)
+    dst[i] = static_cast<double>(to_signed<N>(load_uint<N>(src + N * i, big_endian)));
+}
+
+template <int N>
+void decode_unsigned(const unsigned char* src, std::size_t n, bool big_endian, double* dst) {
+  for (std::size_t i = 0; i < n; ++i)
+    dst[i] = static_cast<double>(load_uint<N>(src + N * i, big_endian));
+}
+
+constexpr double kTwo53 = 9007199254740992.0;
+constexpr double kTwo63 = 9223372036854775808.0;
+constexpr double kTwo64 = 18446744073709551616.0;
+
+// Rounds half away from zero and clamps to [lo, hi] (both exact as doubles); NaN -> 0.
+double round_clamp(double v, double lo, double hi) {
+  if (std::isnan(v)) return 0;
+  const double r = std::round(v);
+  return r < lo ? lo : r > hi ? hi : r;
+}
+
+template <int N>
+void encode_signed(const double* src, std::size_t n, unsigned char* dst) {
+  const double hi = std::ldexp(1.0, 8 * N - 1) - 1;
+  for (std::size_t i = 0; i < n; ++i) {
+    const auto v = static_cast<std::int64_t>(round_clamp(src[i], -hi - 1, hi));
+    store_le<N>(static_cast<std::uint64_t>(v), dst + N * i);
+  }
+}
+
+template <int N>
+void encode_unsigned(const double* src, std::size_t n, unsigned char* dst) {
+  const double hi = std::ldexp(1.0, 8 * N) - 1;
+  for (std::size_t i = 0; i < n; ++i)
+    store_le<N>(static_cast<std::uint64_t>(round_clamp(src[i], 0, hi)), dst + N * i);
+}
+
 }  // namespace
 
-void decode_values(const unsigned char* src, std::size_t n, Scalar s, bool big_endian,
-                   double* dst) {
+std::optional<InexactValue> decode_values_checked(const unsigned char* src, std::size_t n, Scalar s,
+                                                  bool big_endian, double* dst) {
+  std::optional<InexactValue> inexact;
   switch (s) {
-    case Scalar::U8:
-      for (std::size_t i = 0; i < n; ++i) dst[i] = src[i];
+    case Scalar::Bool:
+      for (std::size_t i = 0; i < n; ++i) dst[i] = src[i] != 0 ? 1.0 : 0.0;
       break;
-    case Scalar::U16:
-      for (std::size_t i = 0; i < n; ++i)
-        dst[i] = static_cast<double>(load_uint<2>(src + 2 * i, big_endian));
+    case Scalar::I8:
+      decode_signed<1>(src, n, big_endian, dst);
+      break;
+    case Scalar::U8:
+      decode_unsigned<1>(src, n, big_endian, dst);
       break;
     case Scalar::I16:
+      decode_signed<2>(src, n, big_endian, dst);
+      break;
+    case Scalar::U16:
+      decode_unsigned<2>(src, n, big_endian, dst);
+      break;
+    case Scalar::I32:
+      decode_signed<4>(src, n, big_endian, dst);
+      break;
+    case Scalar::U32:
+      decode_unsigned<4>(src, n, big_endian, dst);
+      break;
+    case Scalar::I64:
       for (std::size_t i = 0; i < n; ++i) {
-        auto u = static_cast<std::uint16_t>(load_uint<2>(src + 2 * i, big_endian));
-        dst[i] = u >= 0x8000u ? static_cast<double>(u) - 65536.0 : static_cast<double>(u);
+        const std::int64_t v = to_signed<8>(load_uint<8>(src + 8 * i, big_endian));
+        const double d = static_cast<double>(v);
+        dst[i] = d;
+        // From 2^53 on a double holds v exactly only when converting back gives v (2^63, the
+        // rounding of values near INT64_MAX, is out of range and never exact).
+        if (!inexact && std::fabs(d) >= kTwo53 &&
+            (d >= kTwo63 || static_cast<std::int64_t>(d) != v))
+          inexact = InexactValue{i, std::to_string(v)};
       }
+      break;
+    case Scalar::U64:
+      for (std::size_t i = 0; i < n; ++i) {
+        const std::uint64_t v = load_uint<8>(src + 8 * i, big_endian);
+        const double d = static_cast<double>(v);
+        dst[i] = d;
+        if (!inexact && d >= kTwo53 && (d >= kTwo64 || static_cast<std::uint64_t>(d) != v))
+          inexact = InexactValue{i, std::to_string(v)};
+      }
+      break;
+    case Scalar::F16:
+      for (std::size_t i = 0; i < n; ++i)
+        dst[i] = half_to_double(static_cast<std::uint16_t>(load_uint<2>(src + 2 * i, big_endian)));
       break;
     case Scalar::F32:
       for (std::size_t i = 0; i < n; ++i) {
@@ -338,20 +516,63 @@ void decode_values(const unsigned char* src, std::size_t n, Scalar s, bool big_e
       }
       break;
   }
+  return inexact;
+}
+
+void decode_values_or_fail(const std::string& path, const unsigned char* src, std::size_t n,
+                           Scalar s, bool big_endian, double* dst, std::size_t first_index) {
+  const std::optional<InexactValue> inexact = decode_values_checked(src, n, s, big_endian, dst);
+  if (inexact)
+    fail(path, std::string(dtype_name(dtype_of(s))) + " value " + inexact->value + " at element " +
+                   std::to_string(first_index + inexact->index) +
+                   " is not exactly representable as a double");
 }
 
 void encode_values(const double* src, std::size_t n, Scalar s, unsigned char* dst) {
   switch (s) {
-    case Scalar::U8:
-      for (std::size_t i = 0; i < n; ++i)
-        dst[i] = static_cast<unsigned char>(quantize(src[i], 255.0));
+    case Scalar::Bool:
+      for (std::size_t i = 0; i < n; ++i) dst[i] = src[i] != 0 && !std::isnan(src[i]) ? 1 : 0;
       break;
-    case Scalar::U16:
-      for (std::size_t i = 0; i < n; ++i)
-        store_le<2>(static_cast<std::uint64_t>(quantize(src[i], 65535.0)), dst + 2 * i);
+    case Scalar::I8:
+      encode_signed<1>(src, n, dst);
+      break;
+    case Scalar::U8:
+      encode_unsigned<1>(src, n, dst);
       break;
     case Scalar::I16:
-      throw Error("internal error: int16 output is not supported");
+      encode_signed<2>(src, n, dst);
+      break;
+    case Scalar::U16:
+      encode_unsigned<2>(src, n, dst);
+      break;
+    case Scalar::I32:
+      encode_signed<4>(src, n, dst);
+      break;
+    case Scalar::U32:
+      encode_unsigned<4>(src, n, dst);
+      break;
+    case Scalar::I64:
+      // 2^63 - 1 is not a double: clamp in double to [-2^63, 2^63) and the top separately.
+      for (std::size_t i = 0; i < n; ++i) {
+        const double r = std::isnan(src[i]) ? 0 : std::round(src[i]);
+        const std::int64_t v = r >= kTwo63    ? std::numeric_limits<std::int64_t>::max()
+                               : r <= -kTwo63 ? std::numeric_limits<std::int64_t>::min()
+                                              : static_cast<std::int64_t>(r);
+        store_le<8>(static_cast<std::uint64_t>(v), dst + 8 * i);
+      }
+      break;
+    case Scalar::U64:
+      for (std::size_t i = 0; i < n; ++i) {
+        const double r = std::isnan(src[i]) ? 0 : std::round(src[i]);
+        const std::uint64_t v = r >= kTwo64 ? std::numeric_limits<std::uint64_t>::max()
+                                : r <= 0    ? 0
+                                            : static_cast<std::uint64_t>(r);
+        store_le<8>(v, dst + 8 * i);
+      }
+      break;
+    case Scalar::F16:
+      for (std::size_t i = 0; i < n; ++i) store_le<2>(double_to_half(src[i]), dst + 2 * i);
+      break;
     case Scalar::F32:
       for (std::size_t i = 0; i < n; ++i) {
         float f = to_f32(src[i]);

@@ -6,6 +6,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -93,10 +94,12 @@ inline bool checked_mul(std::size_t a, std::size_t b, std::size_t* out) {
   return true;
 }
 
-// Scalar types as stored in files. I16 exists only for reading NRRD "short".
-enum class Scalar { U8, U16, I16, F32, F64 };
+// Scalar types as stored in files, one per DType (NRRD "short" and NIfTI int16 read through
+// I16 although those loaders report them as DType::F32).
+enum class Scalar { Bool, I8, U8, I16, U16, I32, U32, I64, U64, F16, F32, F64 };
 std::size_t scalar_size(Scalar s);
 Scalar scalar_of(DType t);
+DType dtype_of(Scalar s);
 
 // Rounds to the nearest integer and clamps to [0, max]; NaN becomes 0.
 inline double quantize(double v, double max) {
@@ -109,11 +112,39 @@ inline double quantize(double v, double max) {
 // double -> float with IEEE round-to-nearest; values beyond the float range become +-inf
 // (a plain cast of an out-of-range double is undefined behaviour in C++).
 float to_f32(double v);
+// IEEE binary16 <-> double. half_to_double is exact (subnormals, +-inf, NaN kept);
+// double_to_half rounds to nearest, ties to even (directly from the double, no double rounding),
+// magnitudes from 65520 on (and infinities) become +-inf, NaN becomes a quiet NaN of its sign.
+double half_to_double(std::uint16_t h);
+std::uint16_t double_to_half(double v);
 
-// Decodes `n` values of type `s` from `src` (little or big endian) into `dst`.
-void decode_values(const unsigned char* src, std::size_t n, Scalar s, bool big_endian, double* dst);
-// Encodes `n` doubles as type `s` (integers rounded and clamped, NaN -> 0), little endian;
-// I16 is read-only and throws.
+// The first stored value that decode_values could not represent exactly as a double (int64 or
+// uint64 beyond 2^53 in magnitude and not a multiple of a high enough power of two).
+struct InexactValue {
+  std::size_t index = 0;  // element index within the decoded run
+  std::string value;      // the stored value in decimal
+};
+
+// Decodes `n` values of type `s` from `src` (little or big endian) into `dst`. Every type but
+// int64/uint64 converts exactly; bool bytes read as 0 (zero byte) or 1 (any other byte). An
+// int64/uint64 value that a double cannot hold is stored rounded to nearest; decode_values_checked
+// returns the first such value so that the caller can name it (decode_values_or_fail does),
+// decode_values ignores it (for types that cannot have one).
+std::optional<InexactValue> decode_values_checked(const unsigned char* src, std::size_t n, Scalar s,
+                                                  bool big_endian, double* dst);
+inline void decode_values(const unsigned char* src, std::size_t n, Scalar s, bool big_endian,
+                          double* dst) {
+  decode_values_checked(src, n, s, big_endian, dst);
+}
+// decode_values_checked, throwing on an inexact value: "<path>: int64 value 9007199254740993 at
+// element 12 is not exactly representable as a double" (the element index is `first_index` plus the
+// position within this run).
+void decode_values_or_fail(const std::string& path, const unsigned char* src, std::size_t n,
+                           Scalar s, bool big_endian, double* dst, std::size_t first_index = 0);
+// Encodes `n` doubles as type `s`, little endian. Integer types: NaN becomes 0, other values
+// are rounded to nearest with halves away from zero (std::round: 2.5 -> 3, -2.5 -> -3) and
+// clamped to the type's range (+-inf to its ends). Bool: 0 and NaN become 0 (False), every other
+// value 1 (True). float16 and float32: round to nearest even, beyond the range +-inf, NaN kept.
 void encode_values(const double* src, std::size_t n, Scalar s, unsigned char* dst);
 // Encodes `n` floats as float32, little endian.
 void encode_f32(const float* src, std::size_t n, unsigned char* dst);

@@ -438,11 +438,24 @@ void write_nifti(const std::string& path, const ArrayD& a, DType dtype,
 
   int code = DT_FLOAT64;
   switch (dtype) {
+    case DType::Bool:  // 0/1 bytes
     case DType::U8:
       code = DT_UINT8;
       break;
     case DType::U16:
       code = DT_UINT16;
+      break;
+    case DType::I8:
+      code = DT_INT8;
+      break;
+    case DType::I16:
+      code = DT_INT16;
+      break;
+    case DType::I32:
+      code = DT_INT32;
+      break;
+    case DType::U32:
+      code = DT_UINT32;
       break;
     case DType::F32:
       code = DT_FLOAT32;
@@ -450,6 +463,12 @@ void write_nifti(const std::string& path, const ArrayD& a, DType dtype,
     case DType::F64:
       code = DT_FLOAT64;
       break;
+    case DType::I64:
+    case DType::U64:
+    case DType::F16:  // load_nifti does not read these back (NIfTI-1 has no float16)
+      fail(path, std::string("cannot save ") + dtype_name(dtype) +
+                     " as NIfTI-1 (uint8, int8, uint16, int16, int32, uint32, float32 and "
+                     "float64 are written; save as float64 or .npy)");
   }
   const io::Scalar scalar = io::scalar_of(dtype);
   const std::size_t size = io::scalar_size(scalar);

@@ -1,7 +1,8 @@
 // NumPy .npy reading and writing, written from the format description in numpy's
 // numpy/lib/format.py documentation: a magic string, a version, a header length and a Python
 // dict literal {'descr': ..., 'fortran_order': ..., 'shape': (...)}, followed by the raw data.
-// Only C-order little-endian float32/float64/uint8/uint16 arrays are accepted.
+// Every numeric dtype is read (bool, int8..int64, uint8..uint64, float16/32/64) in either byte
+// order and either memory order (Fortran order is reordered into ours, C order).
 #include <cstring>
 #include <string>
 #include <vector>
@@ -24,6 +25,7 @@ struct PyValue {
   bool boolean = false;
   std::size_t integer = 0;
   std::vector<PyValue> items;
+  std::size_t begin = 0, end = 0;  // where its text lies in the header, for messages
 };
 
 // Recursive-descent parser for the header dict. Errors carry the file name.
@@ -83,6 +85,7 @@ class HeaderParser {
     if (depth > 16) bad("nesting too deep");
     skip_ws();
     PyValue v;
+    v.begin = i_;
     char c = peek();
     if (c == '\'' || c == '"') {
       ++i_;
@@ -132,6 +135,7 @@ class HeaderParser {
     } else {
       bad("unexpected character " + io::quote(s_.substr(i_, 1)));
     }
+    v.end = i_;
     return v;
   }
 
@@ -143,21 +147,71 @@ class HeaderParser {
 struct NpyType {
   DType dtype;
   std::size_t size;
+  bool big_endian;
 };
 
-NpyType parse_descr(const std::string& path, const PyValue& descr) {
+constexpr const char* kExpected =
+    "expected a numeric dtype: bool, int8..int64, uint8..uint64, float16, float32, float64";
+
+[[noreturn]] void refuse_descr(const std::string& path, const std::string& d, const char* why) {
+  fail(path, "unsupported dtype " + io::quote(d, 40) + " (" + why + "; " + kExpected + ")");
+}
+
+// numpy's descr strings ('<i2', '>f8', '|b1', ...; dtype.str): a byte order ('<' little, '>'
+// big, '=' native, '|' not applicable: one byte; numpy always writes one, a missing one reads as
+// native), a kind and a size in bytes.
+NpyType parse_descr(const std::string& path, const std::string& header, const PyValue& descr) {
   if (descr.kind != PyValue::kStr)
-    fail(path,
-         "unsupported dtype: structured or non-string 'descr' (expected '<f4', '<f8', "
-         "'|u1' or '<u2')");
+    fail(path, "unsupported dtype " +
+                   io::quote(header.substr(descr.begin, descr.end - descr.begin), 60) +
+                   " (a structured dtype; " + kExpected + ")");
   const std::string& d = descr.str;
-  if (d == "<f4") return {DType::F32, 4};
-  if (d == "<f8") return {DType::F64, 8};
-  if (d == "|u1" || d == "<u1" || d == ">u1" || d == "=u1") return {DType::U8, 1};
-  if (d == "<u2") return {DType::U16, 2};
-  std::string why = "unsupported dtype " + io::quote(d, 40);
-  if (d == ">f4" || d == ">f8" || d == ">u2") why += " (big-endian data is not supported)";
-  fail(path, why + " (expected '<f4', '<f8', '|u1' or '<u2')");
+  const auto refuse = [&](const char* why) { refuse_descr(path, d, why); };
+  std::size_t i = 0;
+  char order = '=';
+  if (!d.empty() && (d[0] == '<' || d[0] == '>' || d[0] == '=' || d[0] == '|')) order = d[i++];
+  if (i >= d.size()) refuse("no type");
+  const char kind = d[i++];
+  std::size_t size = 0;
+  const std::size_t digits = i;
+  while (i < d.size() && d[i] >= '0' && d[i] <= '9' && i - digits < 4)
+    size = size * 10 + static_cast<std::size_t>(d[i++] - '0');
+  const bool sized = i > digits && i == d.size();
+  switch (kind) {
+    case 'c':
+      refuse_descr(path, d, "complex numbers");
+    case 'O':
+      refuse_descr(path, d, "Python objects");
+    case 'S':
+    case 'a':
+    case 'U':
+      refuse_descr(path, d, "strings");
+    case 'V':
+      refuse_descr(path, d, "raw or structured records");
+    case 'M':
+    case 'm':
+      refuse_descr(path, d, "dates and times");
+    default:
+      break;
+  }
+  if (!sized) refuse("not a numeric type and size");
+  DType t = DType::F64;
+  if (kind == 'b' && size == 1) {
+    t = DType::Bool;
+  } else if (kind == 'i' && (size == 1 || size == 2 || size == 4 || size == 8)) {
+    t = size == 1 ? DType::I8 : size == 2 ? DType::I16 : size == 4 ? DType::I32 : DType::I64;
+  } else if (kind == 'u' && (size == 1 || size == 2 || size == 4 || size == 8)) {
+    t = size == 1 ? DType::U8 : size == 2 ? DType::U16 : size == 4 ? DType::U32 : DType::U64;
+  } else if (kind == 'f' && (size == 2 || size == 4 || size == 8)) {
+    t = size == 2 ? DType::F16 : size == 4 ? DType::F32 : DType::F64;
+  } else if (kind == 'f') {
+    refuse("extended-precision floats");
+  } else {
+    refuse("unknown type");
+  }
+  if (order == '|' && size != 1) refuse("'|' (no byte order) on a multi-byte type");
+  // '=' is the writer's native order; every platform we build for is little endian.
+  return {t, size, order == '>'};
 }
 
 std::string shape_text(const std::vector<std::size_t>& shape) {
@@ -165,6 +219,35 @@ std::string shape_text(const std::vector<std::size_t>& shape) {
   for (std::size_t i = 0; i < shape.size(); ++i) s += (i ? ", " : "") + std::to_string(shape[i]);
   if (shape.size() == 1) s += ",";
   return s + ")";
+}
+
+// The elements of a Fortran-order array of `shape` (each `size` bytes) in C order.
+std::vector<unsigned char> to_c_order(const unsigned char* src,
+                                      const std::vector<std::size_t>& shape, std::size_t size) {
+  const std::size_t rank = shape.size();
+  std::size_t count = 1;
+  for (std::size_t d : shape) count *= d;  // checked by the caller
+  // Fortran strides (in elements) of each axis; walk the C-order index like an odometer.
+  std::vector<std::size_t> stride(rank), index(rank, 0);
+  std::size_t s = 1;
+  for (std::size_t k = 0; k < rank; ++k) {
+    stride[k] = s;
+    s *= shape[k];
+  }
+  std::vector<unsigned char> out(count * size);
+  std::size_t from = 0;  // Fortran offset of `index`
+  for (std::size_t i = 0; i < count; ++i) {
+    std::memcpy(out.data() + i * size, src + from * size, size);
+    for (std::size_t k = rank; k-- > 0;) {
+      if (++index[k] < shape[k]) {
+        from += stride[k];
+        break;
+      }
+      from -= stride[k] * (shape[k] - 1);
+      index[k] = 0;
+    }
+  }
+  return out;
 }
 
 Loaded load_npy_impl(const std::string& path, bool channel_axis) {
@@ -220,10 +303,8 @@ Loaded load_npy_impl(const std::string& path, bool channel_axis) {
   if (!descr) fail(path, ".npy header lacks 'descr'");
   if (!fortran) fail(path, ".npy header lacks 'fortran_order'");
   if (!shape_v) fail(path, ".npy header lacks 'shape'");
-  const NpyType type = parse_descr(path, *descr);
+  const NpyType type = parse_descr(path, header, *descr);
   if (fortran->kind != PyValue::kBool) fail(path, "'fortran_order' is not True or False");
-  if (fortran->boolean)
-    fail(path, "Fortran-order arrays are not supported (save with numpy.ascontiguousarray)");
   if (shape_v->kind != PyValue::kSeq) fail(path, "'shape' is not a tuple");
   std::vector<std::size_t> shape;
   for (const PyValue& item : shape_v->items) {
@@ -269,8 +350,16 @@ Loaded load_npy_impl(const std::string& path, bool channel_axis) {
   out.dtype = type.dtype;
   out.channel_axis = channel_axis;
   out.spacing.assign(dims.size(), 1.0);
-  io::decode_values(bytes.data() + offset, count, io::scalar_of(type.dtype), false,
-                    out.array.data());
+  const unsigned char* data = bytes.data() + offset;
+  std::vector<unsigned char> reordered;
+  if (fortran->boolean && shape.size() > 1) {
+    // Fortran order: the first axis varies fastest. Gather the elements into C order (the last
+    // axis fastest) before decoding, so that element indices in messages are C-order ones.
+    reordered = to_c_order(data, shape, type.size);
+    data = reordered.data();
+  }
+  io::decode_values_or_fail(path, data, count, io::scalar_of(type.dtype), type.big_endian,
+                            out.array.data());
   return out;
 }
 
@@ -304,10 +393,26 @@ std::vector<std::size_t> save_shape(const std::string& path, const Array<T>& a, 
 
 const char* npy_descr(DType t) {
   switch (t) {
+    case DType::Bool:
+      return "|b1";
+    case DType::I8:
+      return "|i1";
     case DType::U8:
       return "|u1";
+    case DType::I16:
+      return "<i2";
     case DType::U16:
       return "<u2";
+    case DType::I32:
+      return "<i4";
+    case DType::U32:
+      return "<u4";
+    case DType::I64:
+      return "<i8";
+    case DType::U64:
+      return "<u8";
+    case DType::F16:
+      return "<f2";
     case DType::F32:
       return "<f4";
     case DType::F64:

@@ -544,18 +544,32 @@ Loaded load_nrrd_impl(const std::string& path) {
   return out;
 }
 
-const char* nrrd_type_name(DType t) {
+// The NRRD type written for `t`: the types load_nrrd reads back (bool as uchar 0/1, int16 as
+// short); the others are refused, naming the path and the dtype.
+const char* nrrd_type_name(const std::string& path, DType t) {
   switch (t) {
+    case DType::Bool:
     case DType::U8:
       return "uchar";
     case DType::U16:
       return "ushort";
+    case DType::I16:
+      return "short";
     case DType::F32:
       return "float";
     case DType::F64:
       return "double";
+    case DType::I8:
+    case DType::I32:
+    case DType::I64:
+    case DType::U32:
+    case DType::U64:
+    case DType::F16:
+      break;
   }
-  return "double";
+  fail(path, std::string("cannot save ") + dtype_name(t) +
+                 " as NRRD (uchar, ushort, short, float and double are written; save as float64 "
+                 "or .npy)");
 }
 
 std::string format_double(double v) {
@@ -611,7 +625,7 @@ void save_nrrd_impl(const std::string& path, const ArrayD& a, DType dtype, bool 
   std::string header = "NRRD0004\n";
   header += "# Complete NRRD file format specification at:\n";
   header += "# http://teem.sourceforge.net/nrrd/format.html\n";
-  header += std::string("type: ") + nrrd_type_name(dtype) + "\n";
+  header += std::string("type: ") + nrrd_type_name(path, dtype) + "\n";
   header += "dimension: " + std::to_string(sizes.size()) + "\n";
   header += "sizes: " + join(sizes) + "\n";
   header += "kinds: " + join(kinds) + "\n";

@@ -335,7 +335,8 @@ class Failures(Base):
         with open(self.f2, "rb") as f:
             good = f.read()
         truncated = w.write_bytes("truncated.npy", good[:len(good) - 40])
-        int64 = w.save("int64.npy", np.arange(12, dtype=np.int64).reshape(3, 4))
+        # int64 loads, except a value a double cannot hold exactly (2^53 + 1)
+        int64 = w.save("int64.npy", np.array([[0, 1], [2, 2**53 + 1]], dtype=np.int64))
         cplx = w.save("complex.npy", np.zeros((3, 4), dtype=np.complex128))
         zero = w.save("zero.npy", np.zeros((0, 5)))
         zero_coords = w.save("zero_coords.npy", np.zeros((0, 2)))

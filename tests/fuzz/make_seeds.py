@@ -401,6 +401,12 @@ def main():
     files["u8.npy"] = ramp(6, 5, 0, 255).astype("u1")
     files["u16.npy"] = ramp(3, 4, 0, 65535).reshape(1, 3, 4).repeat(2, 0).astype("<u2")
     files["f32_channels.npy"] = (ramp(4, 5, 3, 1000) / 1000.0).astype("<f4")
+    # Other dtypes, byte orders and Fortran order (issue 13 item 3).
+    files["i16_be.npy"] = (ramp(6, 5, 0, 2000) - 1000).astype(">i2")
+    files["f16.npy"] = (g * 7 - 3).astype("<f2")
+    files["i64_fortran.npy"] = np.asfortranarray(
+        (ramp(3, 4, 0, 1000) * 1000).reshape(1, 3, 4).repeat(2, 0).astype("<i8"))
+    files["bool.npy"] = ramp(6, 5, 0, 255) > 100
     for name, a in list(files.items()):
         p = os.path.join(args.out, name)
         np.save(p, a)

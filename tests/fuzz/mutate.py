@@ -57,6 +57,8 @@ OPTIONAL = {"bmp", "tga", "gif", "hdr", "pnm"}
 CORPUS = [
     ("f32.npy", "npy", []), ("f64.npy", "npy", []), ("u8.npy", "npy", []),
     ("u16.npy", "npy", []), ("f32_channels.npy", "npy", ["--channels"]),
+    ("i16_be.npy", "npy", []), ("f16.npy", "npy", []), ("i64_fortran.npy", "npy", []),
+    ("bool.npy", "npy", []),
     ("raw.nrrd", "nrrd", []), ("rgb_gzip.nrrd", "nrrd", []), ("ascii.nrrd", "nrrd", []),
     ("detached.nhdr", "nhdr", []),
     ("i16.nii", "nifti", []), ("f32.nii.gz", "nifti", []),
@@ -215,7 +217,8 @@ def m_text_header(d, r, lines_max=4):
 
 
 NPY_DESCR = [b"'<f4'", b"'>f4'", b"'<f8'", b"'|u1'", b"'<u2'", b"'<i8'", b"'|O'", b"'<c8'",
-             b"'|b1'", b"'<U4'", b"'<f2'", b"'\x1b[31m'", b"'<f4", b"''", b"'" + b"A" * 300 + b"'"]
+             b"'|b1'", b"'<U4'", b"'<f2'", b"'\x1b[31m'", b"'<f4", b"''", b"'" + b"A" * 300 + b"'",
+             b"'>i2'", b"'>f2'", b"'<u8'", b"'|i1'", b"'>i8'", b"'<M8[ns]'", b"'<f16'", b"'|V8'"]
 
 
 def m_npy(d, r):

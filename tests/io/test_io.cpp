@@ -102,6 +102,9 @@ ArrayD sample_array(const std::vector<std::size_t>& dims, std::size_t channels, 
       case DType::F64:
         a[i] = i < 10 ? specials[i] : u(rng);
         break;
+      default:  // the other dtypes: tests/io/test_npy_dtypes.cpp
+        ADD_FAILURE() << "no sample values for " << sv::dtype_name(t);
+        return a;
     }
   }
   return a;
@@ -305,16 +308,17 @@ TEST_F(IoTest, IoNpyErrors) {
   write_bytes(p, std::string("\x93NUMPY\x01\x00\xff\x7f", 10) + "{'descr'");
   expect_error([&] { sv::load_npy(p, false); }, p, "truncated .npy header");
 
-  for (const char* bad : {"<i4", ">f4", "<f2", "<c16", "|O", "|b1", ">u2"}) {
+  for (const char* bad : {"<c16", "|O", "<U2", "<M8[s]", "<f16", "<i3"}) {
     write_bytes(p, npy_with_header(std::string("{'descr': '") + bad +
                                        "', 'fortran_order': False, 'shape': (4, 4), }",
                                    data64));
     expect_error([&] { sv::load_npy(p, false); }, p,
                  std::string("unsupported dtype '") + bad + "'");
   }
+  // Big-endian and Fortran-order data load (tests/io/test_npy_dtypes.cpp checks the values).
   write_bytes(
       p, npy_with_header("{'descr': '>f4', 'fortran_order': False, 'shape': (16,), }", data64));
-  expect_error([&] { sv::load_npy(p, false); }, p, "big-endian");
+  EXPECT_EQ(sv::load_npy(p, false).dtype, DType::F32);
 
   write_bytes(p, npy_with_header("{'descr': [('x', '<f4')], 'fortran_order': False, "
                                  "'shape': (16,), }",
@@ -323,7 +327,7 @@ TEST_F(IoTest, IoNpyErrors) {
 
   write_bytes(
       p, npy_with_header("{'descr': '<f4', 'fortran_order': True, 'shape': (4, 4), }", data64));
-  expect_error([&] { sv::load_npy(p, false); }, p, "Fortran-order");
+  EXPECT_EQ(sv::load_npy(p, false).array.dims(), (std::vector<std::size_t>{4, 4}));
 
   write_bytes(p,
               npy_with_header("{'descr': '<f4', 'fortran_order': False, 'shape': (0, 4), }", ""));

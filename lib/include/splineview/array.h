@@ -17,7 +17,9 @@ constexpr std::size_t kMaxRank = 3;
 constexpr std::size_t kMaxChannels = 4;
 
 // Element types that files can hold; the arithmetic always happens in float or double.
-enum class DType { U8, U16, F32, F64 };
+// dtype_name() gives NumPy's names ("uint8", "int16", "float16", "bool", ...). Loaded values
+// are the stored numbers (bool: 0 or 1); saving rounds and clamps to the type (splineview/io.h).
+enum class DType { U8, U16, F32, F64, Bool, I8, I16, I32, I64, U32, U64, F16 };
 
 const char* dtype_name(DType t);
 

@@ -58,15 +58,26 @@ Loaded load_image(const std::string& path);
 // equal channels.
 void save_image(const std::string& path, const ArrayD& a, int bits = 8);
 
-// NumPy .npy, version 1.0/2.0/3.0, C order, little-endian float32, float64, uint8, uint16
-// (big-endian variants and Fortran order are rejected with a clear error). With channel_axis
-// the last axis is channels (1..4) and the remaining 1..3 axes are spatial; without it all
-// axes (1..3) are spatial. Values keep their numeric value (no normalisation). The file size
-// must match the header exactly (truncated files and trailing bytes are errors).
+// NumPy .npy, version 1.0/2.0/3.0, every numeric dtype: bool ('|b1'), int8/16/32/64, uint8/16/
+// 32/64, float16/32/64, each in either byte order ('<', '>', '=' native; '|' for one byte), in
+// C or Fortran order (fortran_order True is reordered into our C order, x fastest). Loaded.dtype
+// is the file's type (e.g. DType::I16) and values keep their numeric value (no normalisation):
+// bool reads as 0/1 (any non-zero byte as 1), float16 exactly (subnormals, +-inf, NaN). An
+// int64/uint64 value that a double cannot hold exactly (beyond 2^53 in magnitude, unless a
+// multiple of a high enough power of two) is an error naming it and its C-order element index:
+// "<path>: int64 value 9007199254740993 at element 12 is not exactly representable as a
+// double". Complex, object, string, structured, void and datetime dtypes and long double are
+// refused naming the descr. With channel_axis the last axis is channels (1..4) and the
+// remaining 1..3 axes are spatial; without it all axes (1..3) are spatial. The file size must
+// match the header exactly (truncated files and trailing bytes are errors).
 Loaded load_npy(const std::string& path, bool channel_axis);
-// Writes float32 (F32), float64 (F64), uint8 or uint16 (rounded, clamped), format version
-// 1.0. The shape is the array's dims plus a trailing channel axis when channel_axis is true or
-// the array has more than one channel. Doubles beyond the float32 range become +-inf.
+// Writes `dtype` ('<' little endian, '|' for one-byte types), C order, format version 1.0. The
+// shape is the array's dims plus a trailing channel axis when channel_axis is true or the array
+// has more than one channel. Integer types: NaN becomes 0, other values are rounded half away
+// from zero (2.5 -> 3, -2.5 -> -3) and clamped to the type's range (+-inf to its ends; int64
+// saturates at 2^63 - 1, which load_npy then refuses as inexact). Bool: 0 and NaN -> False,
+// any other value -> True. float16 and float32: round to nearest even; magnitudes beyond the
+// range become +-inf (float16 from 65520 on); NaN stays NaN.
 void save_npy(const std::string& path, const ArrayD& a, DType dtype, bool channel_axis);
 void save_npy(const std::string& path, const ArrayF& a, bool channel_axis);  // float32
 
