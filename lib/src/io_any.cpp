@@ -1,4 +1,5 @@
 // load_any / save_any: choose the file format from the (case-insensitive) extension.
+#include <filesystem>
 #include <string>
 
 #include "io_common.h"
@@ -39,9 +40,19 @@ Format format_of(const std::string& path) {
   io::fail(path, "unsupported file extension '" + ext + "'" + expected);
 }
 
+// DICOM comes by a .dcm extension, a folder (one series), or the Part 10 "DICM" marker of a
+// file whose extension names no other format (DICOM files often have none).
+bool is_dicom_path(const std::string& path) {
+  std::error_code ec;
+  if (std::filesystem::is_directory(path, ec)) return true;
+  if (io::lower_extension(path) == ".dcm") return true;
+  return known_format(path) == Format::kUnknown && looks_like_dicom(path);
+}
+
 }  // namespace
 
 Loaded load_any(const std::string& path, bool channel_axis) {
+  if (is_dicom_path(path)) return load_dicom(path);
   switch (format_of(path)) {
     case Format::kImage:
       return load_image(path);
@@ -60,6 +71,9 @@ Loaded load_any(const std::string& path, bool channel_axis) {
 }
 
 Loaded load_any(const std::string& path, bool channel_axis, const RawSpec& raw) {
+  std::error_code ec;
+  if (std::filesystem::is_directory(path, ec) || io::lower_extension(path) == ".dcm")
+    return load_dicom(path);
   if (known_format(path) == Format::kUnknown) return load_raw(path, raw, channel_axis);
   return load_any(path, channel_axis);
 }

@@ -2,7 +2,8 @@
 """Writes the seed corpus of the mutation fuzzer (tests/fuzz/seeds/): one tiny valid file per
 loader and variant. Everything is written byte by byte here from numpy arrays (deterministic),
 except the JPEGs (Debian's cjpeg, package libjpeg-turbo-progs) and the video clip (the
-project's own tools/make_clip, built as build*/video/make_clip).
+project's own tools/make_clip, built as build*/video/make_clip) and the DICOM files (pydicom,
+Debian python3-pydicom; --only-dicom writes just those).
 
     /usr/bin/python3 tests/fuzz/make_seeds.py [--out tests/fuzz/seeds]
         [--make-clip build-test/video/make_clip] [--cjpeg cjpeg]
@@ -382,14 +383,276 @@ def tiff_seeds(out):
 
 
 
+# ---- DICOM (pydicom, Debian python3-pydicom): tiny files of the kinds sv::load_dicom reads ----
+def dicom_seeds(out):
+    """ct_i16.dcm (explicit VR, int16, rescale, geometry), mr_implicit.dcm (implicit VR,
+    12 of 16 bits), rgb.dcm (RGB), enhanced_mf.dcm (3 frames, per-frame functional groups),
+    rle.dcm (RLE Lossless). UIDs are fixed so that the seeds are deterministic."""
+    from pydicom.dataset import Dataset, FileDataset, FileMetaDataset
+    from pydicom.sequence import Sequence
+    from pydicom.uid import ExplicitVRLittleEndian, ImplicitVRLittleEndian, RLELossless
+
+    def base(name, pixels, implicit=False, sop="1.2.840.10008.5.1.4.1.1.2"):
+        meta = FileMetaDataset()
+        meta.MediaStorageSOPClassUID = sop
+        meta.MediaStorageSOPInstanceUID = "1.2.826.0.1.3680043.8.498.1." + str(len(name))
+        meta.TransferSyntaxUID = ImplicitVRLittleEndian if implicit else ExplicitVRLittleEndian
+        meta.ImplementationClassUID = "1.2.826.0.1.3680043.8.498.1"
+        ds = FileDataset(name, {}, file_meta=meta, preamble=b"\0" * 128)
+        ds.is_little_endian = True
+        ds.is_implicit_VR = implicit
+        ds.SOPClassUID = sop
+        ds.SOPInstanceUID = meta.MediaStorageSOPInstanceUID
+        ds.SeriesInstanceUID = "1.2.826.0.1.3680043.8.498.2"
+        ds.Rows, ds.Columns = pixels.shape[-3 if pixels.ndim == 3 and pixels.shape[-1] == 3
+                                            else -2], pixels.shape[-2 if pixels.ndim == 3 and
+                                                                   pixels.shape[-1] == 3 else -1]
+        ds.SamplesPerPixel = 1
+        ds.PhotometricInterpretation = "MONOCHROME2"
+        ds.BitsAllocated = pixels.dtype.itemsize * 8
+        ds.BitsStored = ds.BitsAllocated
+        ds.HighBit = ds.BitsStored - 1
+        ds.PixelRepresentation = 1 if pixels.dtype.kind == "i" else 0
+        ds.PixelSpacing = [0.7, 0.6]
+        ds.ImageOrientationPatient = [1, 0, 0, 0, 1, 0]
+        ds.ImagePositionPatient = [-10, -20, 30]
+        ds.PixelData = pixels.astype(pixels.dtype.newbyteorder("<")).tobytes()
+        return ds
+
+    def save(ds, name):
+        ds.save_as(os.path.join(out, name), write_like_original=False)
+
+    ct = base("ct_i16.dcm", (ramp(5, 6, 0, 3000).astype("i2") - 1024))
+    ct.RescaleSlope, ct.RescaleIntercept = 1, -1024
+    ct.SliceThickness = 2.5
+    save(ct, "ct_i16.dcm")
+    mr = base("mr_implicit.dcm", (ramp(4, 5, 0, 4095).astype("<u2") | 0xF000), implicit=True,
+              sop="1.2.840.10008.5.1.4.1.1.4")
+    mr.BitsStored, mr.HighBit = 12, 11
+    save(mr, "mr_implicit.dcm")
+    rgb = base("rgb.dcm", ramp(4, 5, 3, 255).astype("u1"), sop="1.2.840.10008.5.1.4.1.1.7")
+    rgb.SamplesPerPixel, rgb.PhotometricInterpretation, rgb.PlanarConfiguration = 3, "RGB", 0
+    save(rgb, "rgb.dcm")
+    frames = ramp(4, 5, 0, 60000).astype("<u2")[None].repeat(3, 0)
+    mf = base("enhanced_mf.dcm", frames, sop="1.2.840.10008.5.1.4.1.1.4.1")
+    del mf.ImagePositionPatient, mf.ImageOrientationPatient, mf.PixelSpacing
+    mf.NumberOfFrames = 3
+    shared = Dataset()
+    orient, measures = Dataset(), Dataset()
+    orient.ImageOrientationPatient = [0, 1, 0, 0, 0, -1]
+    measures.PixelSpacing, measures.SliceThickness = [0.5, 0.5], 1.5
+    shared.PlaneOrientationSequence = Sequence([orient])
+    shared.PixelMeasuresSequence = Sequence([measures])
+    mf.SharedFunctionalGroupsSequence = Sequence([shared])
+    per = []
+    for f in range(3):
+        item, pos, pvt = Dataset(), Dataset(), Dataset()
+        pos.ImagePositionPatient = [5.0 + 1.5 * f, -20, 30]
+        pvt.RescaleSlope, pvt.RescaleIntercept = 1, 0
+        item.PlanePositionSequence = Sequence([pos])
+        item.PixelValueTransformationSequence = Sequence([pvt])
+        per.append(item)
+    mf.PerFrameFunctionalGroupsSequence = Sequence(per)
+    save(mf, "enhanced_mf.dcm")
+    rle = base("rle.dcm", ramp(6, 5, 0, 200).astype("u1"))
+    rle.compress(RLELossless)
+    save(rle, "rle.dcm")
+
+
+# ---- TIFF (issue 13 item 3): written byte by byte (IFD entries, strips or tiles) ----
+TIFF_TYPES = {1: "B", 2: "B", 3: "H", 4: "I", 16: "Q"}
+
+
+def tiff_file(pages, bo="<", bigtiff=False):
+    """A TIFF (or BigTIFF) whose pages are (tags, chunks, offsets_tag, counts_tag); tags maps a
+    tag to (type, values): type 2 (ASCII) takes bytes, 5 (RATIONAL) (num, den) pairs. Each
+    page's strips or tiles come first, then its IFD, then the IFD's out-of-line values."""
+    off_fmt, off_size = ("Q", 8) if bigtiff else ("I", 4)
+    out = bytearray(b"II" if bo == "<" else b"MM")
+    out += struct.pack(bo + "HHHQ", 43, 8, 0, 0) if bigtiff else struct.pack(bo + "HI", 42, 0)
+    ptr = 8 if bigtiff else 4
+    for tags, chunks, offsets_tag, counts_tag in pages:
+        offsets = []
+        for c in chunks:
+            out += b"\0" * (len(out) % 2)
+            offsets.append(len(out))
+            out += c
+        tags = dict(tags)
+        tags[offsets_tag] = (16 if bigtiff else 4, offsets)
+        tags[counts_tag] = (16 if bigtiff else 4, [len(c) for c in chunks])
+        out += b"\0" * (len(out) % 2)
+        ifd = len(out)
+        struct.pack_into(bo + off_fmt, out, ptr, ifd)
+        entry = 20 if bigtiff else 12
+        extra_at = ifd + off_size + len(tags) * entry + off_size if bigtiff else \
+            ifd + 2 + len(tags) * entry + 4
+        entries, extra = bytearray(), bytearray()
+        for tag in sorted(tags):
+            typ, vals = tags[tag]
+            if typ == 2:
+                raw, count = bytes(vals), len(vals)
+            elif typ == 5:
+                raw = b"".join(struct.pack(bo + "II", n, d) for n, d in vals)
+                count = len(vals)
+            else:
+                raw, count = struct.pack(bo + TIFF_TYPES[typ] * len(vals), *vals), len(vals)
+            if len(raw) <= off_size:
+                val = raw.ljust(off_size, b"\0")
+            else:
+                extra += b"\0" * (len(extra) % 2)
+                val = struct.pack(bo + off_fmt, extra_at + len(extra))
+                extra += raw
+            entries += struct.pack(bo + "HH" + off_fmt, tag, typ, count) + val
+        out += struct.pack(bo + ("Q" if bigtiff else "H"), len(tags)) + entries
+        ptr = len(out)
+        out += b"\0" * off_size + extra
+    return bytes(out)
+
+
+def packbits(data):
+    """PackBits: runs of 3..128 equal bytes as (1 - n, byte), the rest as literals."""
+    out, i = bytearray(), 0
+    while i < len(data):
+        j = i
+        while j < len(data) and j - i < 128 and data[j] == data[i]:
+            j += 1
+        if j - i >= 3:
+            out += bytes([257 - (j - i), data[i]])
+            i = j
+            continue
+        j = i
+        while j < len(data) and j - i < 128 and not (j + 2 < len(data) and data[j] ==
+                                                       data[j + 1] == data[j + 2]):
+            j += 1
+        out += bytes([j - i - 1]) + data[i:j]
+        i = j
+    return bytes(out)
+
+
+def lzw(data):
+    """TIFF LZW (MSB first) for short inputs: fewer than 250 bytes keep every code 9 bits
+    wide (the table never reaches the 511 entries where the width grows)."""
+    assert len(data) < 250
+    table = {bytes([i]): i for i in range(256)}
+    codes, w, nxt = [256], b"", 258
+    for byte in data:
+        wc = w + bytes([byte])
+        if wc in table:
+            w = wc
+            continue
+        codes.append(table[w])
+        table[wc] = nxt
+        nxt += 1
+        w = bytes([byte])
+    if w:
+        codes.append(table[w])
+    codes.append(257)
+    bits = "".join(format(c, "09b") for c in codes)
+    bits += "0" * (-len(bits) % 8)
+    return bytes(int(bits[i:i + 8], 2) for i in range(0, len(bits), 8))
+
+
+def tiff_page(a, bo, compression=1, predictor=1, photometric=1, sample_format=1,
+              rows_per_strip=None, tile=None, description=None, resolution=None,
+              planar_separate=False):
+    """One page of array `a` (h, w) or (h, w, samples)."""
+    h, w = a.shape[:2]
+    spp = a.shape[2] if a.ndim == 3 else 1
+    a = a.astype(a.dtype.newbyteorder(bo))
+    bits = a.dtype.itemsize * 8
+
+    def encode(block):
+        block = np.ascontiguousarray(block)
+        if predictor == 2:  # horizontal differencing per row, per sample
+            flat = block.reshape(block.shape[0], -1, spp if block.ndim == 3 else 1)
+            diff = flat.copy()
+            diff[:, 1:] = flat[:, 1:] - flat[:, :-1]
+            block = diff
+        raw = block.astype(a.dtype).tobytes()
+        if compression == 5:
+            return lzw(raw)
+        if compression == 8:
+            return zlib.compress(raw, 9)
+        if compression == 32773:
+            return packbits(raw)
+        return raw
+
+    tags = {256: (3, [w]), 257: (3, [h]), 258: (3, [bits] * spp), 259: (3, [compression]),
+            262: (3, [photometric]), 277: (3, [spp]), 339: (3, [sample_format] * spp)}
+    if predictor != 1:
+        tags[317] = (3, [predictor])
+    if description:
+        tags[270] = (2, description.encode() + b"\0")
+    if resolution:
+        (xn, xd), (yn, yd), unit = resolution
+        tags[282] = (5, [(xn, xd)])
+        tags[283] = (5, [(yn, yd)])
+        tags[296] = (3, [unit])
+    if planar_separate:
+        tags[284] = (3, [2])
+    chunks = []
+    planes = [a[..., s] for s in range(spp)] if planar_separate else [a]
+    if tile:
+        tags[322] = (3, [tile])
+        tags[323] = (3, [tile])
+        for p in planes:
+            for ty in range(0, h, tile):
+                for tx in range(0, w, tile):
+                    t = np.zeros((tile, tile) + p.shape[2:], a.dtype)
+                    part = p[ty:ty + tile, tx:tx + tile]
+                    t[:part.shape[0], :part.shape[1]] = part
+                    chunks.append(encode(t))
+        return tags, chunks, 324, 325
+    rps = rows_per_strip or h
+    tags[278] = (3, [rps])
+    for p in planes:
+        for y in range(0, h, rps):
+            chunks.append(encode(p[y:y + rps]))
+    return tags, chunks, 273, 279
+
+
+def tiff_seeds(out):
+    seeds = {}
+    g16 = ramp(6, 8, 0, 65535).astype("u2")
+    seeds["grey16_strips.tif"] = tiff_file([tiff_page(g16, "<", rows_per_strip=2)])
+    rgb = ramp(5, 7, 3, 255).astype("u1")
+    seeds["rgb8_deflate_be.tif"] = tiff_file([tiff_page(rgb, ">", compression=8, predictor=2,
+                                                        photometric=2)], ">")
+    f32 = (ramp(20, 18, 0, 1000) / 7.0).astype("f4")
+    seeds["f32_tiled.tif"] = tiff_file([tiff_page(f32, "<", compression=8, sample_format=3,
+                                                  tile=16)])
+    pages = [tiff_page((ramp(6, 5, 0, 200) + 20 * z).astype("u1"), "<", compression=32773,
+                       description=("ImageJ=1.11a\nimages=3\nslices=3\nunit=micron\n"
+                                    "spacing=2.5\nloop=false\n") if z == 0 else None,
+                       resolution=((4, 1), (4, 1), 1)) for z in range(3)]
+    seeds["stack_imagej.tif"] = tiff_file(pages)
+    i16 = (ramp(5, 6, 0, 2000).astype("i2") - 1000)
+    seeds["bigtiff_i16.tif"] = tiff_file([tiff_page(i16, "<", sample_format=2,
+                                                    resolution=((10, 1), (20, 1), 3))],
+                                         bigtiff=True)
+    seeds["lzw_u8.tif"] = tiff_file([tiff_page(ramp(8, 12, 0, 255).astype("u1"), "<",
+                                               compression=5, rows_per_strip=4)])
+    rgb16 = ramp(4, 6, 3, 65535).astype("u2")
+    seeds["rgb16_planar.tif"] = tiff_file([tiff_page(rgb16, "<", photometric=2,
+                                                     planar_separate=True)])
+    for name, data in seeds.items():
+        with open(os.path.join(out, name), "wb") as f:
+            f.write(data)
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--out", default=os.path.join(HERE, "seeds"))
     ap.add_argument("--make-clip", default=os.path.join(ROOT, "build-test/video/make_clip"))
     ap.add_argument("--cjpeg", default=shutil.which("cjpeg") or "cjpeg")
     ap.add_argument("--only-tiff", action="store_true", help="write only the TIFF seeds")
+    ap.add_argument("--only-dicom", action="store_true",
+                    help="write only the DICOM seeds (needs python3-pydicom)")
     args = ap.parse_args()
     os.makedirs(args.out, exist_ok=True)
+    dicom_seeds(args.out)
+    if args.only_dicom:
+        return
     tiff_seeds(args.out)
     if args.only_tiff:
         return

@@ -76,10 +76,12 @@ CORPUS = [
     ("f32_tiled.tif", "tiff", []), ("stack_imagej.tif", "tiff", []),
     ("bigtiff_i16.tif", "tiff", []), ("lzw_u8.tif", "tiff", []),
     ("rgb16_planar.tif", "tiff", []),
+    ("ct_i16.dcm", "dicom", []), ("mr_implicit.dcm", "dicom", []), ("rgb.dcm", "dicom", []),
+    ("enhanced_mf.dcm", "dicom", []), ("rle.dcm", "dicom", []),
 ]
 COMPANIONS = {"detached.nhdr": ["detached.raw"]}
 FORMAT_ORDER = ["npy", "nrrd", "nhdr", "nifti", "png", "jpeg", "bmp", "tga", "gif", "hdr", "pnm",
-                "raw", "mp4", "tiff"]
+                "raw", "mp4", "tiff", "dicom"]
 CRITERIA = ["crash", "hang", "memory", "message", "output", "damage", "accepted", "seed"]
 
 INTERESTING = [0, 1, 2, 0x7F, 0x80, 0xFF, 0x100, 0x7FFF, 0x8000, 0xFFFF, 0x10000, 16000,
@@ -528,6 +530,122 @@ def m_tiff(d, r):
     return m_interesting(d, r, fields, big=big_endian)
 
 
+def dicom_elements(d):
+    """(tag offset, length offset, length width, value offset, value length) of the elements
+    of an explicit or implicit VR little-endian Part 10 file, sequences entered (best effort:
+    stops at the first thing it cannot follow)."""
+    out = []
+    if len(d) < 132 or d[128:132] != b"DICM":
+        return out
+    implicit = b"1.2.840.10008.1.2\0" in d[132:400] and b"1.2.840.10008.1.2.1" not in d[132:400]
+    i = 132
+    while i + 8 <= len(d):
+        group, _ = struct.unpack_from("<HH", d, i)
+        vr = d[i + 4:i + 6]
+        if group == 0xFFFE:  # item or delimiter: enter it
+            out.append((i, i + 4, 4, i + 8, 0))
+            i += 8
+            continue
+        if (implicit and group != 2) or not vr.isalpha():
+            n, lo, head = struct.unpack_from("<I", d, i + 4)[0], i + 4, 8
+            width = 4
+        elif vr in (b"OB", b"OW", b"SQ", b"UN", b"UT", b"OF", b"OD", b"OL", b"UC", b"UR"):
+            if i + 12 > len(d):
+                break
+            n, lo, head, width = struct.unpack_from("<I", d, i + 8)[0], i + 8, 12, 4
+        else:
+            n, lo, head, width = struct.unpack_from("<H", d, i + 6)[0], i + 6, 8, 2
+        out.append((i, lo, width, i + head, 0 if n == 0xFFFFFFFF else n))
+        if n == 0xFFFFFFFF or vr == b"SQ":
+            i += head  # step into the sequence
+        else:
+            i += head + n
+    return out
+
+
+DICOM_TEXT = [b"-1", b"0", b"1e308", b"nan", b"inf", b"65536", b"1\\2\\3", b"", b"\\\\",
+              b"MONOCHROME1", b"YBR_FULL", b"PALETTE COLOR", b"RGB", b"1.2.840.10008.1.2.2",
+              b"1.2.840.10008.1.2.1.99", b"1.2.840.10008.1.2.4.50", b"1.2.840.10008.1.2.4.90",
+              b"100000", b"4294967296"]
+
+
+def m_dicom(d, r):
+    """A length, a value or a tag of one element; else a generic mutation."""
+    els = dicom_elements(d)
+    if not els or r.random() < 0.3:
+        return r.choice(GENERIC)(d, r)
+    tag_off, len_off, width, val_off, n = r.choice(els)
+    op = r.randrange(4)
+    if op == 0:  # the length
+        return put_int(d, len_off, width, r.choice(INTERESTING), False)
+    if op == 1 and n:  # a value replaced by text (numbers, UIDs, photometric names)
+        text = r.choice(DICOM_TEXT)
+        text += b" " * (len(text) % 2)
+        return d[:val_off] + text + d[val_off + n:]
+    if op == 2 and n:  # an integer inside the value (US fields: Rows, BitsAllocated, ...)
+        w = r.choice([1, 2, 4])
+        return put_int(d, val_off + r.randrange(max(1, n - w + 1)), w, r.choice(INTERESTING),
+                       False)
+    return put_int(d, tag_off, 4, r.choice([0x00107FE0, 0xE000FFFE, 0xE00DFFFE, 0xE0DDFFFE,
+                                            0x00100028, r.randrange(1 << 32)]), False)
+
+
+def tiff_fields(d):
+    """(big_endian, [(offset, width)]) of a TIFF's header pointer, every IFD's entry count,
+    entries (tag, type, count, value or offset) and next-IFD pointer, and the values of
+    out-of-line LONG/SHORT arrays (strip offsets and byte counts); first 8 IFDs."""
+    if len(d) < 8 or d[:2] not in (b"II", b"MM"):
+        return False, []
+    bo = "<" if d[:2] == b"II" else ">"
+    big = struct.unpack_from(bo + "H", d, 2)[0] == 43
+    osz, cnt_w, ent = (8, 8, 20) if big else (4, 2, 12)
+    fields = [(4 if not big else 8, osz)]
+    ptr = struct.unpack_from(bo + ("Q" if big else "I"), d, 8 if big else 4)[0]
+    seen = set()
+    while ptr and ptr not in seen and len(seen) < 8 and ptr + cnt_w <= len(d):
+        seen.add(ptr)
+        n = struct.unpack_from(bo + ("Q" if big else "H"), d, ptr)[0]
+        fields.append((ptr, cnt_w))
+        base = ptr + cnt_w
+        for k in range(min(n, 64)):
+            e = base + k * ent
+            if e + ent > len(d):
+                break
+            _, typ, count = struct.unpack_from(bo + "HH" + ("Q" if big else "I"), d, e)
+            fields += [(e, 2), (e + 2, 2), (e + 4, osz), (e + 4 + osz, osz)]
+            size = {3: 2, 4: 4, 16: 8}.get(typ, 0) * count
+            if size > osz:  # out-of-line array: its elements
+                at = struct.unpack_from(bo + ("Q" if big else "I"), d, e + 4 + osz)[0]
+                w = {3: 2, 4: 4, 16: 8}[typ]
+                fields += [(at + w * i, w) for i in range(min(count, 16)) if at + w * i + w
+                           <= len(d)]
+        nxt = base + n * ent
+        if nxt + osz > len(d):
+            break
+        fields.append((nxt, osz))
+        ptr = struct.unpack_from(bo + ("Q" if big else "I"), d, nxt)[0]
+    return bo == ">", fields
+
+
+# Values that select other code paths when written into a TIFF field: compressions (JPEG,
+# OJPEG, LZMA, zstd, WebP, CCITT), photometrics (palette, CMYK, YCbCr, CIELab), sample formats
+# (void, complex), bit depths, tags (SubIFDs, ImageDepth, Orientation), types (RATIONAL, LONG8).
+TIFF_VALUES = [3, 4, 5, 6, 7, 8, 12, 16, 24, 32773, 34925, 50000, 50001, 32946, 34887, 330,
+               32997, 274, 0xFFFF, 1 << 31]
+
+
+def m_tiff(d, r):
+    """An interesting or TIFF-specific integer at a header, IFD or strip-array field; else a
+    generic mutation."""
+    big_endian, fields = tiff_fields(d)
+    if not fields or r.random() < 0.3:
+        return r.choice(GENERIC)(d, r)
+    if r.random() < 0.3:
+        off, width = r.choice(fields)
+        return put_int(d, off, width, r.choice(TIFF_VALUES), big_endian)
+    return m_interesting(d, r, fields, big=big_endian)
+
+
 RAW_SPEC_NUMS = ["0", "1", "4294967296", "18446744073709551615", "1" + "0" * 40, "-5", "2.5",
                  "nan", "1e308", ""]
 
@@ -563,6 +681,7 @@ FORMAT_MUTATORS = {
     "pnm": lambda d, r: m_text_header(d, r, 3) if r.random() < 0.5 else r.choice(GENERIC)(d, r),
     "raw": lambda d, r: r.choice(GENERIC)(d, r),
     "mp4": m_mp4,
+    "dicom": m_dicom,
     "tiff": m_tiff,
 }
 

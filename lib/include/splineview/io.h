@@ -200,6 +200,36 @@ std::vector<std::string> slice_files(const std::string& folder_or_pattern);
 bool is_slice_pattern(const std::string& path);  // has '*', '?' or '['
 bool natural_order_less(const std::string& a, const std::string& b);
 
+// DICOM (through GDCM; lib/src/io_dicom.cpp), read only. `path` is a file (one slice, or a
+// multi-frame file: Enhanced CT/MR per-frame functional groups, or RT-Dose style
+// GridFrameOffsetVector) or a folder holding one series: its files with the Part 10 "DICM"
+// marker or a .dcm extension are read; other files (README, .DS_Store), DICOM files without an
+// image (DICOMDIR, reports) and subfolders are skipped. Refused, each with one line naming the
+// path: more than one SeriesInstanceUID (the message lists each series and its file count),
+// mixed image sizes, pixel types, orientations or PixelSpacing, two slices at one position,
+// uneven slice spacing (beyond max(0.01 mm, 1%) of the mean step: resampling is not done),
+// positions off one line, several slices or frames without ImagePositionPatient and
+// ImageOrientationPatient, an oriented image without PixelSpacing, a folder with no image,
+// photometric interpretations other than MONOCHROME1/2 and RGB, BitsAllocated other than
+// 8/16/32, Explicit VR Big Endian, more than kDicomMaxValues values (checked before allocating).
+// Geometry (source "dicom"): DICOM's LPS+ converted to RAS+. i (x, fastest) runs along the
+// IOP row direction with PixelSpacing[1], j along the IOP column direction with
+// PixelSpacing[0], k in order of the IPP projection on row x column; the k column is the mean
+// IPP step (a gantry tilt gives a non-orthogonal affine, kept as it is), the origin the IPP of
+// the first slice. One slice: a 2-D array, k column = normal x SliceThickness (else
+// SpacingBetweenSlices, else 1). One slice without IPP/IOP: unoriented, spacing from
+// PixelSpacing. A standard axial series orients as "LPS" (sv::orientation_code).
+// Values: BitsStored bits at HighBit, sign-extended when PixelRepresentation is 1; then
+// RescaleSlope/RescaleIntercept (per frame in Enhanced files) in double. dtype: the stored type
+// (U8, U16, I8, I16, U32, I32) when the rescale is the identity, else F64. MONOCHROME1 keeps its
+// stored values (not inverted); RGB is 3 channels (no rescale). Compressed transfer syntaxes
+// are whatever GDCM decodes (RLE, JPEG baseline/lossless, JPEG-LS, JPEG 2000). Files are read
+// through the input guard and must be regular files; GDCM's own messages are silenced.
+inline constexpr std::size_t kDicomMaxValues = std::size_t{1} << 28;  // 2 GiB as doubles
+Loaded load_dicom(const std::string& path);
+// True when `path` is a regular file with "DICM" at byte 128 (reads 132 bytes; never throws).
+bool looks_like_dicom(const std::string& path);
+
 // Chooses by extension: .png .jpg .jpeg .bmp .gif .hdr .pgm .ppm .pnm .tga -> image (whose
 // signature then decides the format), .npy -> npy, .nrrd .nhdr -> nrrd,
 // .nii .nii.gz -> nifti, .tif .tiff -> tiff. `channel_axis` applies to .npy only (images imply it for colour;
