@@ -50,6 +50,12 @@ std::string extension(const std::string& path) {
   std::string e = path.substr(dot);
   std::transform(e.begin(), e.end(), e.begin(),
                  [](unsigned char ch) { return static_cast<char>(std::tolower(ch)); });
+  if (e == ".gz" && dot >= 4) {  // ".nii.gz" counts as one extension
+    std::string stem = path.substr(dot - 4, 4);
+    std::transform(stem.begin(), stem.end(), stem.begin(),
+                   [](unsigned char ch) { return static_cast<char>(std::tolower(ch)); });
+    if (stem == ".nii" && (slash == std::string::npos || dot - 4 > slash)) return ".nii.gz";
+  }
   return e;
 }
 
@@ -447,7 +453,8 @@ void run_prefilter(const PrefilterArgs& args) {
   const sv::PrefilterOptions opt{args.degree, sv::parse_boundary(args.boundary),
                                  args.common.threads};
   const Precision precision = resolve_precision(args.precision, args.common.backend, "prefilter");
-  check_output(args.out, {".npy", ".nrrd", ".tif", ".tiff"}, "prefilter");
+  check_output(args.out, {".npy", ".nrrd", ".nhdr", ".nii", ".nii.gz", ".tif", ".tiff"},
+               "prefilter");
   check_out_is_not_an_input(args.out, {{"IN", args.in}}, "prefilter");
 
   sv::Loaded in = load_input(args.in, args.channels, args.common);
@@ -460,7 +467,7 @@ void run_prefilter(const PrefilterArgs& args) {
   check_result(result.data(), result.size(), result.dims(), result.channels(), in.channel_axis,
                "prefilter", precision_name(precision), args.common);
   sv::save_any(args.out, result, precision == Precision::Single ? sv::DType::F32 : sv::DType::F64,
-               in.channel_axis);
+               in.channel_axis, in.geometry);
   if (args.common.json) {
     Json j{{"command", "prefilter"},
            {"backend", backend->name()},
@@ -599,7 +606,8 @@ void run_resample(const ResampleArgs& args) {
                        (cuda ? "B-splines of degree 0, 1 and 3" : "cubic B-splines") +
                        " only; --method " + args.method + " needs --backend cpu");
   }
-  check_output(args.out, {".npy", ".png", ".nrrd", ".tif", ".tiff"}, "resample");
+  check_output(args.out, {".npy", ".png", ".nrrd", ".nhdr", ".nii", ".nii.gz", ".tif", ".tiff"},
+               "resample");
   check_out_is_not_an_input(args.out, {{"IN", args.in}, {"--reference", args.reference}},
                             "resample");
 
@@ -650,10 +658,24 @@ void run_resample(const ResampleArgs& args) {
   }
 
   const std::string ext = extension(args.out);
-  const sv::DType dtype = ext == ".png"                    ? sv::DType::U8
+  // A PNG keeps the input's depth: 16-bit when the input stored 16-bit samples.
+  const sv::DType dtype = ext == ".png"
+                              ? (in.dtype == sv::DType::U16 ? sv::DType::U16 : sv::DType::U8)
                           : precision == Precision::Single ? sv::DType::F32
                                                            : sv::DType::F64;
-  sv::save_any(args.out, result, dtype, in.channel_axis);
+  // The output's grid in the world: rotation keeps the grid (the content turns within it); each
+  // zoom step puts output sample q at input position (q + 1/2) / F - 1/2 on every axis.
+  sv::Geometry geometry = in.geometry;
+  if (args.has_zoom) {
+    sv::Vec3 scale{1, 1, 1}, offset{0, 0, 0};
+    for (std::size_t axis = 0; axis < result.rank(); ++axis) {
+      scale[axis] = 1.0 / args.zoom;
+      offset[axis] = 0.5 / args.zoom - 0.5;
+    }
+    for (int k = 0; k < args.repeat; ++k)
+      geometry = sv::geometry_resampled(geometry, scale, offset);
+  }
+  sv::save_any(args.out, result, dtype, in.channel_axis, geometry);
 
   if (args.common.json) {
     Json j{{"command", "resample"},
@@ -712,7 +734,61 @@ void run_compare(const CompareArgs& args) {
   }
 }
 
+// `splinetool info FILE`: what the loaders make of a file (the same loaders every command uses).
+void run_info_file(const InfoArgs& args) {
+  sv::Loaded in = load_input(args.file, args.channels, args.common);
+  for (auto& row : in.geometry.affine)
+    for (double& v : row) v += 0.0;  // -0 reads as 0
+  const sv::ArrayD& a = in.array;
+  const sv::NonFinite nf = sv::scan_nonfinite(a);
+  double lo = 0, hi = 0;
+  bool any = false;
+  for (double v : a.vec())
+    if (std::isfinite(v)) {
+      lo = any ? std::min(lo, v) : v;
+      hi = any ? std::max(hi, v) : v;
+      any = true;
+    }
+  const std::string code = in.geometry.oriented() ? sv::orientation_code(in.geometry) : "";
+  if (args.common.json) {
+    Json affine = Json::array();
+    for (const auto& row : in.geometry.affine) affine.push_back(Json(row));
+    Json j{
+        {"command", "info"},
+        {"file", args.file},
+        {"shape", shape_json(a.dims(), a.channels(), in.channel_axis)},
+        {"dims", a.dims()},
+        {"channels", a.channels()},
+        {"dtype", sv::dtype_name(in.dtype)},
+        {"spacing", in.spacing},
+        {"affine", affine},
+        {"oriented", in.geometry.oriented()},
+        {"orientation", code.empty() ? Json(nullptr) : Json(code)},
+        {"orientation_source", in.geometry.oriented() ? Json(in.geometry.source) : Json(nullptr)},
+        {"min", any ? Json(lo) : Json(nullptr)},
+        {"max", any ? Json(hi) : Json(nullptr)},
+        {"nonfinite", nf.count}};
+    print_json(j);
+    return;
+  }
+  std::printf("%s\n", shown(args.file).c_str());
+  std::printf("  shape: %s, %s\n", sv::describe_shape(a.dims(), a.channels()).c_str(),
+              sv::dtype_name(in.dtype));
+  std::printf("  spacing (array order, mm where the file states a unit):");
+  for (double v : in.spacing) std::printf(" %.6g", v);
+  std::printf("\n  orientation: %s\n",
+              in.geometry.oriented()
+                  ? (code + " (from " + in.geometry.source + ")").c_str()
+                  : "not stated by the file (index axes are not patient directions)");
+  std::printf("  index-to-world affine (RAS+ mm; columns i, j, k = x, y, z index):\n");
+  for (const auto& row : in.geometry.affine)
+    std::printf("    %12.6g %12.6g %12.6g %12.6g\n", row[0], row[1], row[2], row[3]);
+  if (any) std::printf("  values: %.9g to %.9g\n", lo, hi);
+  if (nf.count) std::printf("  non-finite values: %zu\n", nf.count);
+}
+
 void run_info(const InfoArgs& args) {
+  if (!args.file.empty()) return run_info_file(args);
   make_backend(args.common.backend);
   std::string why;
   const std::vector<sv::CudaDeviceInfo> devices = sv::cuda_devices(&why);

@@ -34,6 +34,8 @@ struct CommonArgs {
   // --allow-special-files: inputs may also be pipes or devices (sv::InputOptions::allow_special;
   // read only as far as their headers claim). By default only regular files are read.
   bool allow_special = false;
+  // --volume INDEX: which volume of a 4-D input (NIfTI) to read; -1 = refuse 4-D inputs.
+  long volume = -1;
 };
 
 struct PrefilterArgs {
@@ -98,6 +100,8 @@ struct UpscaleVideoArgs {
 
 struct InfoArgs {
   CommonArgs common;
+  std::string file;  // "" = the system (version, backends, devices); else describe this file
+  bool channels = false;
 };
 
 // Bounds of resample --zoom: the factor (checked while parsing), and the number of scalars

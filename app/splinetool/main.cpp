@@ -114,6 +114,11 @@ void add_common(CLI::App* sub, CommonArgs& common, bool threads = true) {
   sub->add_flag("--allow-special-files", common.allow_special,
                 "also read inputs that are pipes or devices (e.g. <(zcat vol.nii.gz)), each only "
                 "as far as its header claims; by default only regular files are read");
+  sub->add_option("--volume", common.volume,
+                  "which volume of a 4-D input (NIfTI) to read, from 0; without it a 4-D input "
+                  "is refused with its volume count")
+      ->type_name("INDEX")
+      ->check(integer_in(0, 2147483647, "in 0..2147483647"));
   if (threads)
     sub->add_option("--threads", common.threads, "CPU threads, 0..4096 (0 = all hardware threads)")
         ->type_name("N")
@@ -264,7 +269,11 @@ int main(int argc, char** argv) {
                          "single, float64 for double)");
   prefilter->add_option("IN", pre.in, "samples: .npy, .nrrd, .nii, .nii.gz, .png, .jpg or --raw")
       ->required();
-  prefilter->add_option("OUT", pre.out, "coefficients: .npy or .nrrd")->required();
+  prefilter
+      ->add_option("OUT", pre.out,
+                   "coefficients: .npy, .nrrd/.nhdr, .nii/.nii.gz or .tif/.tiff (NRRD and NIfTI "
+                   "keep the input's geometry, TIFF its spacing)")
+      ->required();
   add_degree(prefilter, pre.degree);
   add_boundary(prefilter, pre.boundary);
   add_precision(prefilter, pre.precision);
@@ -326,7 +335,11 @@ int main(int argc, char** argv) {
       "repeated (OUT: .npy, .png (8 bit, clamped) or .nrrd)");
   resample->add_option("IN", res.in, "samples: .npy, .nrrd, .nii, .nii.gz, .png, .jpg or --raw")
       ->required();
-  resample->add_option("OUT", res.out, "result: .npy, .png or .nrrd")->required();
+  resample
+      ->add_option("OUT", res.out,
+                   "result: .npy, .png, .nrrd/.nhdr, .nii/.nii.gz or .tif/.tiff (NRRD and NIfTI "
+                   "keep the geometry, the grid scaled by --zoom)")
+      ->required();
   CLI::Option* zoom =
       resample
           ->add_option("--zoom", res.zoom,
@@ -408,8 +421,13 @@ int main(int argc, char** argv) {
   splinetool::InfoArgs inf;
   CLI::App* info = app.add_subcommand(
       "info",
-      "version, backends, whether CUDA was compiled in and which devices it sees, and whether "
-      "a headless OpenGL context works (with its renderer)");
+      "without FILE: version, backends, whether CUDA was compiled in and which devices it sees, "
+      "and whether a headless OpenGL context works (with its renderer); with FILE: its shape, "
+      "type, spacing, index-to-world affine (RAS+ mm) and orientation code");
+  info->add_option("FILE", inf.file,
+                   "an image, volume or array file to describe (any format the tool reads)");
+  info->add_flag("--channels", inf.channels, kChannelsHelp);
+  add_raw(info, inf.common.raw);
   add_common(info, inf.common, false);
   splinetool::UpscaleVideoArgs upv;
   CLI::App* upscale_video = app.add_subcommand(
@@ -504,9 +522,15 @@ int main(int argc, char** argv) {
   }
 
   try {
-    if (pre.common.allow_special || smp.common.allow_special || res.common.allow_special ||
-        cmp.common.allow_special)
-      sv::set_input_options(sv::InputOptions{true});
+    // The input options of the command that was given (one subcommand per run).
+    for (const splinetool::CommonArgs* c :
+         {&pre.common, &smp.common, &res.common, &cmp.common, &inf.common})
+      if (c->allow_special || c->volume >= 0) {
+        sv::InputOptions o;
+        o.allow_special = c->allow_special;
+        o.volume = c->volume;
+        sv::set_input_options(o);
+      }
     if (prefilter->parsed()) splinetool::run_prefilter(pre);
     if (sample->parsed()) {
       smp.degree_given = sample_degree->count() > 0;

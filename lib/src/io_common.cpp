@@ -37,6 +37,7 @@ std::string errno_text(int e) {
 }
 
 std::atomic<bool> g_allow_special{false};
+std::atomic<long> g_volume{-1};
 
 // What a non-regular file is, for the message.
 const char* kind_of(mode_t mode) {
@@ -61,11 +62,13 @@ namespace sv {
 InputOptions input_options() {
   InputOptions o;
   o.allow_special = io::g_allow_special.load();
+  o.volume = io::g_volume.load();
   return o;
 }
 
 void set_input_options(const InputOptions& options) {
   io::g_allow_special.store(options.allow_special);
+  io::g_volume.store(options.volume);
 }
 
 }  // namespace sv
@@ -597,6 +600,22 @@ void encode_f32(const float* src, std::size_t n, unsigned char* dst) {
     std::memcpy(&u, &src[i], sizeof u);
     store_le<4>(u, dst + 4 * i);
   }
+}
+
+Loaded finish_loaded(const std::string& path, Loaded l) {
+  const std::size_t rank = l.array.rank();
+  if (l.spacing.empty()) l.spacing.assign(rank, 1.0);
+  try {
+    if (l.geometry.oriented()) {
+      check_geometry(l.geometry, rank, "the orientation");
+      l.spacing = geometry_spacing(l.geometry, rank);
+    } else {
+      l.geometry = geometry_from_spacing(l.spacing);
+    }
+  } catch (const Error& e) {
+    fail(path, e.what());
+  }
+  return l;
 }
 
 }  // namespace sv::io

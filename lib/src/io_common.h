@@ -14,6 +14,7 @@
 #include "splineview/array.h"
 #include "splineview/error.h"
 #include "splineview/input.h"
+#include "splineview/io.h"
 
 namespace sv::io {
 
@@ -148,6 +149,14 @@ void decode_values_or_fail(const std::string& path, const unsigned char* src, st
 void encode_values(const double* src, std::size_t n, Scalar s, unsigned char* dst);
 // Encodes `n` floats as float32, little endian.
 void encode_f32(const float* src, std::size_t n, unsigned char* dst);
+
+// Whether the extension of `path` names a format load_any reads (defined in io_any.cpp).
+bool known_extension(const std::string& path);
+
+// The last step of every loader: a missing spacing becomes all 1; an unoriented geometry
+// becomes diag(spacing); an oriented one is checked (check_geometry) and the spacing set to its
+// column lengths. Errors name the path.
+Loaded finish_loaded(const std::string& path, Loaded l);
 
 // Converts std::bad_alloc raised while loading or saving into a clear sv::Error.
 template <class Fn>

@@ -1143,7 +1143,7 @@ void save_image_impl(const std::string& path, const ArrayD& a, int bits) {
 }  // namespace
 
 Loaded load_image(const std::string& path) {
-  return io::guard_memory(path, [&] { return load_image_impl(path); });
+  return io::guard_memory(path, [&] { return io::finish_loaded(path, load_image_impl(path)); });
 }
 
 void save_image(const std::string& path, const ArrayD& a, int bits) {

@@ -12,6 +12,7 @@
 // its CMake package config is broken there too (it references nifti_tool binaries the -dev
 // package does not ship). zlib's gz* functions read .nii.gz (and plain files transparently).
 #include <nifti1.h>
+#include <nifti2.h>
 #include <unistd.h>
 #include <zlib.h>
 
@@ -45,12 +46,12 @@ constexpr std::size_t kWriteOffset = 352;
 struct StoredType {
   int code;
   std::size_t size;
-  DType dtype;  // the DType reported for unscaled data (one that holds every value exactly)
+  DType dtype;  // the DType reported for unscaled data: the stored type
 };
 
 constexpr StoredType kTypes[] = {
-    {DT_UINT8, 1, DType::U8},    {DT_INT8, 1, DType::F32},    {DT_INT16, 2, DType::F32},
-    {DT_UINT16, 2, DType::U16},  {DT_INT32, 4, DType::F64},   {DT_UINT32, 4, DType::F64},
+    {DT_UINT8, 1, DType::U8},    {DT_INT8, 1, DType::I8},     {DT_INT16, 2, DType::I16},
+    {DT_UINT16, 2, DType::U16},  {DT_INT32, 4, DType::I32},   {DT_UINT32, 4, DType::U32},
     {DT_FLOAT32, 4, DType::F32}, {DT_FLOAT64, 8, DType::F64},
 };
 
@@ -153,14 +154,18 @@ class GzFile {
     return got;
   }
   // Skips n bytes; false when the data ends first.
-  bool skip(std::size_t n) {
+  bool skip(std::size_t n) { return skip_count(n) == n; }
+  // Skips up to n bytes; returns how many there were.
+  std::size_t skip_count(std::size_t n) {
     unsigned char buf[4096];
-    while (n > 0) {
-      const std::size_t want = std::min(n, sizeof buf);
-      if (read(buf, want) < want) return false;
-      n -= want;
+    std::size_t done = 0;
+    while (done < n) {
+      const std::size_t want = std::min(n - done, sizeof buf);
+      const std::size_t got = read(buf, want);
+      done += got;
+      if (got < want) break;
     }
-    return true;
+    return done;
   }
   // True when the file is not gzip data (meaningful after the first read).
   bool plain() const { return gzdirect(f_) != 0; }
@@ -227,59 +232,230 @@ double spacing_of(double pixdim) {
   return std::isfinite(s) && s > 0 ? s : 1.0;
 }
 
-Loaded read_nifti(const std::string& path) {
+// The fields we use, from a NIfTI-1 (348-byte) or NIfTI-2 (540-byte) header.
+struct Header {
+  int version = 1;
+  bool be = false;
+  std::size_t size = 348;
+  std::int64_t ndim = 0;
+  std::int64_t dim[8] = {0, 1, 1, 1, 1, 1, 1, 1};
+  int datatype = 0;
+  double pixdim[8] = {0, 1, 1, 1, 1, 1, 1, 1};
+  double vox_offset = 0;
+  double scl_slope = 0, scl_inter = 0;
+  int qform_code = 0, sform_code = 0;
+  double quatern[3] = {0, 0, 0}, qoffset[3] = {0, 0, 0};
+  double srow[3][4] = {};
+  int xyzt_units = 0;
+};
+
+#define SV_NIFTI2_OFFSET(field) offsetof(nifti_2_header, field)
+static_assert(sizeof(nifti_2_header) == 540, "nifti2.h: the NIfTI-2 header is 540 bytes");
+
+// Reads the first 348 bytes already in `h` (and, for NIfTI-2, the rest from `file`).
+Header parse_header(const std::string& path, unsigned char* h, GzFile& file) {
+  Header out;
+  // The byte order is the one in which sizeof_hdr reads 348 or 540.
+  const auto size_le =
+      static_cast<std::int32_t>(static_cast<std::uint32_t>(load_uint(h, 4, false)));
+  const auto size_be = static_cast<std::int32_t>(static_cast<std::uint32_t>(load_uint(h, 4, true)));
+  if (size_le == 348 || size_le == 540) {
+    out.be = false;
+  } else if (size_be == 348 || size_be == 540) {
+    out.be = true;
+  } else {
+    fail(path, "not a NIfTI file (sizeof_hdr is " + std::to_string(size_le) +
+                   ", expected 348 for NIfTI-1 or 540 for NIfTI-2)");
+  }
+  out.version = (out.be ? size_be : size_le) == 540 ? 2 : 1;
+  const HeaderView hv(h, out.be);
+  if (out.version == 1) {
+    const unsigned char* magic = hv.bytes(SV_NIFTI_OFFSET(magic));
+    if (std::memcmp(magic, "ni1", 4) == 0)
+      fail(path,
+           "is the header of a NIfTI-1 .hdr/.img pair (magic 'ni1'); only single .nii files "
+           "are read");
+    if (std::memcmp(magic, "n+1", 4) != 0)
+      fail(path, "no NIfTI-1 magic 'n+1' at byte 344 (found " +
+                     io::quote(std::string_view(reinterpret_cast<const char*>(magic), 4)) +
+                     "; ANALYZE 7.5 files are not supported)");
+    out.ndim = hv.i16(SV_NIFTI_OFFSET(dim));
+    for (int i = 1; i <= 7; ++i)
+      out.dim[i] = hv.i16(SV_NIFTI_OFFSET(dim) + 2 * static_cast<std::size_t>(i));
+    out.datatype = hv.i16(SV_NIFTI_OFFSET(datatype));
+    for (int i = 0; i <= 7; ++i)
+      out.pixdim[i] = hv.f32(SV_NIFTI_OFFSET(pixdim) + 4 * static_cast<std::size_t>(i));
+    out.vox_offset = hv.f32(SV_NIFTI_OFFSET(vox_offset));
+    out.scl_slope = hv.f32(SV_NIFTI_OFFSET(scl_slope));
+    out.scl_inter = hv.f32(SV_NIFTI_OFFSET(scl_inter));
+    out.qform_code = hv.i16(SV_NIFTI_OFFSET(qform_code));
+    out.sform_code = hv.i16(SV_NIFTI_OFFSET(sform_code));
+    out.quatern[0] = hv.f32(SV_NIFTI_OFFSET(quatern_b));
+    out.quatern[1] = hv.f32(SV_NIFTI_OFFSET(quatern_c));
+    out.quatern[2] = hv.f32(SV_NIFTI_OFFSET(quatern_d));
+    out.qoffset[0] = hv.f32(SV_NIFTI_OFFSET(qoffset_x));
+    out.qoffset[1] = hv.f32(SV_NIFTI_OFFSET(qoffset_y));
+    out.qoffset[2] = hv.f32(SV_NIFTI_OFFSET(qoffset_z));
+    for (std::size_t c = 0; c < 4; ++c) {
+      out.srow[0][c] = hv.f32(SV_NIFTI_OFFSET(srow_x) + 4 * c);
+      out.srow[1][c] = hv.f32(SV_NIFTI_OFFSET(srow_y) + 4 * c);
+      out.srow[2][c] = hv.f32(SV_NIFTI_OFFSET(srow_z) + 4 * c);
+    }
+    out.xyzt_units = h[SV_NIFTI_OFFSET(xyzt_units)];
+    return out;
+  }
+  // NIfTI-2: read the remaining 192 header bytes.
+  static_assert(kHeaderSize < 540, "");
+  std::vector<unsigned char> full(540);
+  std::memcpy(full.data(), h, kHeaderSize);
+  const std::size_t more = file.read(full.data() + kHeaderSize, 540 - kHeaderSize);
+  if (more < 540 - kHeaderSize)
+    fail(path,
+         "truncated: " + std::to_string(kHeaderSize + more) + " bytes, a NIfTI-2 header needs 540");
+  out.size = 540;
+  const HeaderView v(full.data(), out.be);
+  const unsigned char* magic = v.bytes(SV_NIFTI2_OFFSET(magic));
+  if (std::memcmp(magic, "ni2", 4) == 0)
+    fail(path,
+         "is the header of a NIfTI-2 .hdr/.img pair (magic 'ni2'); only single .nii files are "
+         "read");
+  if (std::memcmp(magic, "n+2", 4) != 0 || std::memcmp(magic + 4, "\r\n\032\n", 4) != 0)
+    fail(path, "no NIfTI-2 magic 'n+2\\0\\r\\n\\032\\n' at byte 4 (found " +
+                   io::quote(std::string_view(reinterpret_cast<const char*>(magic), 8)) + ")");
+  auto i64 = [&](std::size_t off) {
+    return static_cast<std::int64_t>(load_uint(full.data() + off, 8, out.be));
+  };
+  auto i32 = [&](std::size_t off) { return v.i32(off); };
+  auto f64 = [&](std::size_t off) {
+    const std::uint64_t u = load_uint(full.data() + off, 8, out.be);
+    double d;
+    std::memcpy(&d, &u, sizeof d);
+    return d;
+  };
+  out.ndim = i64(SV_NIFTI2_OFFSET(dim));
+  for (std::size_t i = 1; i <= 7; ++i) out.dim[i] = i64(SV_NIFTI2_OFFSET(dim) + 8 * i);
+  out.datatype = v.i16(SV_NIFTI2_OFFSET(datatype));
+  for (std::size_t i = 0; i <= 7; ++i) out.pixdim[i] = f64(SV_NIFTI2_OFFSET(pixdim) + 8 * i);
+  const std::int64_t off = i64(SV_NIFTI2_OFFSET(vox_offset));
+  out.vox_offset = static_cast<double>(off);
+  out.scl_slope = f64(SV_NIFTI2_OFFSET(scl_slope));
+  out.scl_inter = f64(SV_NIFTI2_OFFSET(scl_inter));
+  out.qform_code = i32(SV_NIFTI2_OFFSET(qform_code));
+  out.sform_code = i32(SV_NIFTI2_OFFSET(sform_code));
+  out.quatern[0] = f64(SV_NIFTI2_OFFSET(quatern_b));
+  out.quatern[1] = f64(SV_NIFTI2_OFFSET(quatern_c));
+  out.quatern[2] = f64(SV_NIFTI2_OFFSET(quatern_d));
+  out.qoffset[0] = f64(SV_NIFTI2_OFFSET(qoffset_x));
+  out.qoffset[1] = f64(SV_NIFTI2_OFFSET(qoffset_y));
+  out.qoffset[2] = f64(SV_NIFTI2_OFFSET(qoffset_z));
+  for (std::size_t c = 0; c < 4; ++c) {
+    out.srow[0][c] = f64(SV_NIFTI2_OFFSET(srow_x) + 8 * c);
+    out.srow[1][c] = f64(SV_NIFTI2_OFFSET(srow_y) + 8 * c);
+    out.srow[2][c] = f64(SV_NIFTI2_OFFSET(srow_z) + 8 * c);
+  }
+  out.xyzt_units = i32(SV_NIFTI2_OFFSET(xyzt_units));
+  return out;
+}
+
+// Millimetres per spatial unit of xyzt_units (NIFTI_UNITS_METER 1, MM 2, MICRON 3; unknown 0
+// is taken as mm, as most software does).
+double unit_to_mm(int xyzt_units) {
+  switch (xyzt_units & 0x07) {
+    case 1:
+      return 1000.0;
+    case 3:
+      return 0.001;
+    default:
+      return 1.0;
+  }
+}
+
+// The index-to-world affine by the standard's precedence as nibabel applies it: the sform when
+// sform_code > 0, else the qform (quaternion, pixdim, qfac = pixdim[0]) when qform_code > 0,
+// else "method 1" (diag(pixdim), no orientation). RAS+ mm; `rank` spatial axes.
+Geometry header_geometry(const std::string& path, const Header& hd) {
+  const double mm = unit_to_mm(hd.xyzt_units);
+  Geometry g;
+  if (hd.sform_code > 0) {
+    for (int r = 0; r < 3; ++r)
+      for (int c = 0; c < 4; ++c) g.affine[r][c] = hd.srow[r][c] * mm;
+    g.source = "sform";
+    return g;
+  }
+  if (hd.qform_code > 0) {
+    double b = hd.quatern[0], c = hd.quatern[1], d = hd.quatern[2];
+    if (!std::isfinite(b) || !std::isfinite(c) || !std::isfinite(d))
+      fail(path, "the qform quaternion has a non-finite parameter");
+    double a2 = 1.0 - (b * b + c * c + d * d);
+    double a = 0;
+    if (a2 < 1e-7) {  // the standard: a = 0, (b, c, d) renormalised (a 180-degree rotation)
+      const double n = std::sqrt(b * b + c * c + d * d);
+      if (!(n > 0)) fail(path, "the qform quaternion is zero");
+      b /= n, c /= n, d /= n;
+    } else {
+      a = std::sqrt(a2);
+    }
+    const double R[3][3] = {
+        {a * a + b * b - c * c - d * d, 2 * (b * c - a * d), 2 * (b * d + a * c)},
+        {2 * (b * c + a * d), a * a + c * c - b * b - d * d, 2 * (c * d - a * b)},
+        {2 * (b * d - a * c), 2 * (c * d + a * b), a * a + d * d - c * c - b * b}};
+    const double qfac = hd.pixdim[0] < 0 ? -1.0 : 1.0;
+    const double sx = spacing_of(hd.pixdim[1]), sy = spacing_of(hd.pixdim[2]),
+                 sz = spacing_of(hd.pixdim[3]) * qfac;
+    for (int r = 0; r < 3; ++r) {
+      g.affine[r][0] = R[r][0] * sx * mm;
+      g.affine[r][1] = R[r][1] * sy * mm;
+      g.affine[r][2] = R[r][2] * sz * mm;
+      g.affine[r][3] = hd.qoffset[r] * mm;
+    }
+    g.source = "qform";
+    return g;
+  }
+  for (int i = 0; i < 3; ++i) g.affine[i][i] = spacing_of(hd.pixdim[i + 1]) * mm;
+  return g;  // unoriented
+}
+
+Loaded read_nifti(const std::string& path, long volume) {
   GzFile file(path);
   unsigned char h[kHeaderSize];
   const std::size_t got = file.read(h, kHeaderSize);
   if (got < kHeaderSize)
     fail(path, "truncated: " + std::to_string(got) + " bytes, a NIfTI-1 header needs " +
                    std::to_string(kHeaderSize));
+  const Header hd = parse_header(path, h, file);
 
-  // The byte order is the one in which sizeof_hdr reads 348 (more telling than the standard's
-  // dim[0] test: it also recognises NIfTI-2, whose header is 540 bytes).
-  const auto size_le =
-      static_cast<std::int32_t>(static_cast<std::uint32_t>(load_uint(h, 4, false)));
-  const auto size_be = static_cast<std::int32_t>(static_cast<std::uint32_t>(load_uint(h, 4, true)));
-  bool be = false;
-  if (size_le == 348) {
-    be = false;
-  } else if (size_be == 348) {
-    be = true;
-  } else if (size_le == 540 || size_be == 540) {
-    fail(path, "NIfTI-2 files (sizeof_hdr 540) are not supported; only NIfTI-1");
-  } else {
-    fail(path, "not a NIfTI-1 file (sizeof_hdr is " + std::to_string(size_le) + ", expected 348)");
-  }
-  const HeaderView hv(h, be);
-
-  const unsigned char* magic = hv.bytes(SV_NIFTI_OFFSET(magic));
-  if (std::memcmp(magic, "ni1", 4) == 0)
-    fail(path,
-         "is the header of a NIfTI-1 .hdr/.img pair (magic 'ni1'); only single .nii files "
-         "are read");
-  if (std::memcmp(magic, "n+1", 4) != 0)
-    fail(path, "no NIfTI-1 magic 'n+1' at byte 344 (found " +
-                   io::quote(std::string_view(reinterpret_cast<const char*>(magic), 4)) +
-                   "; ANALYZE 7.5 files are not supported)");
-
-  const int ndim = hv.i16(SV_NIFTI_OFFSET(dim));
-  if (ndim < 1 || ndim > 7) fail(path, "dim[0] is " + std::to_string(ndim) + ", expected 1 to 7");
+  if (hd.ndim < 1 || hd.ndim > 7)
+    fail(path, "dim[0] is " + std::to_string(hd.ndim) + ", expected 1 to 7");
+  const int ndim = static_cast<int>(hd.ndim);
+  // NIfTI-1 stores sizes as int16; NIfTI-2 as int64 (limited here to 2^31 per axis).
   std::size_t dim[8] = {0, 1, 1, 1, 1, 1, 1, 1};
   for (int i = 1; i <= ndim; ++i) {
-    const int d = hv.i16(SV_NIFTI_OFFSET(dim) + 2 * static_cast<std::size_t>(i));
+    const std::int64_t d = hd.dim[i];
     if (d < 1)
       fail(path,
            "dim[" + std::to_string(i) + "] is " + std::to_string(d) + " (sizes must be positive)");
+    if (d > 2147483647)
+      fail(path, "dim[" + std::to_string(i) + "] is " + std::to_string(d) +
+                     " (more than 2^31 - 1 samples per axis)");
     dim[i] = static_cast<std::size_t>(d);
   }
-  for (int i = 4; i <= ndim; ++i)
+  for (int i = 5; i <= ndim; ++i)
     if (dim[i] != 1)
       fail(path, "is " + std::to_string(ndim) + "-D (dim[" + std::to_string(i) +
                      "] = " + std::to_string(dim[i]) +
-                     "); only 1 to 3 axes are read, extra axes must have size 1");
+                     "); only 1 to 4 axes are read, axes 5 to 7 must have size 1");
+  const std::size_t volumes = ndim >= 4 ? dim[4] : 1;
+  if (volume < 0 && volumes > 1)
+    fail(path, "is 4-D with " + std::to_string(volumes) +
+                   " volumes; choose one with --volume INDEX (0 to " + std::to_string(volumes - 1) +
+                   ")");
+  const std::size_t vol = volume < 0 ? 0 : static_cast<std::size_t>(volume);
+  if (vol >= volumes)
+    fail(path, "volume index " + std::to_string(volume) + " is out of range: the file holds " +
+                   std::to_string(volumes) + (volumes == 1 ? " volume" : " volumes"));
   const std::size_t rank = static_cast<std::size_t>(ndim < 3 ? ndim : 3);
 
-  const int code = hv.i16(SV_NIFTI_OFFSET(datatype));
+  const int code = hd.datatype;
   const StoredType* type = nullptr;
   for (const StoredType& t : kTypes)
     if (t.code == code) type = &t;
@@ -291,17 +467,22 @@ Loaded read_nifti(const std::string& path) {
                    "float32, float64");
   }
 
-  const double vox_offset = hv.f32(SV_NIFTI_OFFSET(vox_offset));
-  // The standard asks for 352 or more in a .nii; 348 (no extension flag) is accepted too.
-  if (!(vox_offset >= static_cast<double>(kHeaderSize)) || vox_offset > 2147483647.0 ||
+  const double vox_offset = hd.vox_offset;
+  // The standard asks for 352 (NIfTI-2: 544) or more in a .nii; the bare header size is
+  // accepted too.
+  if (!(vox_offset >= static_cast<double>(hd.size)) || vox_offset > 2147483647.0 ||
       vox_offset != std::floor(vox_offset))
-    fail(path,
-         "vox_offset " + format_number(vox_offset) + " is not a whole number of bytes from 348 on");
+    fail(path, "vox_offset " + format_number(vox_offset) + " is not a whole number of bytes from " +
+                   std::to_string(hd.size) + " on");
   const auto offset = static_cast<std::size_t>(vox_offset);
 
-  std::size_t n = 1, data_bytes = 0, total = 0;
-  for (std::size_t i = 1; i <= rank; ++i) io::checked_mul(n, dim[i], &n);  // < 2^45: no overflow
-  io::checked_mul(n, type->size, &data_bytes);
+  // One volume is n voxels (vol_bytes); the file holds `volumes` of them.
+  std::size_t n = 1, vol_bytes = 0, data_bytes = 0, total = 0;
+  for (std::size_t i = 1; i <= rank; ++i)
+    if (!io::checked_mul(n, dim[i], &n)) fail(path, "the declared size overflows");
+  if (!io::checked_mul(n, type->size, &vol_bytes) ||
+      !io::checked_mul(vol_bytes, volumes, &data_bytes) || data_bytes > SIZE_MAX - offset)
+    fail(path, "the declared size overflows");
   total = offset + data_bytes;
 
   // Before allocating what the header claims: a plain file must be exactly that long; gzip data
@@ -324,8 +505,15 @@ Loaded read_nifti(const std::string& path) {
                    " bytes the header declares");
   }
 
-  if (!file.skip(offset - kHeaderSize))
+  if (!file.skip(offset - hd.size))
     fail(path, "truncated: the data ends before vox_offset " + std::to_string(offset));
+  // Voxel bytes present, for the message when some are missing.
+  std::size_t held = file.skip_count(vol * vol_bytes);
+  auto truncated = [&]() {
+    fail(path, "truncated: the voxel data needs " + std::to_string(data_bytes) +
+                   " bytes, the file holds " + std::to_string(held));
+  };
+  if (held < vol * vol_bytes) truncated();
   // A plain regular file holds every claimed byte (checked above): one allocation. Compressed
   // or non-regular data grows its buffer with what arrives (doubling from 1 MiB, capped at the
   // claim), so a small .nii.gz claiming gigabytes fails as truncated having allocated about what
@@ -333,21 +521,25 @@ Loaded read_nifti(const std::string& path) {
   std::vector<unsigned char> raw;
   std::size_t have = 0;
   if (file.plain() && file.regular()) {
-    raw.resize(data_bytes);
-    have = file.read(raw.data(), data_bytes);
+    raw.resize(vol_bytes);
+    have = file.read(raw.data(), vol_bytes);
   } else {
-    raw.resize(std::min<std::size_t>(data_bytes, std::size_t{1} << 20));
+    raw.resize(std::min<std::size_t>(vol_bytes, std::size_t{1} << 20));
     for (;;) {
       const std::size_t want = raw.size() - have;
       const std::size_t arrived = file.read(raw.data() + have, want);
       have += arrived;
-      if (arrived < want || have == data_bytes) break;
-      raw.resize(raw.size() > data_bytes / 2 ? data_bytes : 2 * raw.size());
+      if (arrived < want || have == vol_bytes) break;
+      raw.resize(raw.size() > vol_bytes / 2 ? vol_bytes : 2 * raw.size());
     }
   }
-  if (have < data_bytes)
-    fail(path, "truncated: the voxel data needs " + std::to_string(data_bytes) +
-                   " bytes, the file holds " + std::to_string(have));
+  held += have;
+  if (have < vol_bytes) truncated();
+  // The volumes after this one must be there too (a cut-off file is damaged whichever volume
+  // is asked for).
+  const std::size_t after = data_bytes - (vol + 1) * vol_bytes;
+  held += file.skip_count(after);
+  if (held < data_bytes) truncated();
   unsigned char extra;
   if (file.read(&extra, 1) != 0)
     fail(path,
@@ -355,18 +547,19 @@ Loaded read_nifti(const std::string& path) {
 
   std::vector<std::size_t> dims(rank);
   Loaded out;
-  for (std::size_t k = 0; k < rank; ++k) {
-    dims[k] = dim[rank - k];
-    out.spacing.push_back(spacing_of(hv.f32(SV_NIFTI_OFFSET(pixdim) + 4 * (rank - k))));
-  }
+  for (std::size_t k = 0; k < rank; ++k) dims[k] = dim[rank - k];
+  out.geometry = header_geometry(path, hd);  // finish_loaded derives the spacing
+  if (!out.geometry.oriented())
+    for (std::size_t k = 0; k < rank; ++k)
+      out.spacing.push_back(out.geometry.affine[rank - 1 - k][rank - 1 - k]);
   out.array = ArrayD(dims, 1);
   out.dtype = type->dtype;
-  decode(raw.data(), n, code, be, out.array.data());
+  decode(raw.data(), n, code, hd.be, out.array.data());
 
-  // NIfTI-1: "if scl_slope is nonzero, each voxel value is scaled as y = scl_slope * x +
+  // NIfTI: "if scl_slope is nonzero, each voxel value is scaled as y = scl_slope * x +
   // scl_inter". A NaN or infinite slope means no scaling as well (as nibabel reads it).
-  const double slope = hv.f32(SV_NIFTI_OFFSET(scl_slope));
-  double inter = hv.f32(SV_NIFTI_OFFSET(scl_inter));
+  const double slope = hd.scl_slope;
+  double inter = hd.scl_inter;
   if (!std::isfinite(inter)) inter = 0;
   if (std::isfinite(slope) && slope != 0 && (slope != 1 || inter != 0)) {
     for (double& v : out.array.vec()) v = v * slope + inter;
@@ -420,8 +613,48 @@ std::vector<unsigned char> gzip(const std::string& path, const std::vector<unsig
   return out;
 }
 
-void write_nifti(const std::string& path, const ArrayD& a, DType dtype,
-                 const std::vector<double>& spacing) {
+// The qform parameters of a direction matrix (columns of unit length): the quaternion
+// (b, c, d) with a >= 0 and qfac, when the directions are orthonormal (within 1e-4); false
+// otherwise (sheared or skewed: only the sform can hold it).
+bool qform_of(double R[3][3], double q[3], double* qfac) {
+  for (int i = 0; i < 3; ++i)
+    for (int j = 0; j < 3; ++j) {
+      double dot = 0;
+      for (int r = 0; r < 3; ++r) dot += R[r][i] * R[r][j];
+      if (std::fabs(dot - (i == j ? 1.0 : 0.0)) > 1e-4) return false;
+    }
+  const double det = R[0][0] * (R[1][1] * R[2][2] - R[1][2] * R[2][1]) -
+                     R[0][1] * (R[1][0] * R[2][2] - R[1][2] * R[2][0]) +
+                     R[0][2] * (R[1][0] * R[2][1] - R[1][1] * R[2][0]);
+  *qfac = det < 0 ? -1.0 : 1.0;
+  if (det < 0)
+    for (int r = 0; r < 3; ++r) R[r][2] = -R[r][2];
+  // A proper rotation's quaternion, from its largest diagonal combination (numerically stable).
+  const double tr = R[0][0] + R[1][1] + R[2][2];
+  double a, b, c, d;
+  if (tr > 0) {
+    const double s = 2 * std::sqrt(tr + 1);
+    a = 0.25 * s, b = (R[2][1] - R[1][2]) / s, c = (R[0][2] - R[2][0]) / s,
+    d = (R[1][0] - R[0][1]) / s;
+  } else if (R[0][0] > R[1][1] && R[0][0] > R[2][2]) {
+    const double s = 2 * std::sqrt(1 + R[0][0] - R[1][1] - R[2][2]);
+    a = (R[2][1] - R[1][2]) / s, b = 0.25 * s, c = (R[0][1] + R[1][0]) / s,
+    d = (R[0][2] + R[2][0]) / s;
+  } else if (R[1][1] > R[2][2]) {
+    const double s = 2 * std::sqrt(1 + R[1][1] - R[0][0] - R[2][2]);
+    a = (R[0][2] - R[2][0]) / s, b = (R[0][1] + R[1][0]) / s, c = 0.25 * s,
+    d = (R[1][2] + R[2][1]) / s;
+  } else {
+    const double s = 2 * std::sqrt(1 + R[2][2] - R[0][0] - R[1][1]);
+    a = (R[1][0] - R[0][1]) / s, b = (R[0][2] + R[2][0]) / s, c = (R[1][2] + R[2][1]) / s,
+    d = 0.25 * s;
+  }
+  if (a < 0) b = -b, c = -c, d = -d;
+  q[0] = b, q[1] = c, q[2] = d;
+  return true;
+}
+
+void write_nifti(const std::string& path, const ArrayD& a, DType dtype, const Geometry& g) {
   const std::size_t rank = a.rank();
   if (a.channels() != 1)
     fail(path, "NIfTI output takes one channel; the array has " + std::to_string(a.channels()));
@@ -429,12 +662,20 @@ void write_nifti(const std::string& path, const ArrayD& a, DType dtype,
     if (a.dim(k) > 32767)
       fail(path, "NIfTI-1 holds at most 32767 samples per axis; axis " + std::to_string(k) +
                      " has " + std::to_string(a.dim(k)));
-  if (!spacing.empty() && spacing.size() != rank)
-    fail(path, "spacing has " + std::to_string(spacing.size()) + " values for a " +
-                   std::to_string(rank) + "-D array");
-  for (double s : spacing)
-    if (!(s > 0) || !std::isfinite(io::to_f32(s)))
-      fail(path, "spacing " + format_number(s) + " is not a positive float32 value");
+  try {
+    check_geometry(g, rank, "the geometry to write");
+  } catch (const Error& e) {
+    fail(path, e.what());
+  }
+  // Index axes beyond the rank: whatever the geometry holds, but never a zero column.
+  double cols[3] = {0, 0, 0};
+  for (int c = 0; c < 3; ++c) {
+    for (int r = 0; r < 3; ++r) cols[c] += g.affine[r][c] * g.affine[r][c];
+    cols[c] = std::sqrt(cols[c]);
+  }
+  for (std::size_t c = 0; c < rank; ++c)
+    if (!std::isfinite(io::to_f32(cols[c])) || !(io::to_f32(cols[c]) > 0))
+      fail(path, "spacing " + format_number(cols[c]) + " is not a positive float32 value");
 
   int code = DT_FLOAT64;
   switch (dtype) {
@@ -481,10 +722,35 @@ void write_nifti(const std::string& path, const ArrayD& a, DType dtype,
     put_i16(h, SV_NIFTI_OFFSET(dim) + 2 * i, i <= rank ? static_cast<int>(a.dim(rank - i)) : 1);
   put_i16(h, SV_NIFTI_OFFSET(datatype), code);
   put_i16(h, SV_NIFTI_OFFSET(bitpix), static_cast<int>(8 * size));
-  put_f32(h, SV_NIFTI_OFFSET(pixdim), 1.0);  // qfac
   for (std::size_t i = 1; i <= 7; ++i)
     put_f32(h, SV_NIFTI_OFFSET(pixdim) + 4 * i,
-            i <= rank && !spacing.empty() ? spacing[rank - i] : 1.0);
+            i <= 3 && (i <= rank || cols[i - 1] > 0) ? cols[i - 1] : 1.0);
+  double qfac = 1.0;
+  if (g.oriented()) {
+    // Both transforms, code 1 (scanner-based anatomical): the sform exactly as given (as
+    // float32), the qform too when the directions are orthonormal.
+    h[SV_NIFTI_OFFSET(xyzt_units)] = NIFTI_UNITS_MM;
+    put_i16(h, SV_NIFTI_OFFSET(sform_code), NIFTI_XFORM_SCANNER_ANAT);
+    for (std::size_t c = 0; c < 4; ++c) {
+      put_f32(h, SV_NIFTI_OFFSET(srow_x) + 4 * c, g.affine[0][c]);
+      put_f32(h, SV_NIFTI_OFFSET(srow_y) + 4 * c, g.affine[1][c]);
+      put_f32(h, SV_NIFTI_OFFSET(srow_z) + 4 * c, g.affine[2][c]);
+    }
+    double R[3][3];
+    for (int r = 0; r < 3; ++r)
+      for (int c = 0; c < 3; ++c) R[r][c] = cols[c] > 0 ? g.affine[r][c] / cols[c] : 0.0;
+    double q[3];
+    if (qform_of(R, q, &qfac)) {
+      put_i16(h, SV_NIFTI_OFFSET(qform_code), NIFTI_XFORM_SCANNER_ANAT);
+      put_f32(h, SV_NIFTI_OFFSET(quatern_b), q[0]);
+      put_f32(h, SV_NIFTI_OFFSET(quatern_c), q[1]);
+      put_f32(h, SV_NIFTI_OFFSET(quatern_d), q[2]);
+      put_f32(h, SV_NIFTI_OFFSET(qoffset_x), g.affine[0][3]);
+      put_f32(h, SV_NIFTI_OFFSET(qoffset_y), g.affine[1][3]);
+      put_f32(h, SV_NIFTI_OFFSET(qoffset_z), g.affine[2][3]);
+    }
+  }
+  put_f32(h, SV_NIFTI_OFFSET(pixdim), qfac);
   put_f32(h, SV_NIFTI_OFFSET(vox_offset), static_cast<double>(kWriteOffset));
   put_f32(h, SV_NIFTI_OFFSET(scl_slope), 1.0);
   std::memcpy(h + SV_NIFTI_OFFSET(magic), "n+1", 4);
@@ -499,12 +765,28 @@ void write_nifti(const std::string& path, const ArrayD& a, DType dtype,
 }  // namespace
 
 Loaded load_nifti(const std::string& path) {
-  return io::guard_memory(path, [&] { return read_nifti(path); });
+  return io::guard_memory(
+      path, [&] { return io::finish_loaded(path, read_nifti(path, input_options().volume)); });
 }
 
 void save_nifti(const std::string& path, const ArrayD& a, DType dtype,
                 const std::vector<double>& spacing) {
-  io::guard_memory(path, [&] { write_nifti(path, a, dtype, spacing); });
+  io::guard_memory(path, [&] {
+    if (!spacing.empty() && spacing.size() != a.rank())
+      fail(path, "spacing has " + std::to_string(spacing.size()) + " values for a " +
+                     std::to_string(a.rank()) + "-D array");
+    Geometry g;
+    try {
+      g = geometry_from_spacing(spacing.empty() ? std::vector<double>(a.rank(), 1.0) : spacing);
+    } catch (const Error& e) {
+      fail(path, e.what());
+    }
+    write_nifti(path, a, dtype, g);
+  });
+}
+
+void save_nifti(const std::string& path, const ArrayD& a, DType dtype, const Geometry& geometry) {
+  io::guard_memory(path, [&] { write_nifti(path, a, dtype, geometry); });
 }
 
 }  // namespace sv

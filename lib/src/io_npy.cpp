@@ -424,7 +424,8 @@ const char* npy_descr(DType t) {
 }  // namespace
 
 Loaded load_npy(const std::string& path, bool channel_axis) {
-  return io::guard_memory(path, [&] { return load_npy_impl(path, channel_axis); });
+  return io::guard_memory(
+      path, [&] { return io::finish_loaded(path, load_npy_impl(path, channel_axis)); });
 }
 
 void save_npy(const std::string& path, const ArrayD& a, DType dtype, bool channel_axis) {

@@ -81,7 +81,7 @@ bool parse_double(const std::string& s, double* out) {
 
 struct NrrdType {
   io::Scalar scalar;
-  DType dtype;  // what Loaded reports; int16 ("short") is reported as F32, which holds it exactly
+  DType dtype;  // what Loaded reports: the stored type
 };
 
 bool parse_type(const std::string& raw, NrrdType* out) {
@@ -93,7 +93,20 @@ bool parse_type(const std::string& raw, NrrdType* out) {
     *out = {io::Scalar::U16, DType::U16};
   } else if (t == "short" || t == "short int" || t == "signed short" || t == "signed short int" ||
              t == "int16" || t == "int16_t") {
-    *out = {io::Scalar::I16, DType::F32};
+    *out = {io::Scalar::I16, DType::I16};
+  } else if (t == "signed char" || t == "int8" || t == "int8_t") {
+    *out = {io::Scalar::I8, DType::I8};
+  } else if (t == "int" || t == "signed int" || t == "int32" || t == "int32_t") {
+    *out = {io::Scalar::I32, DType::I32};
+  } else if (t == "uint" || t == "unsigned int" || t == "uint32" || t == "uint32_t") {
+    *out = {io::Scalar::U32, DType::U32};
+  } else if (t == "longlong" || t == "long long" || t == "long long int" ||
+             t == "signed long long" || t == "signed long long int" || t == "int64" ||
+             t == "int64_t") {
+    *out = {io::Scalar::I64, DType::I64};
+  } else if (t == "ulonglong" || t == "unsigned long long" || t == "unsigned long long int" ||
+             t == "uint64" || t == "uint64_t") {
+    *out = {io::Scalar::U64, DType::U64};
   } else if (t == "float") {
     *out = {io::Scalar::F32, DType::F32};
   } else if (t == "double") {
@@ -109,36 +122,66 @@ bool is_spatial_kind(const std::string& k) {
   return k == "domain" || k == "space" || k == "time" || k == "???" || k == "none";
 }
 
-// Parses "space directions": one "(a,b,c)" vector or "none" per axis; returns vector lengths
-// (NaN for "none").
-std::vector<double> parse_space_directions(const std::string& path, const std::string& v) {
+// Parses a "(a,b,c)" vector starting at v[*i] (after spaces); advances *i past ')'.
+std::vector<double> parse_vector(const std::string& path, const std::string& field,
+                                 const std::string& v, std::size_t* i) {
+  const std::size_t close = v.find(')', *i);
+  if (close == std::string::npos) fail(path, "malformed '" + field + "': missing ')'");
+  std::string inner = v.substr(*i + 1, close - *i - 1);
+  std::replace(inner.begin(), inner.end(), ',', ' ');
   std::vector<double> out;
+  for (const std::string& tok : split_ws(inner)) {
+    double c;
+    if (!parse_double(tok, &c)) fail(path, "malformed '" + field + "' value " + quote_line(tok));
+    out.push_back(c);
+  }
+  *i = close + 1;
+  return out;
+}
+
+// Parses "space directions": one "(a,b,c)" vector or "none" per axis ("none" -> empty).
+std::vector<std::vector<double>> parse_space_directions(const std::string& path,
+                                                        const std::string& v) {
+  std::vector<std::vector<double>> out;
   std::size_t i = 0;
   while (i < v.size()) {
     if (std::isspace(static_cast<unsigned char>(v[i]))) {
       ++i;
     } else if (v.compare(i, 4, "none") == 0) {
-      out.push_back(std::nan(""));
+      out.emplace_back();
       i += 4;
     } else if (v[i] == '(') {
-      std::size_t close = v.find(')', i);
-      if (close == std::string::npos) fail(path, "malformed 'space directions': missing ')'");
-      std::string inner = v.substr(i + 1, close - i - 1);
-      std::replace(inner.begin(), inner.end(), ',', ' ');
-      double sum = 0;
-      for (const std::string& tok : split_ws(inner)) {
-        double c;
-        if (!parse_double(tok, &c))
-          fail(path, "malformed 'space directions' value " + quote_line(tok));
-        sum += c * c;
-      }
-      out.push_back(std::sqrt(sum));
-      i = close + 1;
+      out.push_back(parse_vector(path, "space directions", v, &i));
+      if (out.back().empty()) fail(path, "malformed 'space directions': an empty vector");
     } else {
       fail(path, "malformed 'space directions': " + quote_line(v));
     }
   }
   return out;
+}
+
+double vector_length(const std::vector<double>& d) {
+  if (d.empty()) return std::nan("");
+  double sum = 0;
+  for (double c : d) sum += c * c;
+  return std::sqrt(sum);
+}
+
+// The sign flips from a named NRRD space to RAS+ (x, y, z), or false for spaces that are not
+// patient frames (scanner-xyz, 3D-right-handed, ...: their axes are not anatomical).
+bool space_to_ras(const std::string& space, double flip[3]) {
+  const std::string s = io::to_lower(space);
+  flip[0] = flip[1] = flip[2] = 1;
+  if (s == "right-anterior-superior" || s == "ras") return true;
+  if (s == "left-anterior-superior" || s == "las") {
+    flip[0] = -1;
+    return true;
+  }
+  if (s == "left-posterior-superior" || s == "lps") {
+    flip[0] = flip[1] = -1;
+    return true;
+  }
+  return false;
 }
 
 // Where the data of a NRRD lives, for messages: errors always name the header file and, for a
@@ -334,7 +377,7 @@ Loaded load_nrrd_impl(const std::string& path) {
   if (magic.size() != 8) fail(path, "not a NRRD file (bad magic line " + quote_line(magic) + ")");
 
   std::string type_s, encoding = "raw", endian, sizes_s, kinds_s, spacings_s, directions_s,
-                      data_file;
+                      data_file, space_s, origin_s;
   std::size_t dimension = 0;
   bool have_dimension = false;
   std::size_t data_offset = std::string::npos;  // start of attached data, if any
@@ -372,13 +415,17 @@ Loaded load_nrrd_impl(const std::string& path) {
       spacings_s = value;
     } else if (key == "space directions") {
       directions_s = value;
+    } else if (key == "space") {
+      space_s = value;
+    } else if (key == "space origin") {
+      origin_s = value;
     } else if (key == "data file" || key == "datafile") {
       data_file = value;
     } else if (key == "byte skip" || key == "byteskip" || key == "line skip" || key == "lineskip") {
       if (value != "0") fail(path, quote_line(key + ": " + value) + " is not supported (only 0)");
     }
-    // Other fields (content, space, space origin, units, min/max, centers, ...) do not affect
-    // how the samples are read.
+    // Other fields (content, space dimension, units, min/max, centers, ...) do not affect how
+    // the samples are read or where they sit.
   }
 
   // --- validate the header ---
@@ -386,7 +433,7 @@ Loaded load_nrrd_impl(const std::string& path) {
   NrrdType type;
   if (!parse_type(type_s, &type))
     fail(path, "unsupported NRRD type " + quote_line(type_s) +
-                   " (expected uchar, ushort, short, float or double)");
+                   " (expected an integer type of 8 to 64 bits, float or double)");
   if (!have_dimension) fail(path, "NRRD header lacks 'dimension'");
   if (sizes_s.empty()) fail(path, "NRRD header lacks 'sizes'");
   const std::vector<std::string> size_toks = split_ws(sizes_s);
@@ -426,12 +473,13 @@ Loaded load_nrrd_impl(const std::string& path) {
                    std::string(channel ? "" : "; mark a channel axis in 'kinds'") + ")");
 
   std::vector<double> axis_spacing(dimension, std::nan(""));
+  std::vector<std::vector<double>> directions;
   if (!directions_s.empty()) {
-    std::vector<double> d = parse_space_directions(path, directions_s);
-    if (d.size() != dimension)
-      fail(path, "'space directions' lists " + std::to_string(d.size()) +
+    directions = parse_space_directions(path, directions_s);
+    if (directions.size() != dimension)
+      fail(path, "'space directions' lists " + std::to_string(directions.size()) +
                      " entries but 'dimension' is " + std::to_string(dimension));
-    axis_spacing = d;
+    for (std::size_t i = 0; i < dimension; ++i) axis_spacing[i] = vector_length(directions[i]);
   } else if (!spacings_s.empty()) {
     std::vector<std::string> toks = split_ws(spacings_s);
     if (toks.size() != dimension)
@@ -513,6 +561,14 @@ Loaded load_nrrd_impl(const std::string& path) {
   std::vector<std::size_t> dims(sizes.rbegin(), sizes.rend() - (channel ? 1 : 0));
   // (Constructing the array allocates; every size above was validated first.)
   auto make_array = [&] { out.array = ArrayD(dims, channel ? sizes[0] : 1); };
+  // int64/uint64 values a double cannot hold are refused, naming the first.
+  auto decode_exact = [&](const unsigned char* data) {
+    const std::optional<io::InexactValue> bad =
+        io::decode_values_checked(data, count, type.scalar, big_endian, out.array.data());
+    if (bad)
+      where.fail(std::string(dtype_name(type.dtype)) + " value " + bad->value + " at element " +
+                 std::to_string(bad->index) + " is not exactly representable as a double");
+  };
   if (enc == Enc::kRaw) {
     if (src_n < data_bytes)
       where.fail("truncated: expected " + std::to_string(data_bytes) + " data bytes, found " +
@@ -521,11 +577,11 @@ Loaded load_nrrd_impl(const std::string& path) {
       where.fail("trailing data: expected " + std::to_string(data_bytes) + " data bytes, found " +
                  std::to_string(src_n));
     make_array();
-    io::decode_values(src, count, type.scalar, big_endian, out.array.data());
+    decode_exact(src);
   } else if (enc == Enc::kGzip) {
     std::vector<unsigned char> raw = inflate_exact(where, src, src_n, data_bytes);
     make_array();
-    io::decode_values(raw.data(), count, type.scalar, big_endian, out.array.data());
+    decode_exact(raw.data());
   } else {
     // Every value takes at least one character plus a separator: check before allocating.
     if (count - 1 > src_n / 2)
@@ -541,11 +597,46 @@ Loaded load_nrrd_impl(const std::string& path) {
     double s = std::fabs(axis_spacing[i]);
     out.spacing.push_back(std::isfinite(s) && s > 0 ? s : 1.0);
   }
+  // Orientation: a named patient space with a 3-vector direction per spatial axis.
+  double flip[3];
+  if (!space_s.empty() && space_to_ras(space_s, flip)) {
+    if (directions.empty())
+      fail(path, quote_line("space: " + space_s) + " without 'space directions'");
+    const std::size_t first = channel ? 1 : 0;
+    if (channel && !directions[0].empty())
+      fail(path, "the channel axis must have 'none' in 'space directions'");
+    Geometry g;
+    for (std::size_t a = 0; a < spatial; ++a) {
+      const std::vector<double>& d = directions[first + a];
+      if (d.size() != 3)
+        fail(path, "'space directions' entry " + std::to_string(first + a) + " has " +
+                       std::to_string(d.size()) + " components; space " + quote_line(space_s) +
+                       " needs 3");
+      for (int r = 0; r < 3; ++r) g.affine[r][a] = d[r] * flip[r];
+    }
+    if (spatial == 2) {  // the third index axis: the unit normal of the plane
+      double n[3] = {g.affine[1][0] * g.affine[2][1] - g.affine[2][0] * g.affine[1][1],
+                     g.affine[2][0] * g.affine[0][1] - g.affine[0][0] * g.affine[2][1],
+                     g.affine[0][0] * g.affine[1][1] - g.affine[1][0] * g.affine[0][1]};
+      const double len = std::sqrt(n[0] * n[0] + n[1] * n[1] + n[2] * n[2]);
+      for (int r = 0; r < 3; ++r) g.affine[r][2] = len > 0 ? n[r] / len : 0.0;
+    }
+    if (!origin_s.empty()) {
+      std::size_t i = origin_s.find('(');
+      if (i == std::string::npos) fail(path, "malformed 'space origin': " + quote_line(origin_s));
+      const std::vector<double> o = parse_vector(path, "space origin", origin_s, &i);
+      if (o.size() != 3)
+        fail(path, "'space origin' has " + std::to_string(o.size()) + " components, expected 3");
+      for (int r = 0; r < 3; ++r) g.affine[r][3] = o[r] * flip[r];
+    }
+    g.source = "nrrd space " + io::to_lower(space_s);
+    out.geometry = g;
+  }
   return out;
 }
 
-// The NRRD type written for `t`: the types load_nrrd reads back (bool as uchar 0/1, int16 as
-// short); the others are refused, naming the path and the dtype.
+// The NRRD type written for `t` (bool as uchar 0/1); float16, which NRRD lacks, is refused,
+// naming the path and the dtype.
 const char* nrrd_type_name(const std::string& path, DType t) {
   switch (t) {
     case DType::Bool:
@@ -560,16 +651,20 @@ const char* nrrd_type_name(const std::string& path, DType t) {
     case DType::F64:
       return "double";
     case DType::I8:
+      return "signed char";
     case DType::I32:
+      return "int";
     case DType::I64:
+      return "long long";
     case DType::U32:
+      return "uint";
     case DType::U64:
+      return "unsigned long long";
     case DType::F16:
       break;
   }
   fail(path, std::string("cannot save ") + dtype_name(t) +
-                 " as NRRD (uchar, ushort, short, float and double are written; save as float64 "
-                 "or .npy)");
+                 " as NRRD (NRRD has no half-float type; save as float32 or .npy)");
 }
 
 std::string format_double(double v) {
@@ -579,29 +674,45 @@ std::string format_double(double v) {
 }
 
 void save_nrrd_impl(const std::string& path, const ArrayD& a, DType dtype, bool channel_axis,
-                    const std::vector<double>& spacing) {
+                    const std::vector<double>& spacing, const Geometry* geometry) {
   if (a.empty()) fail(path, "cannot save an empty array");
   if (!spacing.empty() && spacing.size() != a.rank())
     fail(path, "spacing has " + std::to_string(spacing.size()) + " values for a " +
                    std::to_string(a.rank()) + "-D array");
   for (double s : spacing)
     if (!std::isfinite(s) || s <= 0) fail(path, "spacing " + format_double(s) + " is not positive");
+  const bool oriented = geometry && geometry->oriented();
+  if (geometry) {
+    try {
+      check_geometry(*geometry, a.rank(), "the geometry to write");
+    } catch (const Error& e) {
+      fail(path, e.what());
+    }
+  }
   const bool detached = io::lower_extension(path) == ".nhdr";
   const bool channel = channel_axis || a.channels() > 1;
 
   // Axes fastest first: channel, x, y, z.
   std::vector<std::size_t> sizes;
   std::vector<std::string> kinds;
-  std::vector<std::string> spacings;
+  std::vector<std::string> spacings, directions;
   if (channel) {
     sizes.push_back(a.channels());
     kinds.push_back(a.channels() == 3 ? "RGB-color" : a.channels() == 4 ? "RGBA-color" : "vector");
     spacings.push_back("nan");
+    directions.push_back("none");
   }
   for (std::size_t i = a.rank(); i-- > 0;) {
     sizes.push_back(a.dim(i));
     kinds.push_back("domain");
     spacings.push_back(spacing.empty() ? "1" : format_double(spacing[i]));
+    if (oriented) {
+      // Index axis (fastest first) = column of the affine; written in LPS as 3D Slicer does.
+      const std::size_t col = a.rank() - 1 - i;
+      directions.push_back("(" + format_double(-geometry->affine[0][col]) + "," +
+                           format_double(-geometry->affine[1][col]) + "," +
+                           format_double(geometry->affine[2][col]) + ")");
+    }
   }
   auto join = [](const auto& v) {
     std::string s;
@@ -629,7 +740,15 @@ void save_nrrd_impl(const std::string& path, const ArrayD& a, DType dtype, bool 
   header += "dimension: " + std::to_string(sizes.size()) + "\n";
   header += "sizes: " + join(sizes) + "\n";
   header += "kinds: " + join(kinds) + "\n";
-  if (!spacing.empty()) header += "spacings: " + join(spacings) + "\n";
+  if (oriented) {
+    header += "space: left-posterior-superior\n";
+    header += "space directions: " + join(directions) + "\n";
+    header += "space origin: (" + format_double(-geometry->affine[0][3]) + "," +
+              format_double(-geometry->affine[1][3]) + "," + format_double(geometry->affine[2][3]) +
+              ")\n";
+  } else if (!spacing.empty()) {
+    header += "spacings: " + join(spacings) + "\n";
+  }
   header += "endian: little\n";
   header += "encoding: gzip\n";
 
@@ -654,12 +773,19 @@ void save_nrrd_impl(const std::string& path, const ArrayD& a, DType dtype, bool 
 }  // namespace
 
 Loaded load_nrrd(const std::string& path) {
-  return io::guard_memory(path, [&] { return load_nrrd_impl(path); });
+  return io::guard_memory(path, [&] { return io::finish_loaded(path, load_nrrd_impl(path)); });
 }
 
 void save_nrrd(const std::string& path, const ArrayD& a, DType dtype, bool channel_axis,
                const std::vector<double>& spacing) {
-  io::guard_memory(path, [&] { save_nrrd_impl(path, a, dtype, channel_axis, spacing); });
+  io::guard_memory(path, [&] { save_nrrd_impl(path, a, dtype, channel_axis, spacing, nullptr); });
+}
+
+void save_nrrd(const std::string& path, const ArrayD& a, DType dtype, bool channel_axis,
+               const Geometry& geometry) {
+  io::guard_memory(path, [&] {
+    save_nrrd_impl(path, a, dtype, channel_axis, geometry_spacing(geometry, a.rank()), &geometry);
+  });
 }
 
 }  // namespace sv

@@ -220,7 +220,8 @@ RawSpec parse_raw_spec(const std::string& spec) {
 }
 
 Loaded load_raw(const std::string& path, const RawSpec& spec, bool channel_axis) {
-  return io::guard_memory(path, [&] { return read_raw(path, spec, channel_axis); });
+  return io::guard_memory(
+      path, [&] { return io::finish_loaded(path, read_raw(path, spec, channel_axis)); });
 }
 
 }  // namespace sv

@@ -226,6 +226,26 @@ class ResampleContract(Base):
         TOOL.ok("resample", png, self.w.path("back.npy"), "--zoom", 0.5)
         self.assertEqual(load(self.w.path("back.npy")).shape, (12, 16, 3))
 
+    def test_16_bit_png_stays_16_bit(self):
+        import struct
+        import zlib
+        h, w = 5, 7
+        px = (np.arange(h * w, dtype=np.uint32).reshape(h, w) * 1871 % 65536).astype(">u2")
+
+        def chunk(kind, data):
+            return (struct.pack(">I", len(data)) + kind + data +
+                    struct.pack(">I", zlib.crc32(kind + data) & 0xFFFFFFFF))
+        raw = b"".join(b"\0" + px[y].tobytes() for y in range(h))
+        png = (b"\x89PNG\r\n\x1a\n" + chunk(b"IHDR", struct.pack(">IIBBBBB", w, h, 16, 0, 0, 0, 0))
+               + chunk(b"IDAT", zlib.compress(raw)) + chunk(b"IEND", b""))
+        src = self.w.write_bytes("g16.png", png)
+        out = self.w.path("o16.png")
+        TOOL.ok("resample", src, out, "--zoom", 1, "--method", "nearest")
+        with open(out, "rb") as f:
+            self.assertEqual(f.read(25)[24], 16)  # IHDR bit depth
+        TOOL.ok("resample", out, self.w.path("v.npy"), "--zoom", 1, "--method", "nearest")
+        np.testing.assert_allclose(load(self.w.path("v.npy")) * 65535, px.astype(float), atol=1e-6)
+
     def test_rotation_by_zero_is_the_identity(self):
         data = rng(21).random((9, 12))
         x = self.w.save("x.npy", data)

@@ -111,6 +111,34 @@ class Raw(Base):
         self.assertFails(["prefilter", p, out], "unsupported file extension '.raw'")
 
 
+class Slices(Base):
+    """A folder or a glob of 2-D slices is one volume, in natural order (s2 before s10)."""
+
+    def test_folder_and_glob_in_natural_order(self):
+        import json
+        rng = np.random.default_rng(12)
+        vol = rng.integers(0, 60000, (12, 5, 6)).astype(np.uint16)
+        os.mkdir(self.w.path("stack"))
+        for z in rng.permutation(12):  # written out of order
+            np.save(self.w.path("stack/img%d.npy" % z), vol[z])
+        with open(self.w.path("stack/notes.txt"), "w") as f:
+            f.write("skipped: not a slice format")
+        ref = self.w.save("ref.npy", vol.astype(np.float64))
+        for src in (self.w.path("stack"), self.w.path("stack/img*.npy")):
+            r = TOOL.run("compare", src, ref, "--json")
+            self.assertEqual(r.returncode, 0, r.stderr)
+            j = json.loads(r.stdout)
+            self.assertEqual(j["max_abs"], 0, src)
+        r = TOOL.run("info", self.w.path("stack"), "--json")
+        self.assertEqual(json.loads(r.stdout)["dims"], [12, 5, 6])
+        np.save(self.w.path("stack/img12.npy"), vol[0, :4])
+        r = TOOL.run("info", self.w.path("stack"))
+        self.assertEqual(r.returncode, 1)
+        self.assertIn("slice 12", r.stderr)
+        self.assertIn("img12.npy", r.stderr)
+        self.assertEqual(r.stderr.count("\n"), 1)
+
+
 if __name__ == "__main__":
     TOOL = Tool(sys.argv.pop(1))
     unittest.main(verbosity=2)

@@ -70,6 +70,32 @@ def nifti(a, datatype, bitpix, pixdim=(1.0, 1.0, 1.0)):
     return bytes(hdr) + b"\0\0\0\0" + a.astype(a.dtype.newbyteorder("<")).tobytes()
 
 
+def nifti_oriented(a, datatype, bitpix):
+    """NIfTI-1 with a qform (180 degrees about z: LPS) and a different sform (sagittal)."""
+    b = bytearray(nifti(a, datatype, bitpix, (0.8, 0.9, 2.0)))
+    struct.pack_into("<hh", b, 252, 1, 2)  # qform_code, sform_code
+    struct.pack_into("<6f", b, 256, 0.0, 0.0, 1.0, 10.0, -20.0, 30.0)  # quatern b c d, qoffset
+    struct.pack_into("<12f", b, 280, 0, 0, 2.0, -5, -0.8, 0, 0, 7, 0, -0.9, 0, 9)  # srow x y z
+    return bytes(b)
+
+
+def nifti2(a, datatype, bitpix, pixdim=(1.0, 1.0, 1.0)):
+    """NIfTI-2 single file (540-byte header, vox_offset 544), little endian, sform (code 1)."""
+    hdr = bytearray(540)
+    struct.pack_into("<i", hdr, 0, 540)
+    hdr[4:12] = b"n+2\0\r\n\032\n"
+    struct.pack_into("<hh", hdr, 12, datatype, bitpix)
+    dims = list(reversed(a.shape))
+    struct.pack_into("<8q", hdr, 16, len(dims), *(dims + [1] * (7 - len(dims))))
+    pd = [1.0] + list(pixdim)[:3] + [1.0] * 4
+    struct.pack_into("<8d", hdr, 104, *pd)
+    struct.pack_into("<qdd", hdr, 168, 544, 1.0, 0.0)
+    struct.pack_into("<ii", hdr, 344, 0, 1)  # qform_code, sform_code
+    struct.pack_into("<12d", hdr, 400, -pd[1], 0, 0, 1, 0, pd[2], 0, 2, 0, 0, pd[3], 3)
+    struct.pack_into("<i", hdr, 500, 2)  # xyzt_units: mm
+    return bytes(hdr) + b"\0\0\0\0" + a.astype(a.dtype.newbyteorder("<")).tobytes()
+
+
 # ---- PNG ----
 def png_chunk(kind, data):
     return struct.pack(">I", len(data)) + kind + data + struct.pack(
@@ -199,188 +225,6 @@ def cjpeg(tool, ppm_bytes, args, tmp):
     subprocess.run([tool] + args + ["-outfile", dst, src], check=True)
     with open(dst, "rb") as f:
         return f.read()
-
-
-# ---- TIFF (issue 13 item 3): written byte by byte (IFD entries, strips or tiles) ----
-TIFF_TYPES = {1: "B", 2: "B", 3: "H", 4: "I", 16: "Q"}
-
-
-def tiff_file(pages, bo="<", bigtiff=False):
-    """A TIFF (or BigTIFF) whose pages are (tags, chunks, offsets_tag, counts_tag); tags maps a
-    tag to (type, values): type 2 (ASCII) takes bytes, 5 (RATIONAL) (num, den) pairs. Each
-    page's strips or tiles come first, then its IFD, then the IFD's out-of-line values."""
-    off_fmt, off_size = ("Q", 8) if bigtiff else ("I", 4)
-    out = bytearray(b"II" if bo == "<" else b"MM")
-    out += struct.pack(bo + "HHHQ", 43, 8, 0, 0) if bigtiff else struct.pack(bo + "HI", 42, 0)
-    ptr = 8 if bigtiff else 4
-    for tags, chunks, offsets_tag, counts_tag in pages:
-        offsets = []
-        for c in chunks:
-            out += b"\0" * (len(out) % 2)
-            offsets.append(len(out))
-            out += c
-        tags = dict(tags)
-        tags[offsets_tag] = (16 if bigtiff else 4, offsets)
-        tags[counts_tag] = (16 if bigtiff else 4, [len(c) for c in chunks])
-        out += b"\0" * (len(out) % 2)
-        ifd = len(out)
-        struct.pack_into(bo + off_fmt, out, ptr, ifd)
-        entry = 20 if bigtiff else 12
-        extra_at = ifd + off_size + len(tags) * entry + off_size if bigtiff else \
-            ifd + 2 + len(tags) * entry + 4
-        entries, extra = bytearray(), bytearray()
-        for tag in sorted(tags):
-            typ, vals = tags[tag]
-            if typ == 2:
-                raw, count = bytes(vals), len(vals)
-            elif typ == 5:
-                raw = b"".join(struct.pack(bo + "II", n, d) for n, d in vals)
-                count = len(vals)
-            else:
-                raw, count = struct.pack(bo + TIFF_TYPES[typ] * len(vals), *vals), len(vals)
-            if len(raw) <= off_size:
-                val = raw.ljust(off_size, b"\0")
-            else:
-                extra += b"\0" * (len(extra) % 2)
-                val = struct.pack(bo + off_fmt, extra_at + len(extra))
-                extra += raw
-            entries += struct.pack(bo + "HH" + off_fmt, tag, typ, count) + val
-        out += struct.pack(bo + ("Q" if bigtiff else "H"), len(tags)) + entries
-        ptr = len(out)
-        out += b"\0" * off_size + extra
-    return bytes(out)
-
-
-def packbits(data):
-    """PackBits: runs of 3..128 equal bytes as (1 - n, byte), the rest as literals."""
-    out, i = bytearray(), 0
-    while i < len(data):
-        j = i
-        while j < len(data) and j - i < 128 and data[j] == data[i]:
-            j += 1
-        if j - i >= 3:
-            out += bytes([257 - (j - i), data[i]])
-            i = j
-            continue
-        j = i
-        while j < len(data) and j - i < 128 and not (j + 2 < len(data) and data[j] ==
-                                                       data[j + 1] == data[j + 2]):
-            j += 1
-        out += bytes([j - i - 1]) + data[i:j]
-        i = j
-    return bytes(out)
-
-
-def lzw(data):
-    """TIFF LZW (MSB first) for short inputs: fewer than 250 bytes keep every code 9 bits
-    wide (the table never reaches the 511 entries where the width grows)."""
-    assert len(data) < 250
-    table = {bytes([i]): i for i in range(256)}
-    codes, w, nxt = [256], b"", 258
-    for byte in data:
-        wc = w + bytes([byte])
-        if wc in table:
-            w = wc
-            continue
-        codes.append(table[w])
-        table[wc] = nxt
-        nxt += 1
-        w = bytes([byte])
-    if w:
-        codes.append(table[w])
-    codes.append(257)
-    bits = "".join(format(c, "09b") for c in codes)
-    bits += "0" * (-len(bits) % 8)
-    return bytes(int(bits[i:i + 8], 2) for i in range(0, len(bits), 8))
-
-
-def tiff_page(a, bo, compression=1, predictor=1, photometric=1, sample_format=1,
-              rows_per_strip=None, tile=None, description=None, resolution=None,
-              planar_separate=False):
-    """One page of array `a` (h, w) or (h, w, samples)."""
-    h, w = a.shape[:2]
-    spp = a.shape[2] if a.ndim == 3 else 1
-    a = a.astype(a.dtype.newbyteorder(bo))
-    bits = a.dtype.itemsize * 8
-
-    def encode(block):
-        block = np.ascontiguousarray(block)
-        if predictor == 2:  # horizontal differencing per row, per sample
-            flat = block.reshape(block.shape[0], -1, spp if block.ndim == 3 else 1)
-            diff = flat.copy()
-            diff[:, 1:] = flat[:, 1:] - flat[:, :-1]
-            block = diff
-        raw = block.astype(a.dtype).tobytes()
-        if compression == 5:
-            return lzw(raw)
-        if compression == 8:
-            return zlib.compress(raw, 9)
-        if compression == 32773:
-            return packbits(raw)
-        return raw
-
-    tags = {256: (3, [w]), 257: (3, [h]), 258: (3, [bits] * spp), 259: (3, [compression]),
-            262: (3, [photometric]), 277: (3, [spp]), 339: (3, [sample_format] * spp)}
-    if predictor != 1:
-        tags[317] = (3, [predictor])
-    if description:
-        tags[270] = (2, description.encode() + b"\0")
-    if resolution:
-        (xn, xd), (yn, yd), unit = resolution
-        tags[282] = (5, [(xn, xd)])
-        tags[283] = (5, [(yn, yd)])
-        tags[296] = (3, [unit])
-    if planar_separate:
-        tags[284] = (3, [2])
-    chunks = []
-    planes = [a[..., s] for s in range(spp)] if planar_separate else [a]
-    if tile:
-        tags[322] = (3, [tile])
-        tags[323] = (3, [tile])
-        for p in planes:
-            for ty in range(0, h, tile):
-                for tx in range(0, w, tile):
-                    t = np.zeros((tile, tile) + p.shape[2:], a.dtype)
-                    part = p[ty:ty + tile, tx:tx + tile]
-                    t[:part.shape[0], :part.shape[1]] = part
-                    chunks.append(encode(t))
-        return tags, chunks, 324, 325
-    rps = rows_per_strip or h
-    tags[278] = (3, [rps])
-    for p in planes:
-        for y in range(0, h, rps):
-            chunks.append(encode(p[y:y + rps]))
-    return tags, chunks, 273, 279
-
-
-def tiff_seeds(out):
-    seeds = {}
-    g16 = ramp(6, 8, 0, 65535).astype("u2")
-    seeds["grey16_strips.tif"] = tiff_file([tiff_page(g16, "<", rows_per_strip=2)])
-    rgb = ramp(5, 7, 3, 255).astype("u1")
-    seeds["rgb8_deflate_be.tif"] = tiff_file([tiff_page(rgb, ">", compression=8, predictor=2,
-                                                        photometric=2)], ">")
-    f32 = (ramp(20, 18, 0, 1000) / 7.0).astype("f4")
-    seeds["f32_tiled.tif"] = tiff_file([tiff_page(f32, "<", compression=8, sample_format=3,
-                                                  tile=16)])
-    pages = [tiff_page((ramp(6, 5, 0, 200) + 20 * z).astype("u1"), "<", compression=32773,
-                       description=("ImageJ=1.11a\nimages=3\nslices=3\nunit=micron\n"
-                                    "spacing=2.5\nloop=false\n") if z == 0 else None,
-                       resolution=((4, 1), (4, 1), 1)) for z in range(3)]
-    seeds["stack_imagej.tif"] = tiff_file(pages)
-    i16 = (ramp(5, 6, 0, 2000).astype("i2") - 1000)
-    seeds["bigtiff_i16.tif"] = tiff_file([tiff_page(i16, "<", sample_format=2,
-                                                    resolution=((10, 1), (20, 1), 3))],
-                                         bigtiff=True)
-    seeds["lzw_u8.tif"] = tiff_file([tiff_page(ramp(8, 12, 0, 255).astype("u1"), "<",
-                                               compression=5, rows_per_strip=4)])
-    rgb16 = ramp(4, 6, 3, 65535).astype("u2")
-    seeds["rgb16_planar.tif"] = tiff_file([tiff_page(rgb16, "<", photometric=2,
-                                                     planar_separate=True)])
-    for name, data in seeds.items():
-        with open(os.path.join(out, name), "wb") as f:
-            f.write(data)
-
 
 
 # ---- DICOM (pydicom, Debian python3-pydicom): tiny files of the kinds sv::load_dicom reads ----
@@ -650,11 +494,11 @@ def main():
                     help="write only the DICOM seeds (needs python3-pydicom)")
     args = ap.parse_args()
     os.makedirs(args.out, exist_ok=True)
-    dicom_seeds(args.out)
-    if args.only_dicom:
-        return
     tiff_seeds(args.out)
     if args.only_tiff:
+        return
+    dicom_seeds(args.out)
+    if args.only_dicom:
         return
     files = {}
 
@@ -695,6 +539,17 @@ def main():
     blobs["i16.nii"] = nifti((ramp(4, 5, 0, 2000).astype("i2") - 1000).reshape(1, 4, 5)
                              .repeat(2, 0), 4, 16, (0.9, 0.9, 3.0))
     blobs["f32.nii.gz"] = gz(nifti((ramp(4, 5, 0, 100) / 7.0).astype("<f4"), 16, 32))
+    blobs["oriented.nii"] = nifti_oriented(ramp(4, 5, 0, 250).astype("u1").reshape(1, 4, 5)
+                                           .repeat(3, 0), 2, 8)
+    # 4-D: 3 volumes of 2 x 4 x 5 (read with --volume 1).
+    blobs["n2_4d.nii"] = nifti2(ramp(4, 5, 0, 100).astype("<f4").reshape(1, 1, 4, 5)
+                                .repeat(2, 1).repeat(3, 0), 16, 32, (0.7, 0.8, 2.5))
+    blobs["oriented.nrrd"] = nrrd([5, 4, 3], "short", "raw",
+                                  (ramp(4, 5, 0, 900).astype("<i2").reshape(1, 4, 5)
+                                   .repeat(3, 0)).tobytes(),
+                                  ["space: left-posterior-superior",
+                                   "space directions: (0,0.9,0) (0,0,-1.1) (2.5,0,0)",
+                                   "space origin: (-10.5,20,35)"])
 
     blobs["grey8.png"] = png(ramp(6, 5, 0, 255), 0, 8)
     blobs["grey16.png"] = png(ramp(5, 6, 0, 65535), 0, 16)

@@ -612,7 +612,7 @@ TEST_F(IoTest, IoNrrdBigEndianDetachedData) {
               "encoding: raw\nkinds: RGB-color domain\ndata file: " +
                   fs::absolute(path("s.raw")).string() + "\n");
   const sv::Loaded s = sv::load_nrrd(path("s.nhdr"));
-  EXPECT_EQ(s.dtype, DType::F32);  // int16 is reported as float32, which holds it exactly
+  EXPECT_EQ(s.dtype, DType::I16);  // the stored type
   EXPECT_TRUE(s.channel_axis);
   ASSERT_EQ(s.array.dims(), std::vector<std::size_t>{2});
   ASSERT_EQ(s.array.channels(), 3u);
@@ -703,8 +703,8 @@ TEST_F(IoTest, IoNrrdErrors) {
   expect_error([&] { sv::load_nrrd(p); }, p, "has a zero-size axis");
   write_bytes(p, "NRRD0004\ntype: uchar\ndimension: 3\nsizes: 2 2\nencoding: raw\n\n");
   expect_error([&] { sv::load_nrrd(p); }, p, "'sizes' lists 2 values but 'dimension' is 3");
-  write_bytes(p, "NRRD0004\ntype: int\ndimension: 1\nsizes: 2\nencoding: raw\n\n12345678");
-  expect_error([&] { sv::load_nrrd(p); }, p, "unsupported NRRD type 'int'");
+  write_bytes(p, "NRRD0004\ntype: block\ndimension: 1\nsizes: 2\nencoding: raw\n\n12345678");
+  expect_error([&] { sv::load_nrrd(p); }, p, "unsupported NRRD type 'block'");
   write_bytes(p, "NRRD0004\ntype: float\ndimension: 1\nsizes: 2\nencoding: raw\n\n12345678");
   expect_error([&] { sv::load_nrrd(p); }, p, "lacks 'endian'");
   write_bytes(p,
@@ -764,7 +764,8 @@ TEST_F(IoTest, IoAnyDispatchesByExtension) {
   const std::string x = path("thing.xyz");
   expect_error([&] { sv::load_any(x, false); }, x,
                "unsupported file extension '.xyz' (expected .png, .jpg, .jpeg, .bmp, .gif, .hdr, "
-               ".pgm, .ppm, .pnm, .tga, .npy, .nrrd, .nhdr, .nii or .nii.gz)");
+               ".pgm, .ppm, .pnm, .tga, .npy, .nrrd, .nhdr, .nii, .nii.gz, .tif, .tiff or .dcm; "
+               "or a folder or glob pattern of slices)");
   expect_error([&] { sv::save_any(x, vol, DType::F64, false); }, x,
                "unsupported file extension '.xyz'");
   expect_error([&] { sv::load_any(path("noext"), false); }, path("noext"), "no file extension");

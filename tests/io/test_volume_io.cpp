@@ -118,12 +118,12 @@ std::vector<TypeCase> type_cases() {
        [](double v, bool be) { return pack(static_cast<std::uint8_t>(v), be); }},
       {256,
        8,
-       DType::F32,
+       DType::I8,
        {-128, -1, 0, 1, 127},
        [](double v, bool be) { return pack(static_cast<std::int8_t>(v), be); }},
       {4,
        16,
-       DType::F32,
+       DType::I16,
        {-32768, -1, 0, 1, 32767, 258},
        [](double v, bool be) { return pack(static_cast<std::int16_t>(v), be); }},
       {512,
@@ -133,12 +133,12 @@ std::vector<TypeCase> type_cases() {
        [](double v, bool be) { return pack(static_cast<std::uint16_t>(v), be); }},
       {8,
        32,
-       DType::F64,
+       DType::I32,
        {-2147483648.0, -1, 0, 16909060, 2147483647.0},
        [](double v, bool be) { return pack(static_cast<std::int32_t>(v), be); }},
       {768,
        32,
-       DType::F64,
+       DType::U32,
        {0, 1, 16909060, 4294967295.0},
        [](double v, bool be) { return pack(static_cast<std::uint32_t>(v), be); }},
       {16,
@@ -242,7 +242,7 @@ TEST_F(IoVolumeTest, NiftiScaling) {
     for (std::int16_t v : stored) f.data += pack(v, false);
     write_bytes(path("s.nii"), f.bytes());
     const sv::Loaded l = sv::load_nifti(path("s.nii"));
-    EXPECT_EQ(l.dtype, c.scaled ? DType::F64 : DType::F32);
+    EXPECT_EQ(l.dtype, c.scaled ? DType::F64 : DType::I16);
     ASSERT_EQ(l.array.dims(), (std::vector<std::size_t>{6}));
     for (int i = 0; i < 6; ++i) EXPECT_EQ(l.array[i], c.a * stored[i] + c.b) << i;
   }
@@ -282,7 +282,10 @@ TEST_F(IoVolumeTest, NiftiRankAndSpacing) {
   EXPECT_EQ(l.array.dims(), (std::vector<std::size_t>{1, 3, 4}));
 
   f.dim = {4, 3, 2, 5};
-  expect_error(path("r.nii"), "4-D (dim[4] = 5)", [&] { load(f); });
+  expect_error(path("r.nii"), "is 4-D with 5 volumes; choose one with --volume INDEX (0 to 4)",
+               [&] { load(f); });
+  f.dim = {4, 3, 2, 1, 2};
+  expect_error(path("r.nii"), "axes 5 to 7 must have size 1", [&] { load(f); });
 }
 
 TEST_F(IoVolumeTest, NiftiRoundTrip) {
@@ -353,9 +356,9 @@ TEST_F(IoVolumeTest, NiftiErrorsNameTheFileAndTheProblem) {
   expect_file(ok + "xy", "2 bytes after the voxel data");
   NiftiFile f = good;
   f.sizeof_hdr = 350;
-  expect_file(f.bytes(), "not a NIfTI-1 file (sizeof_hdr is 350");
-  f.sizeof_hdr = 540;
-  expect_file(f.bytes(), "NIfTI-2");
+  expect_file(f.bytes(), "not a NIfTI file (sizeof_hdr is 350, expected 348 for NIfTI-1 or 540");
+  f.sizeof_hdr = 540;  // a NIfTI-1 header announcing NIfTI-2: its magic is not there
+  expect_file(f.bytes(), "no NIfTI-2 magic");
   f = good;
   f.magic = std::string("ni1\0", 4);
   expect_file(f.bytes(), ".hdr/.img pair");

@@ -27,6 +27,9 @@ namespace sv {
 
 struct InputOptions {
   bool allow_special = false;  // also read devices, FIFOs and sockets (bounded, see above)
+  // Which volume of a 4-D file (NIfTI dim[4] > 1) to read, from 0; -1 (the default) refuses
+  // 4-D files with a message that names the volume count and this choice (--volume INDEX).
+  long volume = -1;
 };
 
 constexpr std::size_t kMaxSpecialHeader = std::size_t{1} << 20;      // 1 MiB

@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "splineview/array.h"
+#include "splineview/geometry.h"
 
 namespace sv {
 
@@ -24,8 +25,12 @@ struct Loaded {
   ArrayD array;
   DType dtype = DType::F64;
   bool channel_axis = false;
-  // Voxel spacing per axis (array order) where the format stores it, else all 1.
+  // Voxel spacing per axis (array order) where the format stores it, else all 1; always the
+  // column lengths of geometry.affine (geometry_spacing).
   std::vector<double> spacing;
+  // Index-to-world transform in RAS+ mm (splineview/geometry.h). geometry.oriented() is true
+  // only when the file states an orientation; otherwise the affine is diag(spacing).
+  Geometry geometry;
 };
 
 // Image files. Read: PNG (libpng: 1/2/4/8/16-bit grey, grey+alpha, RGB, RGBA, palette,
@@ -87,36 +92,59 @@ void save_npy(const std::string& path, const ArrayF& a, bool channel_axis);  // 
 // data or a single detached "data file" (relative to the header's folder); "byte skip" and
 // "line skip" must be 0. Axis order in the file is x fastest, as in our arrays. Any kind other
 // than domain/space/time/none/??? on the first axis makes it the channel axis; such a kind on
-// another axis is an error. "short" data is reported as DType::F32 (which holds every int16
-// exactly). Spacings are read from "space directions" (vector lengths) or else "spacings",
-// in array order; missing, NaN or zero spacings read as 1.
+// another axis is an error. Types: every integer type of 8 to 64 bits, float and double; dtype
+// is the stored type (int64/uint64 values a double cannot hold are refused). Spacings are read
+// from "space directions" (vector lengths) or else "spacings", in array order; missing, NaN or
+// zero spacings read as 1. Geometry (RAS+, splineview/geometry.h): a named patient space
+// ("right-anterior-superior"/"RAS", "left-anterior-superior"/"LAS",
+// "left-posterior-superior"/"LPS") with a 3-vector "space directions" entry per spatial axis
+// and an optional "space origin" gives an oriented affine (source "nrrd space <name>"); the
+// third column of a 2-D image is the plane's unit normal. Other spaces (scanner-xyz,
+// 3D-right-handed, ...) and files without "space" are unoriented.
 Loaded load_nrrd(const std::string& path);
 // Writes NRRD0004 with gzip-compressed little-endian data, kinds (RGB-color/RGBA-color for 3/4
 // channels, else vector; domain for spatial axes) and "spacings" when `spacing` is given (one
-// positive value per array axis, array order). A ".nhdr" path writes a detached header plus
+// positive value per array axis, array order); with an oriented `geometry` instead "space:
+// left-posterior-superior", "space directions" and "space origin" (as 3D Slicer writes them).
+// Every dtype but float16 is written as its own NRRD type (bool as uchar). A ".nhdr" path writes a
+// detached header plus
 // "<stem>.raw.gz" beside it (the data file is replaced first, then the header; each atomically).
 void save_nrrd(const std::string& path, const ArrayD& a, DType dtype, bool channel_axis,
                const std::vector<double>& spacing = {});
+void save_nrrd(const std::string& path, const ArrayD& a, DType dtype, bool channel_axis,
+               const Geometry& geometry);
 
-// NIfTI-1 single files (.nii, and .nii.gz through zlib; the file's gzip signature decides, not
-// the extension), either byte order (detected from sizeof_hdr = 348). 1..3 axes; dim[4..7]
-// must be 1. Axis order: the file's i (dim[1]) varies fastest, so dims() is (dim[3], dim[2],
-// dim[1]) = (z, y, x) and spacing is (pixdim[3], pixdim[2], pixdim[1]) in the file's units
-// (xyzt_units is not applied; zero, NaN or infinite pixdim read as 1, negative as its absolute
-// value). The orientation (qform/sform) is ignored: the array is the voxels in file order.
-// Data types and their dtype: uint8 -> U8, uint16 -> U16, int8 and int16 -> F32, float32 ->
-// F32, int32, uint32 and float64 -> F64 (every value exact); other types (int64, complex, RGB,
+// NIfTI-1 and NIfTI-2 single files (.nii, and .nii.gz through zlib; the file's gzip signature
+// decides, not the extension), either byte order (detected from sizeof_hdr = 348 or 540).
+// 1..4 axes; dim[5..7] must be 1. A 4-D file (dim[4] > 1) is read one volume at a time: the
+// index comes from sv::InputOptions::volume (splinetool --volume), and without one the file is
+// refused with a message naming the volume count. Axis order: the file's i (dim[1]) varies
+// fastest, so dims() is (dim[3], dim[2], dim[1]) = (z, y, x).
+// Geometry (RAS+ mm, splineview/geometry.h), by the precedence nibabel applies: the sform when
+// sform_code > 0 (source "sform"), else the qform (quaternion, qoffset, pixdim, qfac =
+// pixdim[0]) when qform_code > 0 (source "qform"), else diag(|pixdim|) with no orientation (the
+// standard's "method 1"; nibabel shows such files with an Analyze-style fallback affine that
+// flips x and centres the volume: we do not invent an orientation the file does not state).
+// Spatial units (xyzt_units) are converted to mm (metre x1000, micron x0.001; unknown = mm;
+// nibabel does not convert). Zero, NaN or infinite pixdim read as 1. spacing = the affine's
+// column lengths.
+// Data types and their dtype: the stored type (uint8, int8, int16, uint16, int32, uint32,
+// float32, float64); other types (int64, complex, RGB,
 // ...) are errors naming the datatype code. When scl_slope is finite and non-zero every value
 // becomes scl_slope * stored + scl_inter (in double; a non-finite scl_inter counts as 0) and,
-// unless that is the identity, dtype is F64. ANALYZE 7.5 and .hdr/.img pairs ("ni1"), NIfTI-2
-// and 4-D data are rejected; the file must end where the voxel data ends.
+// unless that is the identity, dtype is F64. ANALYZE 7.5 and .hdr/.img pairs ("ni1", "ni2")
+// are rejected; the file must end where the voxel data ends (all volumes).
 Loaded load_nifti(const std::string& path);
 // Writes a one-channel array of rank 1..3 as NIfTI-1 ("n+1", little endian, vox_offset 352,
 // no extensions; .nii.gz paths gzip-compressed) with datatype uint8, uint16, float32 or float64
-// per `dtype` (integers rounded and clamped), scl_slope 1 and scl_inter 0, pixdim from
-// `spacing` (array order, one positive value per axis; empty = all 1), qform/sform codes 0.
+// per `dtype` (integers rounded and clamped), scl_slope 1 and scl_inter 0. An oriented geometry
+// is written as the sform (code 1, scanner) and, when its directions are orthonormal, also as
+// the qform (code 1; pixdim[0] = qfac), units mm; pixdim = the column lengths. An unoriented one
+// (or `spacing`: array order, one positive value per axis; empty = all 1) writes pixdim only,
+// both codes 0. NIfTI-1 stores float32: the affine comes back within float32 rounding.
 void save_nifti(const std::string& path, const ArrayD& a, DType dtype,
                 const std::vector<double>& spacing = {});
+void save_nifti(const std::string& path, const ArrayD& a, DType dtype, const Geometry& geometry);
 
 // A headerless raw volume: its dims in array order (z, y, x; plus the channel count last when
 // loaded with a channel axis), the stored scalar type, byte order, spacing of the spatial axes
@@ -140,6 +168,36 @@ RawSpec parse_raw_spec(const std::string& spec);
 // error names the expected and the actual byte count). dtype: u8 -> U8, u16 -> U16, i16 and
 // f32 -> F32, f64 -> F64; values keep their numeric value.
 Loaded load_raw(const std::string& path, const RawSpec& spec, bool channel_axis);
+
+// DICOM (through GDCM; lib/src/io_dicom.cpp), read only. `path` is a file (one slice, or a
+// multi-frame file: Enhanced CT/MR per-frame functional groups, or RT-Dose style
+// GridFrameOffsetVector) or a folder holding one series: its files with the Part 10 "DICM"
+// marker or a .dcm extension are read; other files (README, .DS_Store), DICOM files without an
+// image (DICOMDIR, reports) and subfolders are skipped. Refused, each with one line naming the
+// path: more than one SeriesInstanceUID (the message lists each series and its file count),
+// mixed image sizes, pixel types, orientations or PixelSpacing, two slices at one position,
+// uneven slice spacing (beyond max(0.01 mm, 1%) of the mean step: resampling is not done),
+// positions off one line, several slices or frames without ImagePositionPatient and
+// ImageOrientationPatient, an oriented image without PixelSpacing, a folder with no image,
+// photometric interpretations other than MONOCHROME1/2 and RGB, BitsAllocated other than
+// 8/16/32, Explicit VR Big Endian, more than kDicomMaxValues values (checked before allocating).
+// Geometry (source "dicom"): DICOM's LPS+ converted to RAS+. i (x, fastest) runs along the
+// IOP row direction with PixelSpacing[1], j along the IOP column direction with
+// PixelSpacing[0], k in order of the IPP projection on row x column; the k column is the mean
+// IPP step (a gantry tilt gives a non-orthogonal affine, kept as it is), the origin the IPP of
+// the first slice. One slice: a 2-D array, k column = normal x SliceThickness (else
+// SpacingBetweenSlices, else 1). One slice without IPP/IOP: unoriented, spacing from
+// PixelSpacing. A standard axial series orients as "LPS" (sv::orientation_code).
+// Values: BitsStored bits at HighBit, sign-extended when PixelRepresentation is 1; then
+// RescaleSlope/RescaleIntercept (per frame in Enhanced files) in double. dtype: the stored type
+// (U8, U16, I8, I16, U32, I32) when the rescale is the identity, else F64. MONOCHROME1 keeps its
+// stored values (not inverted); RGB is 3 channels (no rescale). Compressed transfer syntaxes
+// are whatever GDCM decodes (RLE, JPEG baseline/lossless, JPEG-LS, JPEG 2000). Files are read
+// through the input guard and must be regular files; GDCM's own messages are silenced.
+inline constexpr std::size_t kDicomMaxValues = std::size_t{1} << 28;  // 2 GiB as doubles
+Loaded load_dicom(const std::string& path);
+// True when `path` is a regular file with "DICM" at byte 128 (reads 132 bytes; never throws).
+bool looks_like_dicom(const std::string& path);
 
 // TIFF and BigTIFF through libtiff (lib/src/io_tiff.cpp). Read: 8/16/32/64-bit unsigned and
 // signed integer and 16/32/64-bit float samples (SampleFormat); 1..4 samples per pixel
@@ -200,48 +258,24 @@ std::vector<std::string> slice_files(const std::string& folder_or_pattern);
 bool is_slice_pattern(const std::string& path);  // has '*', '?' or '['
 bool natural_order_less(const std::string& a, const std::string& b);
 
-// DICOM (through GDCM; lib/src/io_dicom.cpp), read only. `path` is a file (one slice, or a
-// multi-frame file: Enhanced CT/MR per-frame functional groups, or RT-Dose style
-// GridFrameOffsetVector) or a folder holding one series: its files with the Part 10 "DICM"
-// marker or a .dcm extension are read; other files (README, .DS_Store), DICOM files without an
-// image (DICOMDIR, reports) and subfolders are skipped. Refused, each with one line naming the
-// path: more than one SeriesInstanceUID (the message lists each series and its file count),
-// mixed image sizes, pixel types, orientations or PixelSpacing, two slices at one position,
-// uneven slice spacing (beyond max(0.01 mm, 1%) of the mean step: resampling is not done),
-// positions off one line, several slices or frames without ImagePositionPatient and
-// ImageOrientationPatient, an oriented image without PixelSpacing, a folder with no image,
-// photometric interpretations other than MONOCHROME1/2 and RGB, BitsAllocated other than
-// 8/16/32, Explicit VR Big Endian, more than kDicomMaxValues values (checked before allocating).
-// Geometry (source "dicom"): DICOM's LPS+ converted to RAS+. i (x, fastest) runs along the
-// IOP row direction with PixelSpacing[1], j along the IOP column direction with
-// PixelSpacing[0], k in order of the IPP projection on row x column; the k column is the mean
-// IPP step (a gantry tilt gives a non-orthogonal affine, kept as it is), the origin the IPP of
-// the first slice. One slice: a 2-D array, k column = normal x SliceThickness (else
-// SpacingBetweenSlices, else 1). One slice without IPP/IOP: unoriented, spacing from
-// PixelSpacing. A standard axial series orients as "LPS" (sv::orientation_code).
-// Values: BitsStored bits at HighBit, sign-extended when PixelRepresentation is 1; then
-// RescaleSlope/RescaleIntercept (per frame in Enhanced files) in double. dtype: the stored type
-// (U8, U16, I8, I16, U32, I32) when the rescale is the identity, else F64. MONOCHROME1 keeps its
-// stored values (not inverted); RGB is 3 channels (no rescale). Compressed transfer syntaxes
-// are whatever GDCM decodes (RLE, JPEG baseline/lossless, JPEG-LS, JPEG 2000). Files are read
-// through the input guard and must be regular files; GDCM's own messages are silenced.
-inline constexpr std::size_t kDicomMaxValues = std::size_t{1} << 28;  // 2 GiB as doubles
-Loaded load_dicom(const std::string& path);
-// True when `path` is a regular file with "DICM" at byte 128 (reads 132 bytes; never throws).
-bool looks_like_dicom(const std::string& path);
-
 // Chooses by extension: .png .jpg .jpeg .bmp .gif .hdr .pgm .ppm .pnm .tga -> image (whose
 // signature then decides the format), .npy -> npy, .nrrd .nhdr -> nrrd,
-// .nii .nii.gz -> nifti, .tif .tiff -> tiff. `channel_axis` applies to .npy only (images imply it for colour;
-// NRRD states it; NIfTI has none).
+// .nii .nii.gz -> nifti, .tif .tiff -> tiff, .dcm or a folder -> dicom; a file with another or no
+// extension is DICOM when it has the "DICM" marker. `channel_axis` applies to .npy only (images
+// imply it for colour; NRRD states it; NIfTI has none).
 Loaded load_any(const std::string& path, bool channel_axis);
 // As above, except that a path without one of those extensions is read with load_raw(path,
 // raw, channel_axis) instead of being an error (how headerless data comes in next to files
-// that describe themselves).
+// that describe themselves); a folder or .dcm file is still DICOM, a "DICM" marker is not
+// looked for.
 Loaded load_any(const std::string& path, bool channel_axis, const RawSpec& raw);
-// dtype applies to .npy, .nrrd, .nii/.nii.gz and .tif/.tiff; images use 8 bit unless dtype is U16 (16-bit
-// PNG; an error for JPEG). Unknown extensions throw "<path>: unsupported file extension
+// dtype applies to .npy, .nrrd, .nii/.nii.gz and .tif/.tiff; images use 8 bit unless dtype is U16
+// (16-bit PNG; an error for JPEG). Unknown extensions throw "<path>: unsupported file extension
 // '.xyz' ...".
 void save_any(const std::string& path, const ArrayD& a, DType dtype, bool channel_axis);
+// As above, keeping `geometry` where the format can hold it (NIfTI, NRRD: the affine; formats
+// with spacing only take its column lengths; .npy and images drop it).
+void save_any(const std::string& path, const ArrayD& a, DType dtype, bool channel_axis,
+              const Geometry& geometry);
 
 }  // namespace sv
