@@ -24,12 +24,18 @@ SCIPY = {"nearest": (0, True), "linear": (1, True), "cubic-unfiltered": (3, Fals
          "cubic": (3, True), "quintic": (5, True), "septic": None}
 
 
+# The stored values of the 8-bit photograph run from 0 to 255; PSNR (splinetool's peak is the
+# type's full scale) is the same in either unit, the max-abs columns are given in [0, 1].
+FULL_SCALE = 255.0
+
+
 def splinetool_psnr(tool, image, method, precision):
     with tempfile.TemporaryDirectory() as d:
         out = subprocess.run([tool, "resample", image, f"{d}/out.npy", "--rotate", "10",
                               "--repeat", "36", "--method", method, "--precision", precision,
                               "--json"], check=True, capture_output=True, text=True).stdout
-        result = np.load(f"{d}/out.npy").astype(np.float64)
+        # splinetool keeps an 8-bit image's stored values (0..255); the table is in [0, 1].
+        result = np.load(f"{d}/out.npy").astype(np.float64) / FULL_SCALE
     r = json.loads(out)
     return r["psnr_db"], r["seconds"], result
 
@@ -48,7 +54,7 @@ def main():
             # Let splinetool decode the image (zoom by 1 with nearest is the identity).
             subprocess.run([tool, "resample", image, f"{d}/a.npy", "--zoom", "1",
                             "--method", "nearest"], check=True)
-            a = np.load(f"{d}/a.npy")
+            a = np.load(f"{d}/a.npy") / FULL_SCALE  # in [0, 1], as the table
         n = a.shape[0]
         yy, xx = np.mgrid[: a.shape[0], : a.shape[1]]
         c0, c1 = (a.shape[0] - 1) / 2, (a.shape[1] - 1) / 2

@@ -64,7 +64,9 @@ sv::ArrayF random_array(std::vector<std::size_t> dims, std::size_t channels, std
 
 sv::ArrayF load_asset(const Common& c, const std::string& name) {
   const std::string path = (c.assets.empty() ? std::string("assets") : c.assets) + "/" + name;
-  return sv::ArrayF::from(sv::load_image(path).array);
+  sv::Loaded l = sv::load_image(path);
+  sv::scale_to_unit(l);  // the studies work on [0, 1] images
+  return sv::ArrayF::from(l.array);
 }
 
 sv::ArrayF marschner_lobb(std::size_t n) {

@@ -402,6 +402,45 @@ void sampled(Backend& backend, sv::ArrayD&& samples, bool prefilter,
   backend.sample(c, positions, out, sopt);
 }
 
+// The depth of a PNG written from data of type `input` whose largest value is `input_max`.
+// Stored values are written as they are (rounded, clamped to the type): 8-bit and 16-bit
+// inputs keep their depth; other data takes 8 bits when its values fit [0, 255], else 16 bits.
+// (Decided on the input, so the overshoot of an interpolation is clipped, and said so, rather
+// than moving the whole image to 16 bits.)
+sv::DType png_dtype(sv::DType input, double input_max) {
+  if (input == sv::DType::U8 || input == sv::DType::Bool) return sv::DType::U8;
+  if (input == sv::DType::U16) return sv::DType::U16;
+  return input_max < 255.5 ? sv::DType::U8 : sv::DType::U16;
+}
+
+// Says on stderr (one line each) what writing `a` to a PNG of `t` loses: values outside the
+// type's range (clipped) and data that lies within [0, 1] (an image of 0s and 1s: the values
+// are not scaled). Returns the clipped count.
+std::size_t warn_png_mapping(const std::string& out, const sv::ArrayD& a, sv::DType t) {
+  const double full = sv::dtype_full_scale(t);
+  std::size_t clipped = 0;
+  double lo = HUGE_VAL, hi = -HUGE_VAL;
+  for (double v : a.vec()) {
+    if (v < -0.5 || v >= full + 0.5) ++clipped;
+    lo = std::min(lo, v);
+    hi = std::max(hi, v);
+  }
+  if (clipped)
+    std::fprintf(stderr,
+                 "splinetool: warning: %s: %s of %s values lie outside [0, %s] and are clipped "
+                 "(%s PNG; values are written as they are, rounded)\n",
+                 shown(out).c_str(), std::to_string(clipped).c_str(),
+                 std::to_string(a.size()).c_str(), sv::format_number(full).c_str(),
+                 sv::dtype_name(t));
+  if (hi <= 1.0 && lo >= 0.0 && hi > 0.0)
+    std::fprintf(stderr,
+                 "splinetool: warning: %s: the values lie within [0, 1]; a PNG stores them as "
+                 "they are (0 or 1 after rounding), not scaled: write .npy, .tif or .nrrd to "
+                 "keep them\n",
+                 shown(out).c_str());
+  return clipped;
+}
+
 // Resamples `args.repeat` times, each step on the previous result, in T.
 template <class T>
 sv::ArrayD resampled(Backend& backend, sv::ArrayD&& input, const ResampleArgs& args,
@@ -622,6 +661,8 @@ void run_resample(const ResampleArgs& args) {
     throw sv::Error("resample: a .png output needs a 2-D result; '" + shown(args.in) + "' is " +
                     std::to_string(input.rank()) + "-D");
   if (args.has_zoom) check_zoom_steps(input, args);
+  double input_max = -HUGE_VAL;
+  for (double v : input.vec()) input_max = std::max(input_max, v);
 
   // What to measure the result against, if anything (loaded before the work starts).
   const double step = std::fmod(args.rotate, 360.0);
@@ -629,11 +670,13 @@ void run_resample(const ResampleArgs& args) {
   const bool full_turn = args.has_rotate && std::fabs(std::remainder(total, 360.0)) < 1e-9;
   std::unique_ptr<sv::ArrayD> reference;
   std::string against;
+  double peak = args.has_peak ? args.peak : sv::dtype_full_scale(in.dtype);
   if (!args.reference.empty()) {
     sv::Loaded r = load_input(args.reference, args.channels, args.common);
     check_finite(r, args.reference, args.common);
     reference = std::make_unique<sv::ArrayD>(std::move(r.array));
     against = "the reference '" + shown(args.reference) + "'";
+    if (!args.has_peak) peak = std::max(peak, sv::dtype_full_scale(r.dtype));
   } else if (args.compare_original || full_turn) {
     reference = std::make_unique<sv::ArrayD>(input);
     against = "the input";
@@ -654,15 +697,15 @@ void run_resample(const ResampleArgs& args) {
           "resample: cannot compare the " + sv::describe_shape(result.dims(), result.channels()) +
           " result with " + against + " (" +
           sv::describe_shape(reference->dims(), reference->channels()) + "): the shapes differ");
-    measured = measure(result, *reference, args.disc, args.peak, in.channel_axis);
+    measured = measure(result, *reference, args.disc, peak, in.channel_axis);
   }
 
   const std::string ext = extension(args.out);
-  // A PNG keeps the input's depth: 16-bit when the input stored 16-bit samples.
-  const sv::DType dtype = ext == ".png"
-                              ? (in.dtype == sv::DType::U16 ? sv::DType::U16 : sv::DType::U8)
+  const sv::DType dtype = ext == ".png"                    ? png_dtype(in.dtype, input_max)
                           : precision == Precision::Single ? sv::DType::F32
                                                            : sv::DType::F64;
+  std::size_t clipped = 0;
+  if (ext == ".png") clipped = warn_png_mapping(args.out, result, dtype);
   // The output's grid in the world: rotation keeps the grid (the content turns within it); each
   // zoom step puts output sample q at input position (q + 1/2) / F - 1/2 on every axis.
   sv::Geometry geometry = in.geometry;
@@ -690,6 +733,11 @@ void run_resample(const ResampleArgs& args) {
       j["rotate_degrees"] = args.rotate;
     else
       j["zoom"] = args.zoom;
+    if (ext == ".png") {
+      j["png_dtype"] = sv::dtype_name(dtype);
+      j["clipped"] = clipped;
+    }
+    if (reference) j["peak"] = peak;
     j.update(gpu_json(*backend, fetch, args.common));
     if (reference) {
       j["compared_with"] = args.reference.empty() ? "input" : "reference";
@@ -723,10 +771,15 @@ void run_compare(const CompareArgs& args) {
   if (args.has_disc && a.rank() != 2)
     throw sv::Error("compare: --disc needs 2-D arrays; these are " + std::to_string(a.rank()) +
                     "-D");
+  const double peak =
+      args.has_peak ? args.peak
+                    : std::max(sv::dtype_full_scale(la.dtype), sv::dtype_full_scale(lb.dtype));
   const Measured m =
-      measure(a, b, args.has_disc ? args.disc : 0.0, args.peak, la.channel_axis || lb.channel_axis);
+      measure(a, b, args.has_disc ? args.disc : 0.0, peak, la.channel_axis || lb.channel_axis);
   if (args.common.json) {
-    Json j{{"command", "compare"}, {"disc", args.has_disc ? Json(args.disc) : Json(nullptr)}};
+    Json j{{"command", "compare"},
+           {"disc", args.has_disc ? Json(args.disc) : Json(nullptr)},
+           {"peak", peak}};
     j.update(stats_json(m));
     print_json(j);
   } else {

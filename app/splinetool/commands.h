@@ -74,6 +74,7 @@ struct ResampleArgs {
   bool compare_original = false;
   double disc = 0.35;  // metrics inside the centred disc of radius disc * min(H, W) (2-D)
   double peak = 1.0;
+  bool has_peak = false;  // else the peak is the input type's full scale (sv::dtype_full_scale)
 };
 
 struct CompareArgs {
@@ -82,6 +83,7 @@ struct CompareArgs {
   bool has_disc = false;
   double disc = 0.35;
   double peak = 1.0;
+  bool has_peak = false;  // else the larger full scale of the two inputs' types
   bool channels = false;
 };
 

@@ -185,6 +185,9 @@ void add_raw(CLI::App* sub, std::string& raw) {
           "SPEC");
 }
 
+const char* const kPeakHelp =
+    "peak value for the PSNR (default: the full scale of the inputs' stored type: 255 for 8-bit, "
+    "65535 for 16-bit data; 1 for floating-point data)";
 const char* const kChannelsHelp =
     "the last axis of a .npy (or --raw) input is channels (1..4); colour images imply it";
 
@@ -380,10 +383,9 @@ int main(int argc, char** argv) {
       ->type_name("FRACTION")
       ->check(number_in(0, false, HUGE_VAL, ">= 0"))
       ->capture_default_str();
-  resample->add_option("--peak", res.peak, "peak value for the PSNR")
-      ->type_name("P")
-      ->check(number_in(0, true, HUGE_VAL, "> 0"))
-      ->capture_default_str();
+  CLI::Option* res_peak = resample->add_option("--peak", res.peak, kPeakHelp)
+                              ->type_name("P")
+                              ->check(number_in(0, true, HUGE_VAL, "> 0"));
   add_gpu_options(resample, res.common,
                   "gl: flavour of --method cubic: lut, otf (default) or precise; cuda: flavour of "
                   "--method cubic and cubic-unfiltered: cubic or precise (default). The other "
@@ -406,10 +408,9 @@ int main(int argc, char** argv) {
                                        "FRACTION * min(H, W) (default: all)")
                           ->type_name("FRACTION")
                           ->check(number_in(0, true, HUGE_VAL, "> 0"));
-  compare->add_option("--peak", cmp.peak, "peak value for the PSNR")
-      ->type_name("P")
-      ->check(number_in(0, true, HUGE_VAL, "> 0"))
-      ->capture_default_str();
+  CLI::Option* cmp_peak = compare->add_option("--peak", cmp.peak, kPeakHelp)
+                              ->type_name("P")
+                              ->check(number_in(0, true, HUGE_VAL, "> 0"));
   compare->add_flag("--channels", cmp.channels, kChannelsHelp);
   add_raw(compare, cmp.common.raw);
   add_allow_nonfinite(compare, cmp.common,
@@ -539,10 +540,12 @@ int main(int argc, char** argv) {
     if (resample->parsed()) {
       res.has_zoom = zoom->count() > 0;
       res.has_rotate = rotate->count() > 0;
+      res.has_peak = res_peak->count() > 0;
       splinetool::run_resample(res);
     }
     if (compare->parsed()) {
       cmp.has_disc = disc->count() > 0;
+      cmp.has_peak = cmp_peak->count() > 0;
       splinetool::run_compare(cmp);
     }
     if (info->parsed()) splinetool::run_info(inf);

@@ -94,6 +94,7 @@ DecodedImage decode_image(const std::string& path) {
   d.label = std::filesystem::path(path).filename().string();
   const auto start = std::chrono::steady_clock::now();
   Loaded loaded = load_image(path);
+  scale_to_unit(loaded);  // the shaders and overlays work on [0, 1]
   if (loaded.array.rank() != 2) {
     throw Error(path + ": the viewer shows 2-D images, this one has shape " +
                 describe_shape(loaded.array.dims(), loaded.array.channels()));

@@ -36,7 +36,7 @@ void save_screenshot(const std::string& path, int width, int height, unsigned fr
   for (int y = 0; y < height; ++y) {
     const std::uint8_t* src = &pixels[static_cast<std::size_t>(height - 1 - y) * row];
     double* dst = &image.at2(static_cast<std::size_t>(y), 0);
-    for (std::size_t i = 0; i < row; ++i) dst[i] = src[i] / 255.0;
+    for (std::size_t i = 0; i < row; ++i) dst[i] = src[i];  // stored 8-bit values
   }
   save_image(path, image, 8);
 }

@@ -33,6 +33,37 @@ const char* dtype_name(DType t) {
   return "?";
 }
 
+double dtype_full_scale(DType t) {
+  switch (t) {
+    case DType::U8:
+      return 255.0;
+    case DType::U16:
+      return 65535.0;
+    case DType::I8:
+      return 127.0;
+    case DType::I16:
+      return 32767.0;
+    case DType::I32:
+      return 2147483647.0;
+    case DType::U32:
+      return 4294967295.0;
+    case DType::I64:
+      return 9223372036854775807.0;
+    case DType::U64:
+      return 18446744073709551615.0;
+    case DType::Bool:
+    case DType::F16:
+    case DType::F32:
+    case DType::F64:
+      return 1.0;
+  }
+  return 1.0;
+}
+
+bool dtype_is_integer(DType t) {
+  return t != DType::F16 && t != DType::F32 && t != DType::F64;
+}
+
 const char* boundary_name(Boundary b) {
   switch (b) {
     case Boundary::Reflect:

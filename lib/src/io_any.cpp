@@ -137,6 +137,12 @@ void save_any(const std::string& path, const ArrayD& a, DType dtype, bool channe
   }
 }
 
+void scale_to_unit(Loaded& l) {
+  if (!dtype_is_integer(l.dtype)) return;
+  const double full = dtype_full_scale(l.dtype);
+  for (double& v : l.array.vec()) v /= full;
+}
+
 namespace io {
 bool known_extension(const std::string& path) {
   return known_format(path) != Format::kUnknown;

@@ -128,11 +128,10 @@ void check_plausible(const std::string& path, ImageKind kind, std::size_t w, std
                  "; truncated file or forged header)");
 }
 
-// The pixels as decoded, before normalisation: 8-bit, 16-bit or float samples, interleaved.
+// The pixels as decoded: 8-bit, 16-bit or float samples, interleaved.
 struct Pixels {
   std::size_t w = 0, h = 0, channels = 0;
   DType dtype = DType::U8;
-  double scale = 255.0;  // value = sample / scale
 };
 
 Loaded make_loaded(const Pixels& p) {
@@ -144,11 +143,12 @@ Loaded make_loaded(const Pixels& p) {
   return out;
 }
 
+// Stored values are the values: no normalisation.
 template <class T>
-void fill_normalised(Loaded* out, const T* src, double scale) {
+void fill_values(Loaded* out, const T* src) {
   double* dst = out->array.data();
   const std::size_t n = out->array.size();
-  for (std::size_t i = 0; i < n; ++i) dst[i] = static_cast<double>(src[i]) / scale;
+  for (std::size_t i = 0; i < n; ++i) dst[i] = static_cast<double>(src[i]);
 }
 
 // ================================================================================= PNG
@@ -317,9 +317,9 @@ Loaded load_png(const std::string& path, const std::vector<unsigned char>& bytes
     double* d = dst + y * row_values;
     if (job.bits == 16) {
       for (std::size_t i = 0; i < row_values; ++i)  // PNG stores big endian
-        d[i] = static_cast<double>((src[2 * i] << 8) | src[2 * i + 1]) / 65535.0;
+        d[i] = static_cast<double>((src[2 * i] << 8) | src[2 * i + 1]);
     } else {
-      for (std::size_t i = 0; i < row_values; ++i) d[i] = src[i] / 255.0;
+      for (std::size_t i = 0; i < row_values; ++i) d[i] = src[i];
     }
   }
   return out;
@@ -604,10 +604,10 @@ Loaded load_jpeg(const std::string& path, const std::vector<unsigned char>& byte
     for (std::size_t i = 0; i < n; ++i) {
       const unsigned char* q = job.pixels + 4 * i;
       for (std::size_t c = 0; c < 3; ++c)
-        dst[3 * i + c] = static_cast<double>((q[c] * q[3] + 127) / 255) / 255.0;
+        dst[3 * i + c] = static_cast<double>((q[c] * q[3] + 127) / 255);
     }
   } else {
-    fill_normalised(&out, job.pixels, 255.0);
+    fill_values(&out, job.pixels);
   }
   return out;
 }
@@ -945,22 +945,22 @@ Loaded load_stb(const std::string& path, const std::vector<unsigned char>& bytes
   switch (depth) {
     case k8:
       out.dtype = DType::U8;
-      fill_normalised(&out, static_cast<const unsigned char*>(pixels), 255.0);
+      fill_values(&out, static_cast<const unsigned char*>(pixels));
       break;
     case k16:
       out.dtype = DType::U16;
-      fill_normalised(&out, static_cast<const std::uint16_t*>(pixels), 65535.0);
+      fill_values(&out, static_cast<const std::uint16_t*>(pixels));
       break;
     case kF:
       out.dtype = DType::F32;
-      fill_normalised(&out, static_cast<const float*>(pixels), 1.0);
+      fill_values(&out, static_cast<const float*>(pixels));
       break;
   }
   return out;
 }
 
 // Binary PGM/PPM, decoded here (stb_image 2.27 reads 16-bit PNM samples in the host's byte
-// order; PNM stores them big endian): samples / maxval.
+// order; PNM stores them big endian): the samples, each at most maxval.
 Loaded load_pnm(const std::string& path, const std::vector<unsigned char>& b) {
   const StbPlan plan = plan_pnm(path, b);
   check_values(path, ImageKind::kPnm, plan.w, plan.h, plan.channels);
@@ -979,7 +979,7 @@ Loaded load_pnm(const std::string& path, const std::vector<unsigned char>& b) {
     if (v > plan.scale)
       fail(path, "corrupt PNM: sample " + num(i) + " is " + num(v) + ", above maxval " +
                      num(static_cast<std::size_t>(plan.scale)));
-    dst[i] = v / plan.scale;
+    dst[i] = v;
   }
   return out;
 }
@@ -1114,7 +1114,7 @@ void save_image_impl(const std::string& path, const ArrayD& a, int bits) {
   if (bits == 8) {
     std::vector<unsigned char> px(n);
     for (std::size_t i = 0; i < n; ++i)
-      px[i] = static_cast<unsigned char>(io::quantize(a[i] * 255.0, 255.0));
+      px[i] = static_cast<unsigned char>(io::quantize(a[i], 255.0));
     const int iw = static_cast<int>(w), ih = static_cast<int>(h), ic = static_cast<int>(c);
     StbSink sink{&encoded, false};
     // JPEG quality 95: stb then keeps full-resolution chroma (it subsamples at 90 and below).
@@ -1126,7 +1126,7 @@ void save_image_impl(const std::string& path, const ArrayD& a, int bits) {
   } else {
     std::vector<unsigned char> rows(n * 2);
     for (std::size_t i = 0; i < n; ++i) {
-      auto v = static_cast<unsigned>(io::quantize(a[i] * 65535.0, 65535.0));
+      auto v = static_cast<unsigned>(io::quantize(a[i], 65535.0));
       rows[2 * i] = static_cast<unsigned char>(v >> 8);  // PNG stores 16-bit big endian
       rows[2 * i + 1] = static_cast<unsigned char>(v & 0xffu);
     }

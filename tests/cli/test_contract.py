@@ -218,9 +218,12 @@ class ResampleContract(Base):
         self.assertEqual(json.loads(r.stdout)["compared_with"], "reference")
 
     def test_png_output_and_input(self):
-        x = self.w.save("x.npy", rng(20).random((12, 16, 3)))
+        # Values in 0..255: a PNG stores them as they are (8 bits, rounded).
+        x = self.w.save("x.npy", 10 + 235 * rng(20).random((12, 16, 3)))
         png = self.w.path("z.png")
-        self.assertSilentSuccess("resample", x, png, "--zoom", 2, "--channels")
+        # Linear: no overshoot, so nothing is clipped and nothing is said.
+        self.assertSilentSuccess("resample", x, png, "--zoom", 2, "--channels", "--method",
+                                 "linear")
         with open(png, "rb") as f:
             self.assertEqual(f.read(8), b"\x89PNG\r\n\x1a\n")
         TOOL.ok("resample", png, self.w.path("back.npy"), "--zoom", 0.5)
@@ -244,7 +247,52 @@ class ResampleContract(Base):
         with open(out, "rb") as f:
             self.assertEqual(f.read(25)[24], 16)  # IHDR bit depth
         TOOL.ok("resample", out, self.w.path("v.npy"), "--zoom", 1, "--method", "nearest")
-        np.testing.assert_allclose(load(self.w.path("v.npy")) * 65535, px.astype(float), atol=1e-6)
+        np.testing.assert_array_equal(load(self.w.path("v.npy")), px.astype(float))
+
+    def test_png_and_npy_of_the_same_pixels_are_identical(self):
+        import struct
+        import zlib
+        h, w = 6, 9
+        px = (np.arange(h * w).reshape(h, w) * 37 % 256).astype(np.uint8)
+
+        def chunk(kind, data):
+            return (struct.pack(">I", len(data)) + kind + data +
+                    struct.pack(">I", zlib.crc32(kind + data) & 0xFFFFFFFF))
+        raw = b"".join(b"\0" + px[y].tobytes() for y in range(h))
+        png = self.w.write_bytes("p.png", b"\x89PNG\r\n\x1a\n" + chunk(
+            b"IHDR", struct.pack(">IIBBBBB", w, h, 8, 0, 0, 0, 0)) + chunk(
+            b"IDAT", zlib.compress(raw)) + chunk(b"IEND", b""))
+        npy = self.w.save("p_u8.npy", px)
+        r = TOOL.ok("compare", png, npy, "--json")
+        j = json.loads(r.stdout)
+        self.assertEqual(j["max_abs"], 0)
+        self.assertTrue(j["identical"])
+        self.assertEqual(j["peak"], 255)
+        # Resampled to PNG: same values as the .npy resampled to .npy, rounded, no scaling.
+        TOOL.ok("resample", png, self.w.path("a.png"), "--zoom", 2, "--method", "linear")
+        TOOL.ok("resample", npy, self.w.path("b.npy"), "--zoom", 2, "--method", "linear")
+        # Cubic overshoots 0..255: the clipped values are counted and said.
+        r = TOOL.run("resample", png, self.w.path("c.png"), "--zoom", 2, "--json")
+        self.assertEqual(r.returncode, 0, r.stderr)
+        j = json.loads(r.stdout)
+        self.assertEqual(j["png_dtype"], "uint8")
+        self.assertGreater(j["clipped"], 0)
+        self.assertIn("outside [0, 255] and are clipped", r.stderr)
+        r = TOOL.ok("compare", self.w.path("a.png"), self.w.path("b.npy"), "--json")
+        self.assertLessEqual(json.loads(r.stdout)["max_abs"], 0.5 + 1e-9)
+        # Float data within [0, 1] written to PNG: a warning that it is not scaled.
+        f = self.w.save("f.npy", rng(3).random((4, 5)))
+        r = TOOL.run("resample", f, self.w.path("f.png"), "--zoom", 1)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.assertIn("within [0, 1]", r.stderr)
+        # 16-bit data clipped at 65535: counted.
+        big = self.w.save("big.npy", np.array([[0.0, 70000.0], [300.0, 5.0]]))
+        r = TOOL.run("resample", big, self.w.path("big.png"), "--zoom", 1, "--method", "nearest",
+                     "--json")
+        self.assertEqual(r.returncode, 0, r.stderr)
+        j = json.loads(r.stdout)
+        self.assertEqual((j["png_dtype"], j["clipped"]), ("uint16", 1))
+        self.assertIn("1 of 4 values lie outside [0, 65535]", r.stderr)
 
     def test_rotation_by_zero_is_the_identity(self):
         data = rng(21).random((9, 12))

@@ -228,9 +228,14 @@ PngSpec rgb_ramp(std::size_t w, std::size_t h) {
   return s;
 }
 
+// The values a decoder must give: the stored samples (`max`, the type's full scale, is only
+// checked: every sample must fit it).
 std::vector<double> scaled(const std::vector<std::uint16_t>& v, double max) {
   std::vector<double> out;
-  for (std::uint16_t x : v) out.push_back(x / max);
+  for (std::uint16_t x : v) {
+    EXPECT_LE(x, max);
+    out.push_back(x);
+  }
   return out;
 }
 
@@ -343,7 +348,8 @@ TEST_F(ImageDecodeTest, PngPaletteLowBitAndInterlacedMatchStraight) {
     for (auto& v : idx) v = static_cast<std::uint16_t>(rng() % levels);
     for (bool interlace : {false, true}) {
       SCOPED_TRACE(interlace ? "interlaced" : "straight");
-      // Grey at this depth: value v reads as v / (2^bits - 1).
+      // Grey at this depth loads as uint8 (libpng widens it, as PIL and imageio do): value v
+      // reads as v * 255 / (2^bits - 1), exact for 1, 2 and 4 bits (x255, x85, x17).
       PngSpec g;
       g.w = w;
       g.h = h;
@@ -353,7 +359,10 @@ TEST_F(ImageDecodeTest, PngPaletteLowBitAndInterlacedMatchStraight) {
       write_bytes(path("g.png"), make_png(g));
       const sv::Loaded lg = sv::load_image(path("g.png"));
       EXPECT_EQ(lg.dtype, DType::U8);
-      expect_values(lg, h, w, 1, scaled(idx, static_cast<double>(levels - 1)));
+      std::vector<std::uint16_t> widened;
+      for (std::uint16_t v : idx)
+        widened.push_back(static_cast<std::uint16_t>(v * 255 / (levels - 1)));
+      expect_values(lg, h, w, 1, scaled(widened, 255.0));
 
       // Palette at this depth: entries k -> (k*7, 255-k, k*3) mod 256, so the same as RGB.
       PngSpec p = g;
@@ -431,7 +440,7 @@ std::string noise_jpeg(const std::string& p, std::size_t w, std::size_t h, std::
                        unsigned seed) {
   ArrayD a({h, w}, c);
   std::mt19937 rng(seed);
-  for (std::size_t i = 0; i < a.size(); ++i) a[i] = static_cast<double>(rng() % 256) / 255.0;
+  for (std::size_t i = 0; i < a.size(); ++i) a[i] = static_cast<double>(rng() % 256);
   sv::save_image(p, a, 8);
   return read_bytes(p);
 }
@@ -500,7 +509,8 @@ TEST_F(ImageDecodeTest, JpegRoundTripAndGreyThroughLibjpeg) {
   for (std::size_t y = 0; y < 40; ++y)
     for (std::size_t x = 0; x < 56; ++x)
       for (std::size_t c = 0; c < 3; ++c)
-        a.at2(y, x, c) = 0.5 + 0.4 * std::sin(static_cast<double>(x * (c + 1) + 2 * y) / 9.0);
+        a.at2(y, x, c) =
+            255.0 * (0.5 + 0.4 * std::sin(static_cast<double>(x * (c + 1) + 2 * y) / 9.0));
   sv::save_image(path("r.jpg"), a, 8);
   const sv::Loaded l = sv::load_image(path("r.jpg"));
   EXPECT_EQ(l.dtype, DType::U8);
@@ -509,7 +519,7 @@ TEST_F(ImageDecodeTest, JpegRoundTripAndGreyThroughLibjpeg) {
   double max_err = 0;
   for (std::size_t i = 0; i < a.size(); ++i)
     max_err = std::max(max_err, std::fabs(l.array[i] - a[i]));
-  EXPECT_LT(max_err, 0.04);
+  EXPECT_LT(max_err, 0.04 * 255);
 }
 
 // A JPEG whose entropy data is damaged mid-stream (not at its end): libjpeg's "corrupt data"
@@ -568,8 +578,7 @@ TEST_F(ImageDecodeTest, RealAndFlatImagesPassTheBounds) {
     unsigned char* ref = stbi_load(p.c_str(), &w, &h, &c, 0);
     ASSERT_NE(ref, nullptr);
     std::vector<double> want;
-    for (std::size_t i = 0; i < static_cast<std::size_t>(w * h * c); ++i)
-      want.push_back(ref[i] / 255.0);
+    for (std::size_t i = 0; i < static_cast<std::size_t>(w * h * c); ++i) want.push_back(ref[i]);
     stbi_image_free(ref);
     expect_values(l, static_cast<std::size_t>(h), static_cast<std::size_t>(w),
                   static_cast<std::size_t>(c), want);
@@ -581,7 +590,7 @@ TEST_F(ImageDecodeTest, RealAndFlatImagesPassTheBounds) {
       ASSERT_EQ(lj.array.size(), static_cast<std::size_t>(w * h * c));
       double worst = 0;
       for (std::size_t i = 0; i < lj.array.size(); ++i)
-        worst = std::max(worst, std::fabs(lj.array[i] * 255.0 - rj[i]));
+        worst = std::max(worst, std::fabs(lj.array[i] - rj[i]));
       stbi_image_free(rj);
       EXPECT_LE(worst, 4.0);
     }
@@ -651,7 +660,7 @@ TEST_F(ImageDecodeTest, JpegProgressiveAndSubsampledDecode) {
     ASSERT_EQ(l.array.channels(), static_cast<std::size_t>(c));
     double worst = 0;
     for (std::size_t i = 0; i < l.array.size(); ++i)
-      worst = std::max(worst, std::fabs(l.array[i] * 255.0 - ref[i]));
+      worst = std::max(worst, std::fabs(l.array[i] - ref[i]));
     stbi_image_free(ref);
     EXPECT_LE(worst, 4.0);
   }
@@ -675,7 +684,7 @@ std::vector<unsigned char> pattern8(std::size_t n, unsigned seed) {
 
 std::vector<double> scaled8(const std::vector<unsigned char>& v) {
   std::vector<double> out;
-  for (unsigned char x : v) out.push_back(x / 255.0);
+  for (unsigned char x : v) out.push_back(x);
   return out;
 }
 
@@ -764,7 +773,7 @@ TEST_F(ImageDecodeTest, PnmLoadsNormalisedByMaxval) {
   std::vector<double> want;
   for (std::size_t i = 0; i < w * h; ++i) {
     pgm += static_cast<char>(i * 17);
-    want.push_back(static_cast<double>(i * 17) / 255.0);
+    want.push_back(static_cast<double>(i * 17));
   }
   write_bytes(path("a.pgm"), pgm);
   const sv::Loaded l = sv::load_any(path("a.pgm"), false);
@@ -777,7 +786,7 @@ TEST_F(ImageDecodeTest, PnmLoadsNormalisedByMaxval) {
   want.clear();
   for (std::size_t i = 0; i < w * h * 3; ++i) {
     ppm += static_cast<char>((i * 29) % 256);
-    want.push_back(static_cast<double>((i * 29) % 256) / 255.0);
+    want.push_back(static_cast<double>((i * 29) % 256));
   }
   write_bytes(path("a.ppm"), ppm);
   expect_values(sv::load_any(path("a.ppm"), false), h, w, 3, want);
@@ -790,7 +799,7 @@ TEST_F(ImageDecodeTest, PnmLoadsNormalisedByMaxval) {
       const unsigned v = static_cast<unsigned>(i * 4099 + 1) % (maxval + 1);
       p16 += static_cast<char>(v >> 8);
       p16 += static_cast<char>(v & 0xffu);
-      want.push_back(static_cast<double>(v) / maxval);
+      want.push_back(static_cast<double>(v));
     }
     write_bytes(path("b.pnm"), p16);
     const sv::Loaded l16 = sv::load_any(path("b.pnm"), false);
@@ -860,9 +869,8 @@ TEST_F(ImageDecodeTest, GifFirstFrameLoads) {
   const sv::Loaded l = sv::load_any(path("a.gif"), false);
   std::vector<double> want;
   for (unsigned char k : idx) {
-    for (std::size_t c = 0; c < 3; ++c)
-      want.push_back(static_cast<unsigned char>(pal[3 * k + c]) / 255.0);
-    want.push_back(1.0);
+    for (std::size_t c = 0; c < 3; ++c) want.push_back(static_cast<unsigned char>(pal[3 * k + c]));
+    want.push_back(255.0);
   }
   EXPECT_EQ(l.dtype, DType::U8);
   expect_values(l, h, w, 4, want);

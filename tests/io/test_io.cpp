@@ -388,7 +388,7 @@ TEST_F(IoTest, IoImagePng8RoundTripExact) {
   for (std::size_t c = 1; c <= 4; ++c) {
     SCOPED_TRACE(std::to_string(c) + " channels");
     ArrayD a({9, 13}, c);
-    for (std::size_t i = 0; i < a.size(); ++i) a[i] = static_cast<double>((i * 37) % 256) / 255.0;
+    for (std::size_t i = 0; i < a.size(); ++i) a[i] = static_cast<double>((i * 37) % 256);
     sv::save_image(path("a.png"), a, 8);
     const sv::Loaded l = sv::load_image(path("a.png"));
     EXPECT_EQ(l.dtype, DType::U8);
@@ -400,7 +400,7 @@ TEST_F(IoTest, IoImagePng8RoundTripExact) {
 
 TEST_F(IoTest, IoImagePng16KeepsAll65536Levels) {
   ArrayD ramp({256, 256});
-  for (std::size_t i = 0; i < ramp.size(); ++i) ramp[i] = static_cast<double>(i) / 65535.0;
+  for (std::size_t i = 0; i < ramp.size(); ++i) ramp[i] = static_cast<double>(i);
   sv::save_image(path("ramp.png"), ramp, 16);
   const sv::Loaded l = sv::load_image(path("ramp.png"));
   EXPECT_EQ(l.dtype, DType::U16);
@@ -412,8 +412,7 @@ TEST_F(IoTest, IoImagePng16KeepsAll65536Levels) {
   for (std::size_t c = 2; c <= 4; ++c) {
     SCOPED_TRACE(std::to_string(c) + " channels");
     ArrayD a({5, 7}, c);
-    for (std::size_t i = 0; i < a.size(); ++i)
-      a[i] = static_cast<double>((i * 7919 + 13) % 65536) / 65535.0;
+    for (std::size_t i = 0; i < a.size(); ++i) a[i] = static_cast<double>((i * 7919 + 13) % 65536);
     sv::save_image(path("c.png"), a, 16);
     const sv::Loaded lc = sv::load_image(path("c.png"));
     EXPECT_EQ(lc.dtype, DType::U16);
@@ -423,28 +422,35 @@ TEST_F(IoTest, IoImagePng16KeepsAll65536Levels) {
 }
 
 TEST_F(IoTest, IoImageQuantisesAndClamps) {
-  ArrayD a({1, 5});
+  // Stored values are written as they are: rounded, clamped to the type, never scaled.
+  ArrayD a({1, 6});
   a[0] = -0.2;
-  a[1] = 1.7;
+  a[1] = 300.7;
   a[2] = std::nan("");
-  a[3] = 0.5;
-  a[4] = 1.0 / 255.0 * 0.49;
+  a[3] = 127.5;
+  a[4] = 0.49;
+  a[5] = 1.0;
   sv::save_image(path("q.png"), a, 8);
   const ArrayD g = sv::load_image(path("q.png")).array;
   EXPECT_EQ(g[0], 0.0);
-  EXPECT_EQ(g[1], 1.0);
+  EXPECT_EQ(g[1], 255.0);
   EXPECT_EQ(g[2], 0.0);
-  EXPECT_EQ(g[3], 128.0 / 255.0);
+  EXPECT_EQ(g[3], 128.0);
   EXPECT_EQ(g[4], 0.0);
+  EXPECT_EQ(g[5], 1.0);
+  sv::save_image(path("q16.png"), a, 16);
+  const ArrayD g16 = sv::load_image(path("q16.png")).array;
+  EXPECT_EQ(g16[1], 301.0);
+  EXPECT_EQ(g16[3], 128.0);
 }
 
 TEST_F(IoTest, IoImageJpegRoundTripApproximate) {
   ArrayD a({48, 64}, 3);
   for (std::size_t y = 0; y < 48; ++y)
     for (std::size_t x = 0; x < 64; ++x) {
-      a.at2(y, x, 0) = static_cast<double>(x) / 63.0;
-      a.at2(y, x, 1) = static_cast<double>(y) / 47.0;
-      a.at2(y, x, 2) = 0.5 + 0.25 * std::sin(static_cast<double>(x + y) / 10.0);
+      a.at2(y, x, 0) = 255.0 * static_cast<double>(x) / 63.0;
+      a.at2(y, x, 1) = 255.0 * static_cast<double>(y) / 47.0;
+      a.at2(y, x, 2) = 255.0 * (0.5 + 0.25 * std::sin(static_cast<double>(x + y) / 10.0));
     }
   for (const char* name : {"a.jpg", "a.JPEG"}) {
     sv::save_image(path(name), a, 8);
@@ -456,11 +462,11 @@ TEST_F(IoTest, IoImageJpegRoundTripApproximate) {
     double max_err = 0;
     for (std::size_t i = 0; i < a.size(); ++i)
       max_err = std::max(max_err, std::fabs(l.array[i] - a[i]));
-    EXPECT_LT(max_err, 0.04) << name;
+    EXPECT_LT(max_err, 0.04 * 255) << name;
   }
   // Grey input: stb writes every JPEG as YCbCr, so it reads back as three equal channels.
   ArrayD g({16, 16});
-  for (std::size_t i = 0; i < g.size(); ++i) g[i] = static_cast<double>(i % 16) / 15.0;
+  for (std::size_t i = 0; i < g.size(); ++i) g[i] = 17.0 * static_cast<double>(i % 16);
   sv::save_image(path("g.jpg"), g, 8);
   const sv::Loaded lg = sv::load_image(path("g.jpg"));
   ASSERT_EQ(lg.array.channels(), 3u);
@@ -470,7 +476,7 @@ TEST_F(IoTest, IoImageJpegRoundTripApproximate) {
     EXPECT_EQ(lg.array[3 * i], lg.array[3 * i + 2]);
     max_err = std::max(max_err, std::fabs(lg.array[3 * i] - g[i]));
   }
-  EXPECT_LT(max_err, 0.04);
+  EXPECT_LT(max_err, 0.04 * 255);
 }
 
 TEST_F(IoTest, IoImageErrors) {
@@ -745,7 +751,7 @@ TEST_F(IoTest, IoNrrdErrors) {
 
 TEST_F(IoTest, IoAnyDispatchesByExtension) {
   ArrayD rgb({6, 5}, 3);
-  for (std::size_t i = 0; i < rgb.size(); ++i) rgb[i] = static_cast<double>(i % 256) / 255.0;
+  for (std::size_t i = 0; i < rgb.size(); ++i) rgb[i] = static_cast<double>(i % 256);
   sv::save_any(path("a.PNG"), rgb, DType::U8, true);
   expect_same_bits(sv::load_any(path("a.PNG"), false).array, rgb);
   sv::save_any(path("b.png"), rgb, DType::U16, true);

@@ -20,8 +20,7 @@ class SlicesTest : public svtest::TempDirTest {
   static sv::ArrayD slice(std::size_t z, std::size_t h = 3, std::size_t w = 4) {
     sv::ArrayD a({h, w});
     for (std::size_t y = 0; y < h; ++y)
-      for (std::size_t x = 0; x < w; ++x)
-        a.at2(y, x) = static_cast<double>(1000 * z + 10 * y + x);
+      for (std::size_t x = 0; x < w; ++x) a.at2(y, x) = static_cast<double>(1000 * z + 10 * y + x);
     return a;
   }
   std::string error_of(const std::string& p) {
@@ -37,8 +36,8 @@ class SlicesTest : public svtest::TempDirTest {
 TEST_F(SlicesTest, NaturalOrderComparesDigitRunsByValue) {
   std::vector<std::string> v = {"s10.npy", "s2.npy", "s1.npy", "s002.npy", "a.npy", "s02.npy"};
   std::sort(v.begin(), v.end(), sv::natural_order_less);
-  EXPECT_EQ(v, (std::vector<std::string>{"a.npy", "s1.npy", "s2.npy", "s02.npy", "s002.npy",
-                                         "s10.npy"}));
+  EXPECT_EQ(
+      v, (std::vector<std::string>{"a.npy", "s1.npy", "s2.npy", "s02.npy", "s002.npy", "s10.npy"}));
   EXPECT_TRUE(sv::natural_order_less("img9_b", "img10_a"));
   EXPECT_FALSE(sv::natural_order_less("x", "x"));
 }
@@ -47,8 +46,7 @@ TEST_F(SlicesTest, FolderStacksInNaturalOrderAndSkipsOtherFiles) {
   std::filesystem::create_directories(path("stack"));
   // Written out of order; names that sort differently by bytes than by number.
   for (std::size_t z : {10, 2, 0, 1}) {
-    sv::save_npy(path("stack/slice" + std::to_string(z) + ".npy"), slice(z), sv::DType::F64,
-                 false);
+    sv::save_npy(path("stack/slice" + std::to_string(z) + ".npy"), slice(z), sv::DType::F64, false);
   }
   std::ofstream(path("stack/README.txt")) << "not a slice";
   std::ofstream(path("stack/.hidden.npy")) << "junk";

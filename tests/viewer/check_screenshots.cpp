@@ -377,7 +377,9 @@ std::vector<std::string> split_commas(const std::string& text) {
 
 Source load_source(const std::string& path) {
   Source src;
-  src.samples = sv::load_image(path).array;
+  sv::Loaded loaded = sv::load_image(path);
+  sv::scale_to_unit(loaded);  // as the viewer shows it
+  src.samples = std::move(loaded.array);
   src.channels = src.samples.channels();
   src.width = static_cast<int>(src.samples.dim(1));
   src.height = static_cast<int>(src.samples.dim(0));

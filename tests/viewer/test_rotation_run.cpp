@@ -31,6 +31,13 @@
 
 namespace {
 
+// An image file as the viewer's rotate mode works on it: values in [0, 1].
+sv::ArrayD unit_image(const std::string& path) {
+  sv::Loaded l = sv::load_image(path);
+  sv::scale_to_unit(l);
+  return std::move(l.array);
+}
+
 using sv::viewer::RotationRun;
 using sv::viewer::RotationSettings;
 namespace gl = sv::gl;
@@ -419,7 +426,7 @@ TEST(RotateMode, ReportMatchesTheEngine) {
   EXPECT_TRUE(mode.error().empty()) << mode.error();
   const nlohmann::json r = mode.report();
 
-  RotationRun run(sv::load_image(path).array, opt.methods, cpu_settings(12, 5));
+  RotationRun run(unit_image(path), opt.methods, cpu_settings(12, 5));
   run.run_to_end();
   EXPECT_EQ(r.at("mode"), "rotate");
   EXPECT_EQ(r.at("steps"), 5);
@@ -442,7 +449,7 @@ TEST(RotateMode, ReportMatchesTheEngine) {
 TEST(RotationRun, CoffeeFullTurnTimed) {
   const std::string path = sv::viewer::default_image_path();
   if (!std::filesystem::exists(path)) GTEST_SKIP() << "no " << path;
-  const sv::ArrayD original = sv::load_image(path).array;
+  const sv::ArrayD original = unit_image(path);
   const std::vector<gl::Fetch> methods = {gl::Fetch::Nearest, gl::Fetch::Linear,
                                           gl::Fetch::CubicOtf, gl::Fetch::CubicPrecise};
   const auto start = std::chrono::steady_clock::now();

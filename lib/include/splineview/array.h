@@ -22,6 +22,11 @@ constexpr std::size_t kMaxChannels = 4;
 enum class DType { U8, U16, F32, F64, Bool, I8, I16, I32, I64, U32, U64, F16 };
 
 const char* dtype_name(DType t);
+// The largest value of an integer type (uint8 255, uint16 65535, int16 32767, ..., uint64
+// 2^64 - 1 as a double), 1 for bool and the floating types: the "full scale" that display
+// code maps to white, and the default peak of PSNR.
+double dtype_full_scale(DType t);
+bool dtype_is_integer(DType t);  // also true for bool
 
 // Extension of the samples beyond [0, N-1] (see docs/DESIGN.md):
 //  Reflect  half-sample symmetric  ... f1 f0 | f0 f1 ...   (scipy 'reflect', GL mirrored repeat)

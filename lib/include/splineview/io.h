@@ -41,26 +41,27 @@ struct Loaded {
 // and through stb_image BMP (uncompressed), GIF (first frame, RGBA), Radiance HDR, binary
 // PGM/PPM (P5/P6, 8 or 16 bit) and TGA; the file must hold all the data its header announces.
 // The signature decides the format (not the extension), except TGA, which has none and is
-// read when the extension is .tga. Values are normalised to [0, 1]: divided by 255 or 65535
-// (dtype U8/U16; PNM by its maxval); HDR keeps its linear float values (dtype F32). A grey
-// image has no channel axis; 16-bit PNG stays 16-bit; spacing is {1, 1}.
-// Before any pixel memory is allocated the declared size must pass: at most kImageMaxSide
-// pixels per side (JPEG: 65500, libjpeg-turbo's limit), at most kImageMaxValues values
-// (width x height x channels), and a size the file can hold at the format's best compression
-// (PNG: deflate expands at most 1032:1; JPEG: at least 1 bit per 8x8 block of the smallest
-// component; GIF: at most 4096 pixels per LZW code; HDR: run-length scanlines of at least
-// 4 + 8 ceil(w/127) bytes; BMP, PNM, TGA: their exact data size). Arithmetic-coded, lossless
-// and hierarchical JPEG, ASCII PNM and PSD are refused. Errors carry the decoder's reason,
-// e.g. "<path>: corrupt PNG: IDAT: CRC error", "<path>: corrupt JPEG: Premature end of JPEG
-// file".
+// read when the extension is .tga. Values are the stored samples, as in every format (8-bit
+// 0..255 with dtype U8, 16-bit 0..65535 with dtype U16, PNM 0..maxval; HDR its linear float
+// values, dtype F32; 1-, 2- and 4-bit grey PNG widened to 8 bits, v * 255 / (2^bits - 1), as
+// libpng, PIL and imageio give it); scale_to_unit maps integer data to [0, 1] for display code. A
+// grey image has no channel axis; 16-bit PNG stays 16-bit; spacing is {1, 1}. Before any pixel
+// memory is allocated the declared size must pass: at most kImageMaxSide pixels per side (JPEG:
+// 65500, libjpeg-turbo's limit), at most kImageMaxValues values (width x height x channels), and a
+// size the file can hold at the format's best compression (PNG: deflate expands at most 1032:1;
+// JPEG: at least 1 bit per 8x8 block of the smallest component; GIF: at most 4096 pixels per LZW
+// code; HDR: run-length scanlines of at least 4 + 8 ceil(w/127) bytes; BMP, PNM, TGA: their exact
+// data size). Arithmetic-coded, lossless and hierarchical JPEG, ASCII PNM and PSD are refused.
+// Errors carry the decoder's reason, e.g. "<path>: corrupt PNG: IDAT: CRC error", "<path>: corrupt
+// JPEG: Premature end of JPEG file".
 inline constexpr std::size_t kImageMaxSide = 1000000;
 inline constexpr std::size_t kImageMaxValues = std::size_t{1} << 28;  // 2 GiB as doubles
 Loaded load_image(const std::string& path);
-// Writes a 2-D array with 1..4 channels; values in [0,1] are scaled, rounded and clamped to
-// `bits` (8 or 16; JPEG only 8). The format follows the extension (.png, .jpg/.jpeg). JPEG
-// (quality 95, no chroma subsampling) takes 1 or 3 channels (alpha is refused) and at most
-// 65535 pixels per side; the encoder always writes YCbCr, so a grey JPEG reads back as three
-// equal channels.
+// Writes a 2-D array with 1..4 channels; values are stored as they are, rounded and clamped to
+// [0, 2^bits - 1] (`bits` 8 or 16; JPEG only 8); nothing is scaled. The format follows the
+// extension (.png, .jpg/.jpeg). JPEG (quality 95, no chroma subsampling) takes 1 or 3 channels
+// (alpha is refused) and at most 65535 pixels per side; the encoder always writes YCbCr, so a grey
+// JPEG reads back as three equal channels.
 void save_image(const std::string& path, const ArrayD& a, int bits = 8);
 
 // NumPy .npy, version 1.0/2.0/3.0, every numeric dtype: bool ('|b1'), int8/16/32/64, uint8/16/
@@ -257,6 +258,11 @@ Loaded load_slices(const std::string& folder_or_pattern, const std::vector<std::
 std::vector<std::string> slice_files(const std::string& folder_or_pattern);
 bool is_slice_pattern(const std::string& path);  // has '*', '?' or '['
 bool natural_order_less(const std::string& a, const std::string& b);
+
+// For display and for studies that work on [0, 1] images: divides the values of integer-typed
+// data by dtype_full_scale(dtype) (uint8 / 255, uint16 / 65535, ...); floating data is left as
+// it is. The loaders themselves never do this (stored values are the values).
+void scale_to_unit(Loaded& l);
 
 // Chooses by extension: .png .jpg .jpeg .bmp .gif .hdr .pgm .ppm .pnm .tga -> image (whose
 // signature then decides the format), .npy -> npy, .nrrd .nhdr -> nrrd,
