@@ -1,7 +1,9 @@
 // Loading, upload and prefiltering of the viewer's image (see image_document.h).
 #include "image_document.h"
 
+#include <algorithm>
 #include <chrono>
+#include <cmath>
 #include <filesystem>
 #include <system_error>
 
@@ -9,6 +11,7 @@
 #include "splineview/gl/cuda_interop.h"
 #include "splineview/io.h"
 #include "splineview/prefilter.h"
+#include "splineview/text.h"
 
 #ifndef SPLINEVIEW_ASSET_DIR
 #define SPLINEVIEW_ASSET_DIR "assets"
@@ -88,18 +91,57 @@ ArrayF read_back(const gl::Texture& texture, const std::vector<std::size_t>& dim
 
 }  // namespace
 
+void to_display_range(Loaded& loaded, std::string* note) {
+  // 8-bit data (photographs) by its full scale; floating data already in [0, 1] as it is.
+  if (loaded.dtype == DType::U8 || loaded.dtype == DType::Bool) {
+    scale_to_unit(loaded);
+    return;
+  }
+  std::vector<double>& v = loaded.array.vec();
+  if (!dtype_is_integer(loaded.dtype) &&
+      std::all_of(v.begin(), v.end(), [](double x) { return x >= 0 && x <= 1; }))
+    return;
+  // Everything else through a window from the 0.1st to the 99.9th percentile (as medical and
+  // microscopy viewers start): the mapping is affine, so it commutes with the interpolation and
+  // is exactly a window applied after it; values beyond the window show clamped.
+  std::vector<double> sorted(v);
+  const std::size_t n = sorted.size();
+  const std::size_t i_lo = n / 1000, i_hi = n - 1 - n / 1000;
+  std::nth_element(sorted.begin(), sorted.begin() + static_cast<std::ptrdiff_t>(i_lo),
+                   sorted.end());
+  double lo = sorted[i_lo];
+  std::nth_element(sorted.begin(), sorted.begin() + static_cast<std::ptrdiff_t>(i_hi),
+                   sorted.end());
+  double hi = sorted[i_hi];
+  if (!(hi > lo)) {  // nearly constant: the full range
+    lo = *std::min_element(v.begin(), v.end());
+    hi = *std::max_element(v.begin(), v.end());
+  }
+  if (!(hi > lo) || !std::isfinite(lo) || !std::isfinite(hi)) {
+    for (double& x : v) x = 0.5;
+    *note = "constant " + format_number(lo) + ", shown grey";
+    return;
+  }
+  for (double& x : v) x = (x - lo) / (hi - lo);
+  *note =
+      "window " + format_number(lo) + " to " + format_number(hi) + " (0.1st to 99.9th percentile)";
+}
+
 DecodedImage decode_image(const std::string& path) {
   DecodedImage d;
   d.path = path;
   d.label = std::filesystem::path(path).filename().string();
   const auto start = std::chrono::steady_clock::now();
-  Loaded loaded = load_image(path);
-  scale_to_unit(loaded);  // the shaders and overlays work on [0, 1]
+  // Any 2-D file the loaders read: images, .npy, TIFF, a 2-D NIfTI/NRRD, a DICOM slice.
+  Loaded loaded = load_any(path, false);
   if (loaded.array.rank() != 2) {
-    throw Error(path + ": the viewer shows 2-D images, this one has shape " +
-                describe_shape(loaded.array.dims(), loaded.array.channels()));
+    throw Error(path + ": the zoom and rotate modes show 2-D images, this one has shape " +
+                describe_shape(loaded.array.dims(), loaded.array.channels()) +
+                (loaded.array.rank() == 3 ? " (open it in the volume mode)" : ""));
   }
-  d.type = dtype_name(loaded.dtype);
+  std::string note;
+  to_display_range(loaded, &note);  // the shaders and overlays work on [0, 1]
+  d.type = std::string(dtype_name(loaded.dtype)) + (note.empty() ? "" : ", " + note);
   d.exact = std::make_shared<const ArrayD>(std::move(loaded.array));
   d.decode_ms = ms_since(start);
   return d;

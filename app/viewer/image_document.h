@@ -14,10 +14,17 @@
 
 #include "splineview/array.h"
 #include "splineview/gl/image_textures.h"
+#include "splineview/io.h"
 
 namespace sv::viewer {
 
 // An image decoded on the CPU (no GL: safe on a worker thread), before upload.
+// Maps a loaded 2-D image into [0, 1] for display: 8-bit data by its full scale (/ 255),
+// floating data already in [0, 1] as it is, anything else (16-bit, CT int16, float) through a
+// window from its 0.1st to its 99.9th percentile, with a note saying so. (The map is affine, so
+// it commutes with every interpolation method: the same as windowing after it.)
+void to_display_range(Loaded& loaded, std::string* note);
+
 struct DecodedImage {
   std::string path;                     // empty for generated images
   std::string label;                    // file name, or "zone plate 512 x 512"

@@ -12,6 +12,7 @@
 
 #include "layout.h"
 #include "method_pass.h"
+#include "mode_choice.h"
 #include "rotate_mode.h"
 #include "splineview/cuda_device.h"
 #include "splineview/error.h"
@@ -105,16 +106,18 @@ int main(int argc, char** argv) {
                          "FFmpeg), then exit");
     app.footer(kExamples);
     app.add_option("file", image,
-                   "zoom and rotate: a PNG or JPEG image (default: the bundled photograph "
-                   "assets/coffee.png); volume: NRRD, NIfTI-1 (.nii, .nii.gz), .npy or raw with "
-                   "--raw (default: the bundled MRI head assets/mri_t1_head.nrrd)");
+                   "an image (PNG, JPEG, TIFF, .npy, a DICOM slice, ...: zoom and rotate; default "
+                   "the bundled photograph assets/coffee.png), a volume (NIfTI, NRRD, DICOM "
+                   "file or folder, TIFF stack, .npy, a folder or glob of slices, raw with "
+                   "--raw: volume; default the bundled MRI head), or a video (file, /dev/videoN, "
+                   "synthetic[:WxH]: video). Without --mode the content picks the mode.");
     app.add_option("--mode", mode,
                    "zoom: compare methods on a 2-D image (zoom, pan, rotate); rotate: repeated "
                    "rotation of a 2-D image with PSNR per step; volume: slices of a 3-D volume "
                    "(axial, coronal, sagittal, oblique); video: live upscaling of a video file "
-                   "or camera (/dev/videoN)")
-        ->check(CLI::IsMember({"zoom", "rotate", "volume", "video"}))
-        ->capture_default_str();
+                   "or camera (/dev/videoN). Default: picked from FILE (a video -> video, a "
+                   "2-D image -> zoom, a 3-D volume -> volume); zoom without FILE")
+        ->check(CLI::IsMember({"zoom", "rotate", "volume", "video"}));
     const std::string method_names = "nearest | linear | cubic-unfiltered | lut | otf | precise";
     auto* method_option = app.add_option(
         "--method", method, method_names + " (cubic = otf): the method of the first view");
@@ -245,6 +248,17 @@ int main(int argc, char** argv) {
       if (!options.report.empty() && options.screenshot.empty()) {
         std::fprintf(stderr, "splineview: error: --report needs --screenshot\n");
         return 2;
+      }
+      // Without --mode the file's content picks the mode (a video, a 2-D image, a volume).
+      if (app.count("--mode") == 0 && !image.empty()) {
+        std::optional<sv::RawSpec> spec;
+        if (!raw.empty()) spec = sv::parse_raw_spec(raw);
+        try {
+          mode = sv::viewer::choose_mode(image, spec).mode;
+        } catch (const sv::Error& e) {
+          std::fprintf(stderr, "splineview: error: %s\n", e.what());
+          return 1;
+        }
       }
       zoom_options.image = mode == "zoom" ? image : std::string();
       zoom_options.accuracy = !no_accuracy;

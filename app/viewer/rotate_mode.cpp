@@ -52,8 +52,9 @@ struct Source {
 };
 
 Source load_file(const std::string& path) {
-  Loaded loaded = load_image(path);
-  scale_to_unit(loaded);  // the run and its error images work on [0, 1]
+  Loaded loaded = load_any(path, false);
+  std::string note;
+  if (loaded.array.rank() == 2) to_display_range(loaded, &note);  // the run works on [0, 1]
   if (loaded.array.rank() != 2)
     throw Error(path + ": the rotate mode needs a 2-D image, this one has shape " +
                 describe_shape(loaded.array.dims(), loaded.array.channels()));

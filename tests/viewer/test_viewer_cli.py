@@ -15,6 +15,8 @@
    playback yet) reports "measuring fps" and no figure; a figure, once there, is positive.
 5. The CUDA notice is plain: no internal names ("GL texture"), and on a machine without an NVIDIA
    driver (no libcuda.so.1) it says so instead of "no NVIDIA driver new enough".
+6. Without --mode the file's content picks the mode (issue 13): a 2-D .npy -> zoom, a 3-D .npy
+   and the NRRD head -> volume, the clip -> video, a PNG -> zoom; 1-D data is one clear error.
 
 usage: test_viewer_cli.py SPLINEVIEW ASSETS_DIR OUTDIR PROJECT_VERSION
 """
@@ -215,6 +217,45 @@ def check_fps_and_notice(viewer, assets, outdir, cuda_compiled):
     print("notices: %r / %r" % (notice, r.stderr.strip()))
 
 
+def check_mode_from_content(viewer, assets, outdir):
+    """Without --mode the file picks the mode: a .npy image -> zoom, a NIfTI volume -> volume,
+    a video -> video, a PNG -> zoom; a 16-bit .npy image shows (report: its type)."""
+    try:
+        import numpy as np
+    except ImportError:
+        print("mode from content: numpy missing, skipped")
+        return
+    d = os.path.join(outdir, "modes")
+    os.makedirs(d, exist_ok=True)
+    img = os.path.join(d, "img.npy")
+    np.save(img, (np.arange(48 * 64).reshape(48, 64) * 37 % 4096).astype(np.uint16))
+    vol = os.path.join(d, "vol.npy")
+    np.save(vol, np.random.default_rng(1).random((8, 12, 16)).astype(np.float32))
+    cases = [(img, "zoom"), (vol, "volume"), (os.path.join(assets, "coffee_pan.mp4"), "video"),
+             (os.path.join(assets, "coffee.png"), "zoom"),
+             (os.path.join(assets, "mri_t1_head.nrrd"), "volume")]
+    for src, want in cases:
+        shot, report = os.path.join(d, "s.png"), os.path.join(d, "r.json")
+        for f in (shot, report):
+            if os.path.exists(f):
+                os.remove(f)
+        r, _ = run([viewer, src, "--headless", "--size", "640x400", "--screenshot", shot,
+                    "--report", report])
+        if r.returncode != 0:
+            fail("no --mode, %s: exit %d: %s" % (src, r.returncode, r.stderr.strip()))
+        with open(report) as f:
+            got = json.load(f).get("mode")
+        if got != want:
+            fail("no --mode, %s: mode %r, expected %r" % (src, got, want))
+    line = os.path.join(d, "line.npy")
+    np.save(line, np.arange(10.0))
+    r, _ = run([viewer, line, "--headless", "--screenshot", os.path.join(d, "x.png")])
+    if r.returncode != 1 or "1-D" not in r.stderr or r.stderr.count("\n") != 1:
+        fail("a 1-D .npy: exit %d, stderr %r" % (r.returncode, r.stderr))
+    print("mode from content: .npy image -> zoom, .npy volume -> volume, .mp4 -> video, "
+          ".png -> zoom, .nrrd -> volume; 1-D refused")
+
+
 def main():
     if len(sys.argv) != 5:
         fail(__doc__)
@@ -230,7 +271,8 @@ def main():
     check_bad_video_sources(viewer, outdir)
     check_fps_and_notice(viewer, assets, outdir, cuda_compiled)
     check_help_examples(viewer, assets, outdir)
-    print("PASS: --version, fast single-prefix video errors, fps text, notices, --help examples")
+    check_mode_from_content(viewer, assets, outdir)
+    print("PASS: mode from content, --version, fast single-prefix video errors, fps text, notices, --help examples")
 
 
 if __name__ == "__main__":
