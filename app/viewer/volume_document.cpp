@@ -138,7 +138,10 @@ std::string describe(const DecodedVolume& v) {
       v.integer_valued && v.dtype == DType::F32 ? "int16 (as float32)" : dtype_name(v.dtype);
   return std::to_string(v.dims[2]) + " x " + std::to_string(v.dims[1]) + " x " +
          std::to_string(v.dims[0]) + " voxels (x, y, z), " + type + ", " + number(v.spacing[2]) +
-         " x " + number(v.spacing[1]) + " x " + number(v.spacing[0]) + " mm";
+         " x " + number(v.spacing[1]) + " x " + number(v.spacing[0]) + " mm, " +
+         (v.geometry.oriented()
+              ? "orientation " + orientation_code(v.geometry) + " (" + v.geometry.source + ")"
+              : std::string("orientation not stated"));
 }
 
 gl::Texture volume_texture(const std::array<std::size_t, 3>& dims) {
@@ -196,6 +199,7 @@ DecodedVolume decode_samples(ArrayF samples, const glm::dvec3& spacing, const st
   v.spacing = spacing;
   for (int a = 0; a < 3; ++a)
     if (!(v.spacing[a] > 0.0) || !std::isfinite(v.spacing[a])) v.spacing[a] = 1.0;
+  v.geometry = geometry_from_spacing({v.spacing[0], v.spacing[1], v.spacing[2]});
   v.dtype = dtype;
   compute_statistics(v);
   v.description = describe(v);
@@ -209,7 +213,7 @@ DecodedVolume decode_samples(ArrayF samples, const glm::dvec3& spacing, const st
 }
 
 DecodedVolume decode_volume(const std::string& path, const std::optional<RawSpec>& raw,
-                            const VolumeLimits& limits, const Orientation& orientation) {
+                            const VolumeLimits& limits) {
   const auto start = std::chrono::steady_clock::now();
   const std::string name = std::filesystem::path(path).filename().string();
   DecodedVolume v;
@@ -223,6 +227,9 @@ DecodedVolume decode_volume(const std::string& path, const std::optional<RawSpec
     for (std::size_t i = 0; i < 3 && i < loaded.spacing.size(); ++i)
       spacing[static_cast<int>(i)] = loaded.spacing[i];
     const DType dtype = loaded.dtype;
+    // Its own orientation, whatever the file is called (unoriented: diag(spacing)).
+    const Geometry geometry = loaded.geometry;
+    check_geometry(geometry, 3, path);
     ArrayF samples = ArrayF::from(a);
     // The doubles as read stay for the accuracy overlay's reference when they fit its budget.
     std::shared_ptr<const ArrayD> exact;
@@ -233,13 +240,14 @@ DecodedVolume decode_volume(const std::string& path, const std::optional<RawSpec
     if (keep) exact = std::make_shared<const ArrayD>(std::move(loaded.array));
     loaded = Loaded{};
     v = decode_samples(std::move(samples), spacing, path, dtype, float_only);
+    v.geometry = geometry;
+    v.description = describe(v);
     keep_exact(v, std::move(exact), path, limits);
   } catch (const std::bad_alloc&) {
     throw Error(path + ": out of memory while reading the volume");
   }
   v.path = path;
   v.name = name;
-  v.orientation = orientation;
   v.load_ms = ms_since(start);
   return v;
 }
@@ -316,14 +324,6 @@ std::string default_volume_path() {
     if (fs::exists(p, ec)) return p.lexically_normal().string();
   }
   return (fs::path(SPLINEVIEW_ASSET_DIR) / kDefaultVolume).string();
-}
-
-Orientation mri_head_orientation() {
-  Orientation o;
-  o.planes[0] = {2, false, 0, false};  // axial (normal y): x right, z down
-  o.planes[1] = {2, false, 1, false};  // coronal (normal z): x right, y down (superior up)
-  o.planes[2] = {0, false, 1, false};  // sagittal (normal x): z right, y down (superior up)
-  return o;
 }
 
 }  // namespace sv::viewer

@@ -65,7 +65,9 @@ struct DecodedVolume {
   std::string accuracy_note;
   std::array<std::size_t, 3> dims{1, 1, 1};  // (z, y, x), kept when samples are released
   glm::dvec3 spacing{1.0, 1.0, 1.0};         // mm per voxel, array order (z, y, x)
-  Orientation orientation = Orientation::file_order();
+  // Where the voxels sit in the patient frame (RAS+ mm, splineview/geometry.h): the file's own
+  // orientation; diag(spacing), unoriented, when it states none (and for generated volumes).
+  Geometry geometry;
   DType dtype = DType::F32;     // what the file stored (NRRD/NIfTI int16 reads as F32)
   bool integer_valued = false;  // every value is an integer (8/16-bit and int16 data)
   double min = 0, max = 0;      // value range
@@ -73,16 +75,16 @@ struct DecodedVolume {
   // The default window: integer data [p01, p99] (so a few bright voxels do not wash the image
   // out), float data [min, max]; a constant volume gets a window of 1 around its value.
   WindowLevel default_window;
-  std::string description;  // "128 x 128 x 62 voxels (x, y, z), uint8, 2 x 2 x 3 mm"
-  double load_ms = 0;       // reading, decoding and the statistics
+  // "128 x 128 x 62 voxels (x, y, z), uint8, 2 x 2 x 3 mm, orientation LIP (nrrd space ...)"
+  std::string description;
+  double load_ms = 0;  // reading, decoding and the statistics
 };
 
-// Reads a NRRD, NIfTI-1 (.nii, .nii.gz) or .npy volume (sv::load_any); with `raw`, a path
-// without one of those extensions is read as headerless raw data per the spec. Checks the
-// shape (3-D, one channel) and `limits`. No GL.
+// Reads a NRRD, NIfTI (.nii, .nii.gz) or .npy volume (sv::load_any), with the geometry the file
+// states (Loaded::geometry); with `raw`, a path without one of those extensions is read as
+// headerless raw data per the spec. Checks the shape (3-D, one channel) and `limits`. No GL.
 DecodedVolume decode_volume(const std::string& path, const std::optional<RawSpec>& raw,
-                            const VolumeLimits& limits,
-                            const Orientation& orientation = Orientation::file_order());
+                            const VolumeLimits& limits);
 // The Marschner-Lobb test signal (sv::marschner_lobb: f_M = 6, alpha = 0.25, values in [0, 1])
 // on an n^3 grid, spacing 1 mm. The mode uses n = 41, the resolution of Marschner and Lobb's
 // study, where the signal's ripples sit near the Nyquist limit and the reconstruction filters
@@ -90,7 +92,8 @@ DecodedVolume decode_volume(const std::string& path, const std::optional<RawSpec
 constexpr std::size_t kMarschnerLobbSize = 41;
 DecodedVolume decode_marschner_lobb(std::size_t n, const VolumeLimits& limits);
 // A volume from samples already in memory (tests, generated data): statistics and checks as
-// for a file; `name` names it in messages.
+// for a file; `name` names it in messages. Unoriented (geometry diag(spacing)); a caller may set
+// `geometry` afterwards.
 DecodedVolume decode_samples(ArrayF samples, const glm::dvec3& spacing, const std::string& name,
                              DType dtype, const VolumeLimits& limits);
 
@@ -126,9 +129,5 @@ VolumeDocument upload_volume(DecodedVolume volume, const VolumeLimits& limits,
 // The bundled volume (assets/mri_t1_head.nrrd), looked up like default_image_path(): next to
 // an installed executable, then in the source tree.
 std::string default_volume_path();
-// Its display axes: each z slice of the file is a coronal section with row 0 superior (see
-// assets/README.md), so axial is normal to y (x right, z down), coronal normal to z (x right, y
-// down) and sagittal normal to x (z right, y down).
-Orientation mri_head_orientation();
 
 }  // namespace sv::viewer

@@ -2,6 +2,7 @@
 #include "volume_mode.h"
 
 #include <algorithm>
+#include <cfloat>
 #include <chrono>
 #include <cmath>
 #include <cstdint>
@@ -35,7 +36,10 @@ constexpr int kKeyR = 'R';
 constexpr int kKeyH = 'H';
 constexpr int kKey1 = '1';
 
-const char* kAxisNames[3] = {"z", "y", "x"};
+const char* kAxisNames[3] = {"z", "y", "x"};   // array axes
+const char* kIndexNames[3] = {"k", "j", "i"};  // the same axes as NIfTI index names
+constexpr const char* kUnorientedNote =
+    "orientation not stated by the file: axes shown in file order";
 
 ImU32 plane_colour(Plane p, int alpha = 255) {
   switch (p) {
@@ -66,6 +70,30 @@ bool inside_volume(const glm::dvec3& p, const std::array<std::size_t, 3>& dims) 
     if (p[a] < -0.5 || p[a] > static_cast<double>(dims[static_cast<std::size_t>(a)]) - 0.5)
       return false;
   return true;
+}
+
+// A millimetre figure for labels: one decimal, never "-0.0" (storage order must not change it).
+std::string format_mm(double mm, bool sign) {
+  if (std::abs(mm) < 0.05) mm = 0.0;
+  char text[32];
+  std::snprintf(text, sizeof text, sign ? "%+.1f" : "%.1f", mm);
+  return text;
+}
+
+nlohmann::json vec_json(const glm::dvec3& v) {
+  return {v[0], v[1], v[2]};
+}
+
+// The voxel nearest to a position inside the volume (array order).
+std::array<std::size_t, 3> nearest_voxel(const glm::dvec3& p,
+                                         const std::array<std::size_t, 3>& dims) {
+  std::array<std::size_t, 3> v{};
+  for (int a = 0; a < 3; ++a) {
+    const double hi = static_cast<double>(dims[static_cast<std::size_t>(a)]) - 1.0;
+    v[static_cast<std::size_t>(a)] =
+        static_cast<std::size_t>(std::clamp(std::floor(p[a] + 0.5), 0.0, hi));
+  }
+  return v;
 }
 
 std::string file_name(const std::string& path) {
@@ -105,16 +133,10 @@ bool VolumeMode::open(const std::string& path) {
     error_ = path + ": no such file";
     return false;
   }
-  // The bundled volume's display axes are known (assets/README.md); files otherwise show in
-  // file order.
-  const Orientation orientation = file_name(path) == file_name(default_volume_path())
-                                      ? mri_head_orientation()
-                                      : Orientation::file_order();
+  // Every file, the bundled head included, shows in the orientation its own header states.
   const std::optional<RawSpec> raw = options_.raw;
   const VolumeLimits limits = limits_;
-  start_load(file_name(path), [path, raw, limits, orientation] {
-    return decode_volume(path, raw, limits, orientation);
-  });
+  start_load(file_name(path), [path, raw, limits] { return decode_volume(path, raw, limits); });
   return true;
 }
 
@@ -148,7 +170,7 @@ void VolumeMode::complete_load() {
     auto doc = std::make_unique<VolumeDocument>(
         upload_volume(std::move(decoded), limits_, options_.allow_cuda));
     const DecodedVolume& v = doc->volume;
-    geometry_ = SliceGeometry(v.dims, v.spacing, v.orientation);
+    geometry_ = SliceGeometry(v.dims, v.geometry);
     // The oblique view starts tilted, so that it shows a plane none of the other three does.
     geometry_.set_oblique_angles(kDefaultObliqueTilt, kDefaultObliqueTurn);
     window_level_ = v.default_window;
@@ -377,6 +399,15 @@ void VolumeMode::panel(const FrameInfo& f) {
   section("Volume");
   ImGui::TextWrapped("%s", v.name.c_str());
   ImGui::TextWrapped("%s", v.description.c_str());
+  if (geometry_.oriented()) {
+    ImGui::TextWrapped(
+        "shown in patient space (RAS), radiological convention: the patient's left on the "
+        "screen's right");
+  } else {
+    ImGui::PushStyleColor(ImGuiCol_Text, IM_COL32(255, 200, 90, 255));
+    ImGui::TextWrapped("%s", kUnorientedNote);
+    ImGui::PopStyleColor();
+  }
   ImGui::Text("values %g .. %g (1st..99th percentile %g .. %g)", v.min, v.max, v.p01, v.p99);
   ImGui::TextWrapped("prefilter: %s",
                      doc_->prefilter_on_gpu ? "CUDA, into the GL texture" : "CPU, uploaded");
@@ -425,11 +456,14 @@ void VolumeMode::panel(const FrameInfo& f) {
   for (int a = 2; a >= 0; --a) {
     const double lo = 0.0;
     const double hi = static_cast<double>(geometry_.dims()[static_cast<std::size_t>(a)]) - 1.0;
-    char label[16];
-    std::snprintf(label, sizeof label, "%s (voxel)", kAxisNames[a]);
+    char label[24];
+    std::snprintf(label, sizeof label, "%s (%s, voxel)", kIndexNames[a], kAxisNames[a]);
     moved |= ImGui::SliderScalar(label, ImGuiDataType_Double, &c[a], &lo, &hi, "%.1f");
   }
   if (moved) geometry_.set_crosshair(c);
+  const glm::dvec3 cw = geometry_.crosshair_world();
+  ImGui::Text("%s %.1f, %.1f, %.1f",
+              geometry_.oriented() ? "world RAS (mm)" : "mm (no orientation)", cw[0], cw[1], cw[2]);
   if (ImGui::Button("centre")) {
     const auto& d = geometry_.dims();
     geometry_.set_crosshair({static_cast<double>((d[0] - 1) / 2),
@@ -462,30 +496,39 @@ void VolumeMode::readout_panel() {
   }
   const Plane p = *hover_;
   const glm::dvec3 pos = geometry_.volume_position(p, cell(p), cursor_);
-  const glm::dvec3 mm = pos * geometry_.spacing();
-  ImGui::Text("%s view", plane_name(p));
-  ImGui::Text("voxel (x, y, z) %.2f, %.2f, %.2f", pos[2], pos[1], pos[0]);
-  ImGui::Text("mm    (x, y, z) %.1f, %.1f, %.1f", mm[2], mm[1], mm[0]);
+  const glm::dvec3 world = geometry_.voxel_to_world(pos);
+  ImGui::Text("%s view", geometry_.view_name(p).c_str());
+  if (geometry_.oriented()) {
+    ImGui::Text("world RAS (mm) %.1f, %.1f, %.1f", world[0], world[1], world[2]);
+  } else {
+    ImGui::Text("mm (no orientation) %.1f, %.1f, %.1f", world[0], world[1], world[2]);
+  }
+  ImGui::Text("voxel (i, j, k) %.2f, %.2f, %.2f", pos[2], pos[1], pos[0]);
   if (!inside_volume(pos, geometry_.dims())) {
     ImGui::TextDisabled("outside the volume");
     return;
+  }
+  const std::array<std::size_t, 3> at = nearest_voxel(pos, geometry_.dims());
+  const DecodedVolume& v = doc_->volume;
+  ImGui::Text("nearest voxel: array [z, y, x] [%zu, %zu, %zu]", at[0], at[1], at[2]);
+  if (v.exact) {
+    ImGui::Text("raw value %.6g", v.exact->at3(at[0], at[1], at[2]));
+  } else if (!v.samples.empty()) {
+    ImGui::Text("raw value %.6g", static_cast<double>(v.samples.at3(at[0], at[1], at[2])));
   }
   if (!doc_->has_readout()) {
     ImGui::TextWrapped("%s", doc_->readout_note.c_str());
     return;
   }
   const gl::Fetch m = method(p);
-  const ArrayF& data = gl::fetch_prefiltered(m) ? doc_->coefficients : doc_->volume.samples;
+  const ArrayF& data = gl::fetch_prefiltered(m) ? doc_->coefficients : v.samples;
   const double position[3] = {pos[0], pos[1], pos[2]};
   SamplerOptions opt;
   opt.degree = method_degree(m);
   opt.threads = 1;  // one position: no thread pool
-  double value = 0.0, nearest = 0.0;
+  double value = 0.0;
   sample(data, position, 1, &value, opt);
-  opt.degree = 0;
-  sample(doc_->volume.samples, position, 1, &nearest, opt);
   ImGui::Text("value (%s, CPU double) %.6g", gl::fetch_name(m), value);
-  ImGui::Text("nearest voxel %.6g", nearest);
 }
 
 void VolumeMode::overlays(const FrameInfo& f, ImDrawList* list) {
@@ -509,15 +552,14 @@ void VolumeMode::overlays(const FrameInfo& f, ImDrawList* list) {
 
     // The other planes' intersections with this one, through the crosshair, in their colours.
     const PlaneFrame own = geometry_.frame(p);
-    const glm::dvec3 x = geometry_.crosshair();
-    const glm::dvec2 centre = geometry_.window_position(p, c, x);
+    const glm::dvec3 x = geometry_.crosshair_world();
+    const glm::dvec2 centre = geometry_.window_position_world(p, c, x);
     const double reach = 2.0 * (c.width + c.height);
     for (Plane q : kPlanes) {
       if (q == p) continue;
-      const glm::dvec3 d_mm = glm::cross(own.normal, geometry_.frame(q).normal);
-      if (glm::length(d_mm) < 1e-6) continue;  // parallel planes (oblique at 0 degrees)
-      const glm::dvec2 other =
-          geometry_.window_position(p, c, x + glm::normalize(d_mm) / geometry_.spacing());
+      const glm::dvec3 d = glm::cross(own.normal, geometry_.frame(q).normal);
+      if (glm::length(d) < 1e-6) continue;  // parallel planes (oblique at 0 degrees)
+      const glm::dvec2 other = geometry_.window_position_world(p, c, x + glm::normalize(d));
       const glm::dvec2 dir = glm::normalize(other - centre);
       const double gap = kCrosshairGap * ui * s.x;
       for (double sign : {-1.0, 1.0}) {
@@ -526,18 +568,27 @@ void VolumeMode::overlays(const FrameInfo& f, ImDrawList* list) {
       }
     }
 
-    // Label: plane, slice position, method.
+    // Label: view name, slice position, method. Oriented volumes give the crosshair's world
+    // coordinate along the normal (S for axial, A for coronal, R for sagittal, as Slicer); files
+    // without orientation the index of the slice.
     const SliceGeometry::SlicePosition sp = geometry_.slice_position(p);
+    const std::string view_name = geometry_.view_name(p);
     char text[224];
-    if (sp.axis >= 0) {
-      std::snprintf(text, sizeof text, "%s  %s = %s / %zu  (%.1f mm)\n%s", plane_name(p),
-                    kAxisNames[sp.axis], format_index(sp.index).c_str(),
-                    geometry_.dims()[static_cast<std::size_t>(sp.axis)] - 1, sp.mm,
+    if (p == Plane::Oblique) {
+      std::snprintf(text, sizeof text, "%s  %s mm from centre\ntilt %.1f, turn %.1f deg\n%s",
+                    view_name.c_str(), format_mm(sp.mm, true).c_str(),
+                    geometry_.oblique_tilt() * 180.0 / kPi, geometry_.oblique_turn() * 180.0 / kPi,
+                    method_short_name(method(p)));
+    } else if (geometry_.oriented()) {
+      static const char* kNormalLetters[3] = {"S", "A", "R"};
+      std::snprintf(text, sizeof text, "%s  %s %s mm\n%s", view_name.c_str(),
+                    kNormalLetters[plane_index(p)], format_mm(sp.mm, false).c_str(),
                     method_short_name(method(p)));
     } else {
-      std::snprintf(text, sizeof text, "%s  tilt %.1f, turn %.1f deg  (%+.1f mm from centre)\n%s",
-                    plane_name(p), geometry_.oblique_tilt() * 180.0 / kPi,
-                    geometry_.oblique_turn() * 180.0 / kPi, sp.mm, method_short_name(method(p)));
+      const auto axis = static_cast<std::size_t>(sp.axis < 0 ? 0 : sp.axis);
+      std::snprintf(text, sizeof text, "%s  %s = %s / %zu  (%s mm)\n%s", view_name.c_str(),
+                    kIndexNames[axis], format_index(sp.index).c_str(), geometry_.dims()[axis] - 1,
+                    format_mm(sp.mm, false).c_str(), method_short_name(method(p)));
     }
     if (const std::size_t n = std::strlen(text); measured && measured->points > 0)
       std::snprintf(text + n, sizeof text - n, "   RMS %.2e  max %.2e", measured->stats.rms,
@@ -549,12 +600,53 @@ void VolumeMode::overlays(const FrameInfo& f, ImDrawList* list) {
                         IM_COL32(0, 0, 0, 170), 3.0f * ui);
     list->AddRectFilled(at, ImVec2(at.x + 3.0f * ui, at.y + size.y + 2 * pad), plane_colour(p));
     list->AddText(ImVec2(at.x + pad + 2.0f * ui, at.y + pad), IM_COL32(235, 235, 235, 255), text);
+    const ImVec2 label_hi(at.x + size.x + 2 * pad, at.y + size.y + 2 * pad);
+
+    // Orientation letters at the middle of each edge (oriented volumes only).
+    const EdgeLetters letters = geometry_.letters(p);
+    if (!letters.left.empty()) {
+      ImFont* font = ImGui::GetFont();
+      const float letter_size = ImGui::GetFontSize() * 1.35f;
+      const float margin = kLabelMargin * ui;
+      const ImVec2 lo = pt({c.x, c.y}), hi = pt({c.x + c.width, c.y + c.height});
+      const ImVec2 mid((lo.x + hi.x) / 2, (lo.y + hi.y) / 2);
+      const auto letter = [&](const std::string& t, float fx, float fy, float ax, float ay) {
+        // (fx, fy): the anchor point; (ax, ay): where on the text box the anchor sits.
+        const ImVec2 ts = font->CalcTextSizeA(letter_size, FLT_MAX, 0.0f, t.c_str());
+        const ImVec2 box(fx - ax * ts.x, fy - ay * ts.y);
+        const float inset = 2.0f * ui;
+        list->AddRectFilled(ImVec2(box.x - inset, box.y - inset / 2),
+                            ImVec2(box.x + ts.x + inset, box.y + ts.y + inset / 2),
+                            IM_COL32(0, 0, 0, 150), 3.0f * ui);
+        list->AddText(font, letter_size, box, IM_COL32(255, 236, 140, 255), t.c_str());
+      };
+      letter(letters.left, lo.x + margin, mid.y, 0.0f, 0.5f);
+      letter(letters.right, hi.x - margin, mid.y, 1.0f, 0.5f);
+      // The top letter goes below the label where they would overlap.
+      const ImVec2 top_size = font->CalcTextSizeA(letter_size, FLT_MAX, 0.0f, letters.top.c_str());
+      const bool under_label = mid.x - top_size.x / 2 - 4.0f * ui < label_hi.x;
+      letter(letters.top, mid.x, under_label ? label_hi.y + margin / 2 : lo.y + margin, 0.5f, 0.0f);
+      letter(letters.bottom, mid.x, hi.y - margin, 0.5f, 1.0f);
+    }
+
     if (hover_ == p)
       list->AddRect(pt({c.x, c.y}), pt({c.x + c.width, c.y + c.height}), plane_colour(p, 160), 0.0f,
                     0, 2.0f * ui);
     list->PopClipRect();
   }
   if (heat && accuracy_.has_heat_maps()) draw_heat_legend(list, f.area, s, ui);
+  if (!geometry_.oriented()) {
+    // The note that no anatomy is implied, at the bottom centre of the views.
+    const ImVec2 size = ImGui::CalcTextSize(kUnorientedNote);
+    const float pad = 5.0f * ui;
+    const ImVec2 lo = pt({f.area.x, f.area.y}),
+                 hi = pt({f.area.x + f.area.width, f.area.y + f.area.height});
+    const ImVec2 at((lo.x + hi.x - size.x) / 2, hi.y - size.y - 2 * pad - kLabelMargin * ui);
+    list->AddRectFilled(ImVec2(at.x - pad, at.y - pad),
+                        ImVec2(at.x + size.x + pad, at.y + size.y + pad), IM_COL32(60, 40, 0, 220),
+                        3.0f * ui);
+    list->AddText(at, IM_COL32(255, 200, 90, 255), kUnorientedNote);
+  }
 }
 
 void VolumeMode::draw(const FrameInfo& f) {
@@ -615,8 +707,18 @@ nlohmann::json VolumeMode::report() const {
   r["percentiles_1_99"] = {v.p01, v.p99};
   r["prefilter"] = {{"path", doc_->prefilter_on_gpu ? "cuda" : "cpu"},
                     {"notice", doc_->prefilter_notice}};
-  const glm::dvec3 c = geometry_.crosshair(), mm = geometry_.crosshair_mm();
-  r["crosshair"] = {{"voxel_zyx", {c[0], c[1], c[2]}}, {"mm_zyx", {mm[0], mm[1], mm[2]}}};
+  // Patient space: whether the file states an orientation, its code (nibabel's aff2axcodes),
+  // where it came from and the index-to-world affine (RAS+ mm, rows).
+  const Geometry& g = geometry_.geometry();
+  r["oriented"] = geometry_.oriented();
+  r["orientation"] = geometry_.orientation_code();
+  r["geometry_source"] = g.source;
+  r["affine"] = nlohmann::json::array();
+  for (const auto& row : g.affine) r["affine"].push_back({row[0], row[1], row[2], row[3]});
+  if (!geometry_.oriented()) r["orientation_note"] = kUnorientedNote;
+  const glm::dvec3 c = geometry_.crosshair(), cw = geometry_.crosshair_world();
+  r["crosshair"] = {
+      {"voxel_zyx", {c[0], c[1], c[2]}}, {"ijk", {c[2], c[1], c[0]}}, {"world_ras", vec_json(cw)}};
   r["oblique_deg"] = {{"tilt", geometry_.oblique_tilt() * 180.0 / kPi},
                       {"turn", geometry_.oblique_turn() * 180.0 / kPi}};
   r["window"] = window_level_.window;
@@ -624,25 +726,43 @@ nlohmann::json VolumeMode::report() const {
   nlohmann::json views = nlohmann::json::array();
   for (Plane p : kPlanes) {
     const SliceGeometry::SlicePosition sp = geometry_.slice_position(p);
+    // "plane": the view's slot (the --methods order), the same for every volume; "name": what
+    // the view is called (an index plane when the file states no orientation).
+    const PlaneFrame frame = geometry_.frame(p);
+    const EdgeLetters letters = geometry_.letters(p);
     nlohmann::json view = {{"plane", plane_name(p)},
+                           {"name", geometry_.view_name(p)},
                            {"method", gl::fetch_name(method(p))},
                            {"zoom_px_per_mm", geometry_.view(p).zoom},
-                           {"slice_mm", sp.mm}};
+                           {"slice_mm", sp.mm},
+                           {"normal_ras", vec_json(frame.normal)},
+                           {"right_ras", vec_json(frame.right)},
+                           {"down_ras", vec_json(frame.down)},
+                           {"letters",
+                            {{"left", letters.left},
+                             {"right", letters.right},
+                             {"top", letters.top},
+                             {"bottom", letters.bottom}}}};
     if (sp.axis >= 0) {
       view["normal_axis"] = kAxisNames[sp.axis];
       view["slice_index"] = sp.index;
     }
     const Rect& box = cell(p);
     view["rect"] = {box.x, box.y, box.width, box.height};
+    const auto grid_json = [](const gl::GridMapping& m) {
+      return nlohmann::json{{"rows", m.rows},
+                            {"cols", m.cols},
+                            {"origin", {m.origin[0], m.origin[1], m.origin[2]}},
+                            {"step_row", {m.step_row[0], m.step_row[1], m.step_row[2]}},
+                            {"step_col", {m.step_col[0], m.step_col[1], m.step_col[2]}}};
+    };
+    // The pixel grid of the view: pixel (r, c) of the rect samples origin + r * step_row + c *
+    // step_col, voxel units, array order (z, y, x) (slice_pass.h's slice_grid).
+    if (laid_out_) view["grid"] = grid_json(slice_grid(geometry_, p, box));
     if (const AccuracyResult* a = accuracy_.enabled ? accuracy_.result(plane_index(p)) : nullptr) {
-      // The measured grid: pixel (r, c) at origin + r * step_row + c * step_col, voxel units,
-      // array order (z, y, x), rounded once to float (accuracy.h's job_positions).
-      const gl::GridMapping& g = a->job.grid;
-      view["grid"] = {{"rows", g.rows},
-                      {"cols", g.cols},
-                      {"origin", {g.origin[0], g.origin[1], g.origin[2]}},
-                      {"step_row", {g.step_row[0], g.step_row[1], g.step_row[2]}},
-                      {"step_col", {g.step_col[0], g.step_col[1], g.step_col[2]}}};
+      // The measured grid (the one above, once measured; accuracy.h's job_positions round it
+      // once to float).
+      view["grid"] = grid_json(a->job.grid);
       view["accuracy"] = {{"rms", a->stats.rms},
                           {"max_abs", a->stats.max_abs},
                           {"sse", a->stats.sse},

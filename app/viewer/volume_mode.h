@@ -4,6 +4,13 @@
 // window/level. The volume loads without blocking the UI: a worker thread reads and decodes the
 // file, update() then uploads and prefilters it on the GL thread (volume_document.h).
 //
+// Patient space (slice_geometry.h has the convention): a volume whose file states its
+// orientation is shown in planes of the patient frame (RAS+), radiological, resliced through
+// its affine, with orientation letters at the edges of each view and world coordinates in the
+// labels and the readout (world RAS mm, voxel i, j, k, array [z, y, x], raw value). A file that
+// states none shows its index planes in file order ("k plane", "j plane", "i plane"), without
+// anatomical names or letters, and a note saying so. No file is treated specially by name.
+//
 // Accuracy overlay (accuracy.h, as in the zoom mode): each view's method measured against the
 // double-precision reference at exactly that view's pixel positions in the volume (slice_grid:
 // the affine map slice.frag evaluates), RMS, max and sum of squares per view, and an error heat

@@ -89,15 +89,343 @@ class TempDir {
 
 const Rect kCell{100, 50, 300, 200};
 
-TEST(SliceGeometry, FramesAreOrthonormal) {
-  SliceGeometry g({20, 30, 40}, {3, 2, 2});
-  g.set_oblique_angles(0.4, -0.7);
+// ---- patient space ----
+
+// The world direction (RAS+) of an orientation letter.
+glm::dvec3 letter_direction(char c) {
+  switch (c) {
+    case 'R':
+      return {1, 0, 0};
+    case 'L':
+      return {-1, 0, 0};
+    case 'A':
+      return {0, 1, 0};
+    case 'P':
+      return {0, -1, 0};
+    case 'S':
+      return {0, 0, 1};
+    default:
+      return {0, 0, -1};  // 'I'
+  }
+}
+
+// An oriented geometry whose index axes i, j, k point along the letters of `code` (e.g. "PIR":
+// i posterior, j inferior, k right), with spacing (i, j, k) and the origin given, then turned by
+// `rotation` (world from world).
+sv::Geometry coded_geometry(const std::string& code, const glm::dvec3& spacing_ijk,
+                            const glm::dvec3& origin,
+                            const glm::dmat3& rotation = glm::dmat3(1.0)) {
+  sv::Geometry g;
+  for (int c = 0; c < 3; ++c) {
+    const glm::dvec3 col =
+        rotation * letter_direction(code[static_cast<std::size_t>(c)]) * spacing_ijk[c];
+    for (int r = 0; r < 3; ++r)
+      g.affine[static_cast<std::size_t>(r)][static_cast<std::size_t>(c)] = col[r];
+  }
+  for (int r = 0; r < 3; ++r) g.affine[static_cast<std::size_t>(r)][3] = origin[r];
+  g.source = "test";
+  return g;
+}
+
+// Rotation about a world axis (0: x, 1: y, 2: z) by `deg` degrees.
+glm::dmat3 rotation_about(int axis, double deg) {
+  const double a = deg * 3.14159265358979323846 / 180.0, c = std::cos(a), s = std::sin(a);
+  glm::dmat3 m(1.0);
+  const int u = (axis + 1) % 3, v = (axis + 2) % 3;
+  m[u][u] = c;  // glm: m[column][row]
+  m[u][v] = s;
+  m[v][u] = -s;
+  m[v][v] = c;
+  return m;
+}
+
+struct Case {
+  std::string name;
+  std::string code;  // orientation code the geometry is built from
+  glm::dmat3 rotation;
+};
+
+std::vector<Case> patient_cases() {
+  return {{"RAS", "RAS", glm::dmat3(1.0)},
+          {"LAS", "LAS", glm::dmat3(1.0)},
+          {"LPS", "LPS", glm::dmat3(1.0)},
+          {"sagittal PIR", "PIR", glm::dmat3(1.0)},
+          {"coronal LIA", "LIA", glm::dmat3(1.0)},
+          {"bundled head LIP", "LIP", glm::dmat3(1.0)},
+          // An oblique acquisition: RAS turned 20 degrees about S, then 12 about R.
+          {"oblique RAS", "RAS", rotation_about(0, 12.0) * rotation_about(2, 20.0)}};
+}
+
+void expect_near(const glm::dvec3& a, const glm::dvec3& b, double tol, const std::string& what) {
+  EXPECT_NEAR(glm::length(a - b), 0.0, tol)
+      << what << ": (" << a[0] << ", " << a[1] << ", " << a[2] << ") vs (" << b[0] << ", " << b[1]
+      << ", " << b[2] << ")";
+}
+
+TEST(PatientSpace, PlanesAreThePatientFrameWhateverTheFileAxes) {
+  const Rect cell{10, 20, 300, 240};
+  for (const Case& c : patient_cases()) {
+    SCOPED_TRACE(c.name);
+    const SliceGeometry g({21, 25, 23},
+                          coded_geometry(c.code, {1.2, 0.9, 2.5}, {-30, 12, 7}, c.rotation));
+    ASSERT_TRUE(g.oriented());
+    if (c.rotation == glm::dmat3(1.0)) {
+      EXPECT_EQ(g.orientation_code(), c.code);
+    }
+    // The convention (slice_geometry.h): radiological, normals S, A, R.
+    expect_near(g.frame(Plane::Axial).normal, {0, 0, 1}, 1e-12, "axial normal");
+    expect_near(g.frame(Plane::Coronal).normal, {0, 1, 0}, 1e-12, "coronal normal");
+    expect_near(g.frame(Plane::Sagittal).normal, {1, 0, 0}, 1e-12, "sagittal normal");
+    expect_near(g.frame(Plane::Axial).right, {-1, 0, 0}, 1e-12, "axial right: patient's left");
+    expect_near(g.frame(Plane::Axial).down, {0, -1, 0}, 1e-12, "axial down: posterior");
+    expect_near(g.frame(Plane::Coronal).right, {-1, 0, 0}, 1e-12, "coronal right: left");
+    expect_near(g.frame(Plane::Coronal).down, {0, 0, -1}, 1e-12, "coronal down: inferior");
+    expect_near(g.frame(Plane::Sagittal).right, {0, -1, 0}, 1e-12, "sagittal right: posterior");
+    expect_near(g.frame(Plane::Sagittal).down, {0, 0, -1}, 1e-12, "sagittal down: inferior");
+    // Letters at the edges.
+    const auto letters = [&g](Plane p) {
+      const EdgeLetters e = g.letters(p);
+      return e.left + " " + e.right + " " + e.top + " " + e.bottom;
+    };
+    EXPECT_EQ(letters(Plane::Axial), "R L A P");
+    EXPECT_EQ(letters(Plane::Coronal), "R L S I");
+    EXPECT_EQ(letters(Plane::Sagittal), "A P S I");
+    EXPECT_EQ(g.view_name(Plane::Axial), "axial");
+    EXPECT_EQ(g.view_name(Plane::Sagittal), "sagittal");
+    // What the views show, in the world: the screen's right in the axial view is the patient's
+    // left, whatever the storage. A step of one pixel to the right moves the sampled world point
+    // by 1/zoom mm towards L.
+    const glm::dvec3 w0 = g.world_position(Plane::Axial, cell, {100.5, 90.5});
+    const glm::dvec3 w1 = g.world_position(Plane::Axial, cell, {101.5, 90.5});
+    expect_near((w1 - w0) * g.view(Plane::Axial).zoom, {-1, 0, 0}, 1e-9, "axial pixel step");
+    // The mapping the shader receives agrees: its voxel step is the world step through the
+    // inverse affine (resliced, not snapped to the nearest index axis).
+    const SliceMapping m = g.mapping(Plane::Axial, cell);
+    expect_near(g.voxel_to_world_delta(m.right) * g.view(Plane::Axial).zoom, {-1, 0, 0}, 1e-9,
+                "shader right");
+    expect_near(g.voxel_to_world_delta(m.up) * g.view(Plane::Axial).zoom, {0, 1, 0}, 1e-9,
+                "shader up: anterior");
+  }
+}
+
+TEST(PatientSpace, TheCrosshairIsOneWorldPointInAllViews) {
+  const std::uint32_t seed = fresh_seed();
+  SCOPED_TRACE("seed " + std::to_string(seed));
+  std::mt19937 rng(seed);
+  std::uniform_real_distribution<double> u(0.0, 1.0);
+  const std::array<Rect, 4> cells = {Rect{0, 0, 320, 250}, Rect{330, 0, 320, 250},
+                                     Rect{0, 260, 320, 250}, Rect{330, 260, 320, 250}};
+  for (const Case& c : patient_cases()) {
+    SCOPED_TRACE(c.name);
+    SliceGeometry g({19, 26, 22},
+                    coded_geometry(c.code, {1.1, 2.0, 0.8}, {5, -40, 22}, c.rotation));
+    g.set_oblique_angles(u(rng) - 0.5, u(rng) - 0.5);
+    g.fit(cells);
+    for (int trial = 0; trial < 20; ++trial) {
+      // Click somewhere in one view: the crosshair goes to the world point under the cursor
+      // (inside the volume) ...
+      const Plane clicked = kPlanes[static_cast<std::size_t>(trial % 3)];
+      const Rect& cc = cells[plane_index(clicked)];
+      const glm::dvec2 w(cc.x + cc.width * (0.35 + 0.3 * u(rng)),
+                         cc.y + cc.height * (0.35 + 0.3 * u(rng)));
+      const glm::dvec3 target = g.world_position(clicked, cc, w);
+      g.move_crosshair(clicked, cc, w);
+      const glm::dvec3 x = g.crosshair_world();
+      const glm::dvec3 tv = g.world_to_voxel(target);
+      bool inside = true;
+      for (int q = 0; q < 3; ++q)
+        inside = inside && tv[q] >= 0 &&
+                 tv[q] <= static_cast<double>(g.dims()[static_cast<std::size_t>(q)]) - 1;
+      if (inside) expect_near(x, target, 1e-9, "crosshair at the clicked point");
+      double off_clicked = 1.0;
+      g.window_position_world(clicked, cc, x, &off_clicked);
+      EXPECT_NEAR(off_clicked, 0.0, 1e-9) << "the clicked plane keeps its slice";
+      // ... and in every view the point under the crosshair's window position is that same
+      // world point, on that view's plane.
+      for (Plane p : kPlanes) {
+        const Rect& cell = cells[plane_index(p)];
+        double distance = 1.0;
+        const glm::dvec2 at = g.window_position_world(p, cell, x, &distance);
+        EXPECT_NEAR(distance, 0.0, 1e-9) << plane_name(p);
+        expect_near(g.world_position(p, cell, at), x, 1e-9, plane_name(p));
+        expect_near(g.voxel_to_world(g.volume_position(p, cell, at)), x, 1e-9, plane_name(p));
+      }
+    }
+  }
+}
+
+TEST(PatientSpace, StorageOrderDoesNotChangeWhatTheViewsSample) {
+  // The same world content stored as RAS and as PIR with a flip: every view pixel samples the
+  // same world point, and the voxel it falls in holds the same value in both arrays.
+  const std::array<std::size_t, 3> dims_ras{9, 11, 13};  // (k, j, i) = S, A, R extents
+  const sv::ArrayF ras = random_volume({9, 11, 13}, fresh_seed());
+  // PIR: i' = P (reversed A), j' = I (reversed S), k' = R. Array (z', y', x') = (k', j', i').
+  const std::array<std::size_t, 3> dims_pir{13, 9, 11};
+  sv::ArrayF pir({13, 9, 11}, 1);
+  for (std::size_t k = 0; k < 9; ++k)
+    for (std::size_t j = 0; j < 11; ++j)
+      for (std::size_t i = 0; i < 13; ++i)
+        pir.vec()[(i * 9 + (8 - k)) * 11 + (10 - j)] = ras.at3(k, j, i);
+  const sv::Geometry g_ras = coded_geometry("RAS", {1, 1, 1}, {-6, -5, -4});
+  // Index 0 of PIR is the most anterior (j = 10), most superior (k = 8), i = 0 voxel.
+  const sv::Geometry g_pir = coded_geometry("PIR", {1, 1, 1}, {-6, 5, 4});
+  SliceGeometry a(dims_ras, g_ras), b(dims_pir, g_pir);
+  expect_near(a.centre_world(), b.centre_world(), 1e-12, "centres");
+  const std::array<Rect, 4> cells = {Rect{0, 0, 64, 50}, Rect{70, 0, 64, 50}, Rect{0, 56, 64, 50},
+                                     Rect{70, 56, 64, 50}};
+  a.set_oblique_angles(0.3, 0.2);
+  b.set_oblique_angles(0.3, 0.2);
+  a.fit(cells);
+  b.fit(cells);
+  expect_near(a.crosshair_world(), b.crosshair_world(), 1e-12, "crosshair (odd dims)");
+  const auto at = [](const sv::ArrayF& v, const std::array<std::size_t, 3>& d, glm::dvec3 p) {
+    for (int q = 0; q < 3; ++q)
+      p[q] = std::clamp(std::floor(p[q] + 0.5), 0.0, static_cast<double>(d[q] - 1));
+    return v.at3(static_cast<std::size_t>(p[0]), static_cast<std::size_t>(p[1]),
+                 static_cast<std::size_t>(p[2]));
+  };
+  int compared = 0;
   for (Plane p : kPlanes) {
-    const PlaneFrame f = g.frame(p);
-    EXPECT_NEAR(glm::length(f.right), 1.0, 1e-12) << plane_name(p);
-    EXPECT_NEAR(glm::length(f.down), 1.0, 1e-12) << plane_name(p);
-    EXPECT_NEAR(glm::dot(f.right, f.down), 0.0, 1e-12) << plane_name(p);
-    EXPECT_NEAR(glm::length(glm::cross(f.right, f.down) - f.normal), 0.0, 1e-12);
+    EXPECT_NEAR(a.view(p).zoom, b.view(p).zoom, 1e-12 * a.view(p).zoom);
+    const Rect& cell = cells[plane_index(p)];
+    for (int y = 0; y < 50; ++y) {
+      for (int x = 0; x < 64; ++x) {
+        const glm::dvec2 w(cell.x + x + 0.5, cell.y + y + 0.5);
+        const glm::dvec3 pa = a.volume_position(p, cell, w), pb = b.volume_position(p, cell, w);
+        expect_near(a.voxel_to_world(pa), b.voxel_to_world(pb), 1e-9, plane_name(p));
+        bool clear = true;  // inside, and not on a voxel boundary of either
+        for (int q = 0; q < 3; ++q) {
+          const double fa = pa[q] - std::floor(pa[q]), fb = pb[q] - std::floor(pb[q]);
+          clear = clear && std::abs(fa - 0.5) > 1e-6 && std::abs(fb - 0.5) > 1e-6 && pa[q] > -0.5 &&
+                  pa[q] < static_cast<double>(dims_ras[static_cast<std::size_t>(q)]) - 0.5;
+        }
+        if (!clear) continue;
+        ASSERT_EQ(at(ras, dims_ras, pa), at(pir, dims_pir, pb))
+            << plane_name(p) << " " << x << ", " << y;
+        ++compared;
+      }
+    }
+  }
+  EXPECT_GT(compared, 4000);
+}
+
+TEST(PatientSpace, ObliqueAcquisitionsAreReslicedAndFitted) {
+  const glm::dmat3 turn = rotation_about(0, 12.0) * rotation_about(2, 20.0);
+  SliceGeometry g({30, 40, 50}, coded_geometry("LPS", {0.8, 0.8, 2.0}, {10, 20, 30}, turn));
+  for (Plane p : {Plane::Axial, Plane::Coronal, Plane::Sagittal})
+    EXPECT_EQ(g.normal_axis(p), -1) << plane_name(p) << ": no index axis along the normal";
+  // A slice step moves along S by the largest step that changes no index by more than one.
+  const glm::dvec3 before = g.crosshair_world();
+  g.scroll(Plane::Axial, 2);
+  const glm::dvec3 moved = g.crosshair_world() - before;
+  expect_near(moved, glm::dvec3(0, 0, 2 * g.normal_step_mm(Plane::Axial)), 1e-9, "axial step");
+  const glm::dvec3 index_moved = g.world_to_voxel_delta(moved / 2.0);
+  EXPECT_NEAR(
+      std::max({std::abs(index_moved[0]), std::abs(index_moved[1]), std::abs(index_moved[2])}), 1.0,
+      1e-12);
+  // The fit covers the world box: all eight corners of the volume project inside each cell.
+  const std::array<Rect, 4> cells = {Rect{0, 0, 300, 200}, Rect{310, 0, 300, 200},
+                                     Rect{0, 210, 300, 200}, Rect{310, 210, 300, 200}};
+  g.set_oblique_angles(0.5, -0.4);
+  g.fit(cells);
+  for (Plane p : kPlanes) {
+    const Rect& cell = cells[plane_index(p)];
+    double lo_x = 1e9, hi_x = -1e9, lo_y = 1e9, hi_y = -1e9;
+    for (int corner = 0; corner < 8; ++corner) {
+      glm::dvec3 v;
+      for (int q = 0; q < 3; ++q)
+        v[q] = (corner >> q) & 1 ? static_cast<double>(g.dims()[static_cast<std::size_t>(q)]) - 0.5
+                                 : -0.5;
+      const glm::dvec2 w = g.window_position(p, cell, v);
+      EXPECT_GE(w.x, cell.x - 1e-9) << plane_name(p);
+      EXPECT_LE(w.x, cell.x + cell.width + 1e-9) << plane_name(p);
+      EXPECT_GE(w.y, cell.y - 1e-9) << plane_name(p);
+      EXPECT_LE(w.y, cell.y + cell.height + 1e-9) << plane_name(p);
+      lo_x = std::min(lo_x, w.x);
+      hi_x = std::max(hi_x, w.x);
+      lo_y = std::min(lo_y, w.y);
+      hi_y = std::max(hi_y, w.y);
+    }
+    // Centred.
+    EXPECT_NEAR((lo_x + hi_x) / 2, cell.centre().x, 1e-9) << plane_name(p);
+    EXPECT_NEAR((lo_y + hi_y) / 2, cell.centre().y, 1e-9) << plane_name(p);
+  }
+  // The oblique view's angles are relative to the patient frame: at 0 it is the axial plane,
+  // whatever the acquisition.
+  g.set_oblique_angles(0.0, 0.0);
+  expect_near(g.frame(Plane::Oblique).normal, {0, 0, 1}, 1e-12, "oblique at 0");
+  g.set_oblique_angles(3.14159265358979323846 / 2, 0.0);  // tilted 90 degrees about L
+  expect_near(glm::abs(g.frame(Plane::Oblique).normal), {0, 1, 0}, 1e-12, "oblique at 90");
+}
+
+TEST(PatientSpace, LettersOfDirections) {
+  const auto dir = [](double deg) {  // in the R-A plane, `deg` from R towards A
+    const double a = deg * 3.14159265358979323846 / 180.0;
+    return glm::dvec3(std::cos(a), std::sin(a), 0.0);
+  };
+  EXPECT_EQ(direction_letters({1, 0, 0}), "R");
+  EXPECT_EQ(direction_letters({0, -2, 0}), "P");
+  EXPECT_EQ(direction_letters({0, 0, -0.5}), "I");
+  EXPECT_EQ(direction_letters(dir(10)), "R");   // 35 degrees from the diagonal
+  EXPECT_EQ(direction_letters(dir(16)), "RA");  // 29 degrees from it
+  EXPECT_EQ(direction_letters(dir(45)), "RA");
+  EXPECT_EQ(direction_letters(dir(60)), "AR");  // A dominant
+  EXPECT_EQ(direction_letters(dir(80)), "A");
+  EXPECT_EQ(direction_letters(dir(180 + 30)), "LP");
+  EXPECT_EQ(direction_letters({0.1, -0.2, 0.9}), "S");
+  EXPECT_EQ(direction_letters({0, 0, 0}), "");
+  // An oblique view's edges name their dominant directions.
+  SliceGeometry g({10, 10, 10}, coded_geometry("RAS", {1, 1, 1}, {0, 0, 0}));
+  g.set_oblique_angles(0.0, 3.14159265358979323846 / 4);  // turned 45 degrees about P
+  const EdgeLetters e = g.letters(Plane::Oblique);
+  EXPECT_EQ(e.top, "A");
+  EXPECT_EQ(e.bottom, "P");
+  EXPECT_EQ(e.left.size(), 2u) << e.left;
+  EXPECT_EQ(e.right.size(), 2u) << e.right;
+}
+
+TEST(PatientSpace, UnorientedVolumesHaveIndexPlanesAndNoLetters) {
+  // diag(spacing), no orientation: the index planes in file order, never anatomy.
+  const SliceGeometry g({20, 30, 40}, {3, 2, 2});
+  EXPECT_FALSE(g.oriented());
+  EXPECT_EQ(g.orientation_code(), "");
+  EXPECT_EQ(g.view_name(Plane::Axial), "k plane");
+  EXPECT_EQ(g.view_name(Plane::Coronal), "j plane");
+  EXPECT_EQ(g.view_name(Plane::Sagittal), "i plane");
+  for (Plane p : kPlanes) {
+    const EdgeLetters e = g.letters(p);
+    EXPECT_EQ(e.left + e.right + e.top + e.bottom, "") << plane_name(p);
+  }
+  // k plane: i right, j down; j plane: i right, k up; i plane: j right, k up (array (z, y, x)).
+  expect_near(g.world_to_voxel_delta(g.frame(Plane::Axial).right), {0, 0, 0.5}, 1e-15, "k right");
+  expect_near(g.world_to_voxel_delta(g.frame(Plane::Axial).down), {0, 0.5, 0}, 1e-15, "k down");
+  expect_near(g.world_to_voxel_delta(g.frame(Plane::Coronal).down), {-1.0 / 3, 0, 0}, 1e-15,
+              "j down");
+  expect_near(g.world_to_voxel_delta(g.frame(Plane::Sagittal).right), {0, 0.5, 0}, 1e-15,
+              "i right");
+  EXPECT_EQ(g.normal_axis(Plane::Axial), 0);
+  EXPECT_EQ(g.normal_axis(Plane::Coronal), 1);
+  EXPECT_EQ(g.normal_axis(Plane::Sagittal), 2);
+  // The same axes with an orientation stated do get letters: the distinction is the file's.
+  sv::Geometry stated = sv::geometry_from_spacing({3, 2, 2});
+  stated.source = "test";
+  EXPECT_EQ(SliceGeometry({20, 30, 40}, stated).letters(Plane::Axial).left, "R");
+}
+
+TEST(SliceGeometry, FramesAreOrthonormal) {
+  SliceGeometry unoriented({20, 30, 40}, {3, 2, 2});
+  SliceGeometry oblique({20, 30, 40},
+                        coded_geometry("PIR", {3, 2, 2}, {1, 2, 3}, rotation_about(1, 25.0)));
+  for (SliceGeometry* g : {&unoriented, &oblique}) {
+    g->set_oblique_angles(0.4, -0.7);
+    for (Plane p : kPlanes) {
+      const PlaneFrame f = g->frame(p);
+      EXPECT_NEAR(glm::length(f.right), 1.0, 1e-12) << plane_name(p);
+      EXPECT_NEAR(glm::length(f.down), 1.0, 1e-12) << plane_name(p);
+      EXPECT_NEAR(glm::dot(f.right, f.down), 0.0, 1e-12) << plane_name(p);
+      // The normal is +-right x down (slice_geometry.h: the direction of a positive step).
+      EXPECT_NEAR(std::abs(glm::dot(glm::cross(f.right, f.down), f.normal)), 1.0, 1e-12);
+    }
   }
 }
 
@@ -128,7 +456,7 @@ TEST(SliceGeometry, WindowVolumeRoundTrips) {
     }
     // A point off the plane projects along the normal: same window point, signed distance.
     const glm::dvec3 on = g.volume_position(p, kCell, {160.0, 90.0});
-    const glm::dvec3 off = on + 2.0 * g.frame(p).normal / g.spacing();
+    const glm::dvec3 off = on + g.world_to_voxel_delta(2.0 * g.frame(p).normal);
     double dist = 0.0;
     const glm::dvec2 w = g.window_position(p, kCell, off, &dist);
     EXPECT_NEAR(w.x, 160.0, 1e-9);
@@ -335,45 +663,57 @@ TEST(SlicePass, NearestReproducesTheSamplesAtVoxelCentres) {
       decode_samples(random_volume({7, 9, 11}, seed), spacing, "random", sv::DType::F32, limits),
       limits, false);
   std::mt19937 rng(seed);
-  SliceGeometry g(dims, spacing);
-  g.set_crosshair({static_cast<double>(rng() % 7), static_cast<double>(rng() % 9),
-                   static_cast<double>(rng() % 11)});
-  const WindowLevel identity{1.0, 0.5};
-  for (Plane p : {Plane::Axial, Plane::Coronal, Plane::Sagittal}) {
-    SCOPED_TRACE(plane_name(p));
-    const PlaneFrame f = g.frame(p);
-    // The cell: the volume plus a border of 4 background pixels, placed off the origin.
-    const Rect cell{5, 3, g.extent_mm(f.right) + 8, g.extent_mm(f.down) + 8};
-    FloatTarget target(static_cast<int>(cell.width) + 12, static_cast<int>(cell.height) + 9);
-    pass().draw(doc.textures(), gl::Fetch::Nearest, g.mapping(p, cell),
-                viewport_of(cell, target.height()), identity, 16.0f);
-    const std::vector<float> image = target.read();
-    const auto pixel = [&](int x, int y) {
-      return image[static_cast<std::size_t>(y * target.width() + x)];
-    };
-    const PlaneAxes axes = g.orientation().planes[plane_index(p)];
-    int checked = 0;
-    for (std::size_t i = 0; i < dims[static_cast<std::size_t>(axes.right)]; ++i) {
-      for (std::size_t j = 0; j < dims[static_cast<std::size_t>(axes.down)]; ++j) {
-        glm::dvec3 v = g.crosshair();
-        v[axes.right] = static_cast<double>(i);
-        v[axes.down] = static_cast<double>(j);
-        const glm::dvec2 w = g.window_position(p, cell, v);
-        ASSERT_EQ(w.x - std::floor(w.x), 0.5) << "voxel centre on a pixel centre";
-        ASSERT_EQ(w.y - std::floor(w.y), 0.5);
-        const float expected =
-            doc.volume.samples.at3(static_cast<std::size_t>(v[0]), static_cast<std::size_t>(v[1]),
-                                   static_cast<std::size_t>(v[2]));
-        ASSERT_EQ(pixel(static_cast<int>(w.x), static_cast<int>(w.y)), expected)
-            << "voxel (z, y, x) " << v[0] << ", " << v[1] << ", " << v[2];
-        ++checked;
+  // Unoriented (file order), and the same spacings as an oriented coronal LIA file: the views
+  // then sample through a permuted, flipped affine.
+  for (const bool oriented : {false, true}) {
+    SCOPED_TRACE(oriented ? "LIA" : "unoriented");
+    SliceGeometry g = oriented ? SliceGeometry(dims, coded_geometry("LIA", {5, 1, 3}, {7, -3, 2}))
+                               : SliceGeometry(dims, spacing);
+    g.set_crosshair({static_cast<double>(rng() % 7), static_cast<double>(rng() % 9),
+                     static_cast<double>(rng() % 11)});
+    const WindowLevel identity{1.0, 0.5};
+    for (Plane p : {Plane::Axial, Plane::Coronal, Plane::Sagittal}) {
+      SCOPED_TRACE(plane_name(p));
+      const PlaneFrame f = g.frame(p);
+      // The cell: the volume plus a border of 4 background pixels, placed off the origin.
+      const Rect cell{5, 3, g.extent_mm(f.right) + 8, g.extent_mm(f.down) + 8};
+      FloatTarget target(static_cast<int>(cell.width) + 12, static_cast<int>(cell.height) + 9);
+      pass().draw(doc.textures(), gl::Fetch::Nearest, g.mapping(p, cell),
+                  viewport_of(cell, target.height()), identity, 16.0f);
+      const std::vector<float> image = target.read();
+      const auto pixel = [&](int x, int y) {
+        return image[static_cast<std::size_t>(y * target.width() + x)];
+      };
+      // The array axes along the view's right and down (the planes are along index axes here).
+      const auto axis_of = [&g](const glm::dvec3& world_direction) {
+        const glm::dvec3 d = glm::abs(g.world_to_voxel_delta(world_direction));
+        return d[0] > 1e-9 ? 0 : (d[1] > 1e-9 ? 1 : 2);
+      };
+      const int right_axis = axis_of(f.right), down_axis = axis_of(f.down);
+      ASSERT_NE(right_axis, down_axis);
+      int checked = 0;
+      for (std::size_t i = 0; i < dims[static_cast<std::size_t>(right_axis)]; ++i) {
+        for (std::size_t j = 0; j < dims[static_cast<std::size_t>(down_axis)]; ++j) {
+          glm::dvec3 v = g.crosshair();
+          v[right_axis] = static_cast<double>(i);
+          v[down_axis] = static_cast<double>(j);
+          const glm::dvec2 w = g.window_position(p, cell, v);
+          ASSERT_EQ(w.x - std::floor(w.x), 0.5) << "voxel centre on a pixel centre";
+          ASSERT_EQ(w.y - std::floor(w.y), 0.5);
+          const float expected =
+              doc.volume.samples.at3(static_cast<std::size_t>(v[0]), static_cast<std::size_t>(v[1]),
+                                     static_cast<std::size_t>(v[2]));
+          ASSERT_EQ(pixel(static_cast<int>(w.x), static_cast<int>(w.y)), expected)
+              << "voxel (z, y, x) " << v[0] << ", " << v[1] << ", " << v[2];
+          ++checked;
+        }
       }
+      EXPECT_GT(checked, 20);
+      // The border is background (checkerboard greys), pixels outside the cell untouched (NaN).
+      const float corner = pixel(static_cast<int>(cell.x) + 1, static_cast<int>(cell.y) + 1);
+      EXPECT_TRUE(corner == 0.16f || corner == 0.20f) << corner;
+      EXPECT_TRUE(std::isnan(pixel(static_cast<int>(cell.x) - 1, static_cast<int>(cell.y))));
     }
-    EXPECT_GT(checked, 20);
-    // The border is background (checkerboard greys), pixels outside the cell untouched (NaN).
-    const float corner = pixel(static_cast<int>(cell.x) + 1, static_cast<int>(cell.y) + 1);
-    EXPECT_TRUE(corner == 0.16f || corner == 0.20f) << corner;
-    EXPECT_TRUE(std::isnan(pixel(static_cast<int>(cell.x) - 1, static_cast<int>(cell.y))));
   }
 }
 
@@ -728,8 +1068,7 @@ TEST(SliceAccuracy, OverlayWaitsForTheViewToSettleAndWorksInSteps) {
 TEST(VolumeDocument, KeepsTheDoublesForTheOverlayWithinItsBudget) {
   VolumeLimits limits = query_volume_limits();
   // The MRI file's values as read, in double (uint8: exact in float too).
-  const DecodedVolume v =
-      decode_volume(default_volume_path(), std::nullopt, limits, mri_head_orientation());
+  const DecodedVolume v = decode_volume(default_volume_path(), std::nullopt, limits);
   ASSERT_TRUE(v.exact);
   EXPECT_EQ(v.exact->dims(), v.samples.dims());
   EXPECT_EQ(v.exact->vec(), sv::ArrayD::from(v.samples).vec());
@@ -737,8 +1076,7 @@ TEST(VolumeDocument, KeepsTheDoublesForTheOverlayWithinItsBudget) {
   // Over the budget: no doubles, and one sentence naming the volume and the sizes.
   VolumeLimits small = limits;
   small.accuracy_budget = 1 << 20;
-  const DecodedVolume w =
-      decode_volume(default_volume_path(), std::nullopt, small, mri_head_orientation());
+  const DecodedVolume w = decode_volume(default_volume_path(), std::nullopt, small);
   EXPECT_FALSE(w.exact);
   EXPECT_NE(w.accuracy_note.find("mri_t1_head.nrrd"), std::string::npos) << w.accuracy_note;
   EXPECT_NE(w.accuracy_note.find("7.8 MiB"), std::string::npos) << w.accuracy_note;
@@ -847,10 +1185,14 @@ TEST(VolumeDocument, MarschnerLobbHasItsDimsAndValues) {
 
 TEST(VolumeDocument, BundledMriLoadsWithItsSpacingAndWindow) {
   VolumeLimits limits = query_volume_limits();
-  const DecodedVolume v =
-      decode_volume(default_volume_path(), std::nullopt, limits, mri_head_orientation());
+  const DecodedVolume v = decode_volume(default_volume_path(), std::nullopt, limits);
   EXPECT_EQ(v.dims, (std::array<std::size_t, 3>{62, 128, 128}));
   EXPECT_EQ(v.spacing, glm::dvec3(3, 2, 2));
+  // Its orientation comes from its own header (no special case by file name): i to the left,
+  // j inferior, k posterior.
+  EXPECT_TRUE(v.geometry.oriented());
+  EXPECT_EQ(sv::orientation_code(v.geometry), "LIP");
+  EXPECT_NE(v.description.find("LIP"), std::string::npos) << v.description;
   EXPECT_TRUE(v.integer_valued);
   EXPECT_LT(v.p01, v.p99);
   EXPECT_DOUBLE_EQ(v.default_window.window, v.p99 - v.p01);
@@ -885,6 +1227,18 @@ TEST(VolumeMode, LoadsReportsAndKeepsItsVolumeOnErrors) {
   EXPECT_EQ(r["level"], 60.0);
   EXPECT_EQ(r["views"][0]["method"], "precise");
   EXPECT_EQ(mode.title(), "mri_t1_head.nrrd");
+  // Patient space, from the file's own header.
+  EXPECT_EQ(r["oriented"], true);
+  EXPECT_EQ(r["orientation"], "LIP");
+  EXPECT_EQ(r["views"][0]["name"], "axial");
+  EXPECT_EQ(r["views"][0]["normal_ras"], nlohmann::json({0.0, 0.0, 1.0}));
+  EXPECT_EQ(r["views"][1]["normal_ras"], nlohmann::json({0.0, 1.0, 0.0}));
+  EXPECT_EQ(r["views"][2]["normal_ras"], nlohmann::json({1.0, 0.0, 0.0}));
+  EXPECT_EQ(r["views"][0]["letters"],
+            nlohmann::json({{"left", "R"}, {"right", "L"}, {"top", "A"}, {"bottom", "P"}}));
+  EXPECT_EQ(r["views"][2]["letters"],
+            nlohmann::json({{"left", "A"}, {"right", "P"}, {"top", "S"}, {"bottom", "I"}}));
+  EXPECT_FALSE(r.contains("orientation_note"));
 
   // Drawing all four views into a framebuffer leaves no GL error and no mode error.
   FloatTarget target(400, 300);
@@ -922,6 +1276,24 @@ TEST(VolumeMode, LoadsReportsAndKeepsItsVolumeOnErrors) {
   mode.finish();
   EXPECT_TRUE(mode.settled());
   EXPECT_EQ(mode.report()["dims_zyx"], nlohmann::json({41, 41, 41}));
+
+  // A file without orientation (.npy): index planes, no letters, the note.
+  const std::string npy = dir.file("plain.npy");
+  sv::save_npy(npy, random_volume({5, 6, 7}, 9), false);
+  ASSERT_TRUE(mode.open(npy));
+  mode.finish();
+  ASSERT_EQ(mode.error(), "");
+  const nlohmann::json u = mode.report();
+  EXPECT_EQ(u["oriented"], false);
+  EXPECT_EQ(u["orientation"], "");
+  EXPECT_NE(u["orientation_note"].get<std::string>().find("orientation not stated"),
+            std::string::npos);
+  const char* names[4] = {"k plane", "j plane", "i plane", "oblique"};
+  for (std::size_t i = 0; i < 4; ++i) {
+    EXPECT_EQ(u["views"][i]["name"], names[i]);
+    for (const char* edge : {"left", "right", "top", "bottom"})
+      EXPECT_EQ(u["views"][i]["letters"][edge], "") << names[i] << " " << edge;
+  }
 }
 
 TEST(VolumeMode, MeasuresItsFourViews) {
