@@ -61,6 +61,20 @@ def reference_args(method):
     return ["--degree", "3"]
 
 
+def unit_image(tool, image, outdir):
+    """The image as the viewer works on it: its 8-bit values / 255, float64, as a .npy with a
+    channel axis (splinetool reads the PNG's stored values 0..255; the overlay's figures are in
+    [0, 1])."""
+    values = os.path.join(outdir, "image_values.npy")
+    run([tool, "resample", image, values, "--zoom", "1", "--method", "nearest"])
+    a = np.load(values).astype(np.float64) / 255.0
+    if a.ndim == 2:
+        a = a[..., None]
+    unit = os.path.join(outdir, "image_unit.npy")
+    np.save(unit, a)
+    return unit
+
+
 def check_case(viewer, tool, image, outdir, name, layout, methods, zoom, angle, center):
     shot = os.path.join(outdir, name + ".png")
     report = os.path.join(outdir, name + ".json")
@@ -91,9 +105,11 @@ def check_case(viewer, tool, image, outdir, name, layout, methods, zoom, angle, 
         np.save(coords, pos[:, :])
         gl_out = os.path.join(outdir, "%s_%d_gl.npy" % (name, i))
         ref_out = os.path.join(outdir, "%s_%d_ref.npy" % (name, i))
-        run([tool, "sample", image, coords, gl_out, "--backend", "gl", "--fetch", v["method"]])
-        run([tool, "sample", image, coords, ref_out, "--backend", "cpu", "--precision", "double"]
-            + reference_args(v["method"]))
+        unit = unit_image(tool, image, outdir)
+        run([tool, "sample", unit, coords, gl_out, "--channels", "--backend", "gl", "--fetch",
+             v["method"]])
+        run([tool, "sample", unit, coords, ref_out, "--channels", "--backend", "cpu",
+             "--precision", "double"] + reference_args(v["method"]))
         cmp = json.loads(run([tool, "compare", gl_out, ref_out, "--json"]))
         for key in ("rms", "max_abs", "sse"):
             ours, theirs = acc[key], cmp[key]

@@ -88,11 +88,15 @@ def main():
         fail("the viewer did not prefilter on the CPU: %s" % rep["prefilter"])
     if rep["steps_done"] != steps:
         fail("steps_done %d, expected %d" % (rep["steps_done"], steps))
+    # The image as the viewer works on it: its 8-bit values / 255 (splinetool reads the PNG's
+    # stored values 0..255), given to splinetool as a float64 .npy with a channel axis.
     orig_npy = os.path.join(outdir, "original.npy")
     run([tool, "resample", image, orig_npy, "--zoom", "1", "--method", "nearest"])
-    orig = np.load(orig_npy).astype(np.float64)
+    orig = np.load(orig_npy).astype(np.float64) / 255.0
     if orig.ndim == 2:
         orig = orig[..., None]
+    unit = os.path.join(outdir, "original_unit.npy")
+    np.save(unit, orig)
     mask = disc(orig.shape[0], orig.shape[1], 0.35)
     psnr_full = {}
     for m in rep["methods"]:
@@ -104,8 +108,8 @@ def main():
                  % (name, len(m["psnr_rotated_db"]), steps))
         for k in (3, steps // 2, steps):
             out = os.path.join(outdir, "%s_%d.npy" % (name, k))
-            j = json.loads(run([tool, "resample", image, out, "--rotate", str(step), "--repeat",
-                                str(k), "--method", CLI_METHOD[name], "--backend", "gl"]
+            j = json.loads(run([tool, "resample", unit, out, "--channels", "--rotate", str(step),
+                                "--repeat", str(k), "--method", CLI_METHOD[name], "--backend", "gl"]
                                + (["--fetch", name] if CLI_METHOD[name] == "cubic" else [])
                                + ["--disc", "0.35", "--compare-original", "--json"]))
             ours_psnr, ours_rms = m["psnr_db"][k - 1], m["rms"][k - 1]
