@@ -35,6 +35,7 @@
 #include <filesystem>
 #include <map>
 #include <mutex>
+#include <optional>
 #include <set>
 #include <sstream>
 #include <string>
@@ -672,10 +673,108 @@ std::string where(const Header& h, const Slice& s) {
 
 // ---- pixels ------------------------------------------------------------------------------
 
+// RLE Lossless, decoded here from the fragments of the pixel data: GDCM's RLE codec (3.0.21)
+// reads out of bounds on damaged segments (found by fuzz_dicom), and its ImageReader already
+// runs it while reading, so RLE files never reach it. The table is checked first (PS3.5 G.5:
+// one fragment per frame, a 64-byte header holding the segment count, one segment per byte of
+// each sample, and increasing offsets that start at 64 and lie within the fragment), then each
+// segment is PackBits-decoded (G.3) into the little-endian, interleaved layout the rest of the
+// loader reads: segment s * bytes + k holds byte k (most significant first) of sample s.
+std::vector<char> decode_rle(const Header& h, std::size_t frame_bytes,
+                             const gdcm::SequenceOfFragments* frags) {
+  if (frags->GetNumberOfFragments() != h.frames)
+    fail(h.path, "RLE: " + std::to_string(frags->GetNumberOfFragments()) + " fragments for " +
+                     std::to_string(h.frames) + " frames");
+  const std::uint32_t segments = h.samples * (h.bits_allocated / 8);
+  if (segments < 1 || segments > 15)  // the header holds at most 15 offsets
+    fail(h.path, "RLE: " + std::to_string(segments) + " segments per frame (at most 15)");
+  for (gdcm::SequenceOfFragments::SizeType f = 0; f < frags->GetNumberOfFragments(); ++f) {
+    const gdcm::ByteValue* bv = frags->GetFragment(f).GetByteValue();
+    const std::uint32_t n = bv ? std::uint32_t{bv->GetLength()} : 0;
+    if (n < 64 || !bv->GetPointer()) fail(h.path, "RLE: a fragment without its header");
+    const auto* p = reinterpret_cast<const unsigned char*>(bv->GetPointer());
+    auto word = [&](int i) {
+      return std::uint32_t(p[4 * i]) | (std::uint32_t(p[4 * i + 1]) << 8) |
+             (std::uint32_t(p[4 * i + 2]) << 16) | (std::uint32_t(p[4 * i + 3]) << 24);
+    };
+    if (word(0) != segments)
+      fail(h.path,
+           "RLE: " + std::to_string(word(0)) + " segments, expected " + std::to_string(segments));
+    std::uint32_t prev = 0;
+    for (std::uint32_t q = 1; q <= segments; ++q) {
+      const std::uint32_t off = word(static_cast<int>(q));
+      if ((q == 1 && off != 64) || (q > 1 && off <= prev) || off >= n)
+        fail(h.path, "RLE: bad segment offset " + std::to_string(off));
+      prev = off;
+    }
+  }
+  std::vector<char> rle(frame_bytes * h.frames);
+  const std::size_t pixels_per_frame = std::size_t{h.rows} * h.cols;
+  const std::size_t bytes = h.bits_allocated / 8;
+  for (gdcm::SequenceOfFragments::SizeType f = 0; f < frags->GetNumberOfFragments(); ++f) {
+    const gdcm::ByteValue* bv = frags->GetFragment(f).GetByteValue();
+    const std::uint32_t n = std::uint32_t{bv->GetLength()};
+    const auto* p = reinterpret_cast<const unsigned char*>(bv->GetPointer());
+    auto word = [&](std::uint32_t i) {
+      return std::uint32_t(p[4 * i]) | (std::uint32_t(p[4 * i + 1]) << 8) |
+             (std::uint32_t(p[4 * i + 2]) << 16) | (std::uint32_t(p[4 * i + 3]) << 24);
+    };
+    char* frame = rle.data() + f * frame_bytes;
+    for (std::uint32_t q = 0; q < segments; ++q) {
+      const std::uint32_t begin = word(q + 1), end = q + 1 < segments ? word(q + 2) : n;
+      const std::size_t sample = q / bytes, k = q % bytes;
+      std::size_t out = 0, i = begin;
+      auto put = [&](unsigned char v) {
+        frame[(out * h.samples + sample) * bytes + (bytes - 1 - k)] = static_cast<char>(v);
+        ++out;
+      };
+      while (out < pixels_per_frame) {
+        if (i >= end)
+          fail(h.path, "RLE: segment " + std::to_string(q) + " of frame " + std::to_string(f) +
+                           " ends after " + std::to_string(out) + " of " +
+                           std::to_string(pixels_per_frame) + " bytes");
+        const int c = static_cast<signed char>(p[i++]);
+        if (c >= 0) {  // c + 1 literal bytes
+          const std::size_t len = static_cast<std::size_t>(c) + 1;
+          if (i + len > end || out + len > pixels_per_frame)
+            fail(h.path, "RLE: a literal run overflows segment " + std::to_string(q) +
+                             " of frame " + std::to_string(f));
+          for (std::size_t j = 0; j < len; ++j) put(p[i + j]);
+          i += len;
+        } else if (c != -128) {  // 1 - c copies of the next byte
+          const std::size_t len = static_cast<std::size_t>(1 - c);
+          if (i >= end || out + len > pixels_per_frame)
+            fail(h.path, "RLE: a replicate run overflows segment " + std::to_string(q) +
+                             " of frame " + std::to_string(f));
+          const unsigned char v = p[i++];
+          for (std::size_t j = 0; j < len; ++j) put(v);
+        }
+      }
+    }
+  }
+  return rle;
+}
+
 // Decodes the pixel data of `h` (GDCM: every transfer syntax it supports) and returns the raw
 // buffer, frames after one another, samples interleaved.
 std::vector<char> read_pixels(const Header& h, std::size_t frame_bytes) {
-  std::istringstream in(read_checked(h.path));
+  const std::string file = read_checked(h.path);
+  {
+    std::istringstream plain_in(file);
+    gdcm::Reader plain;
+    plain.SetStream(plain_in);
+    if (g_log) g_log->clear();
+    if (plain.Read() && plain.GetFile().GetHeader().GetDataSetTransferSyntax() ==
+                            gdcm::TransferSyntax::RLELossless) {
+      const gdcm::DataSet& ds = plain.GetFile().GetDataSet();
+      if (!ds.FindDataElement(kPixelData)) fail(h.path, "no pixel data");
+      const gdcm::SequenceOfFragments* frags =
+          ds.GetDataElement(kPixelData).GetSequenceOfFragments();
+      if (!frags) fail(h.path, "RLE: the pixel data is not encapsulated");
+      return decode_rle(h, frame_bytes, frags);
+    }
+  }
+  std::istringstream in(file);
   gdcm::ImageReader reader;
   reader.SetStream(in);
   if (g_log) g_log->clear();
@@ -701,37 +800,8 @@ std::vector<char> read_pixels(const Header& h, std::size_t frame_bytes) {
   const gdcm::DataSet& ds = reader.GetFile().GetDataSet();
   if (!ds.FindDataElement(kPixelData)) fail(h.path, "no pixel data");
   const gdcm::DataElement& pixels = ds.GetDataElement(kPixelData);
-  if (const gdcm::SequenceOfFragments* frags = pixels.GetSequenceOfFragments()) {
-    // RLE Lossless: GDCM sizes its buffers from the segment table of each fragment, so the
-    // table is checked first (PS3.5 G.5: one fragment per frame, a 64-byte header holding
-    // the segment count, one segment per byte of each sample, and increasing offsets that
-    // start at 64 and lie within the fragment).
-    if (img.GetTransferSyntax() == gdcm::TransferSyntax::RLELossless) {
-      if (frags->GetNumberOfFragments() != h.frames)
-        fail(h.path, "RLE: " + std::to_string(frags->GetNumberOfFragments()) + " fragments for " +
-                         std::to_string(h.frames) + " frames");
-      const std::uint32_t segments = h.samples * (h.bits_allocated / 8);
-      for (gdcm::SequenceOfFragments::SizeType f = 0; f < frags->GetNumberOfFragments(); ++f) {
-        const gdcm::ByteValue* bv = frags->GetFragment(f).GetByteValue();
-        const std::uint32_t n = bv ? std::uint32_t{bv->GetLength()} : 0;
-        if (n < 64 || !bv->GetPointer()) fail(h.path, "RLE: a fragment without its header");
-        const auto* p = reinterpret_cast<const unsigned char*>(bv->GetPointer());
-        auto word = [&](int i) {
-          return std::uint32_t(p[4 * i]) | (std::uint32_t(p[4 * i + 1]) << 8) |
-                 (std::uint32_t(p[4 * i + 2]) << 16) | (std::uint32_t(p[4 * i + 3]) << 24);
-        };
-        if (word(0) != segments)
-          fail(h.path, "RLE: " + std::to_string(word(0)) + " segments, expected " +
-                           std::to_string(segments));
-        std::uint32_t prev = 0;
-        for (std::uint32_t q = 1; q <= segments; ++q) {
-          const std::uint32_t off = word(static_cast<int>(q));
-          if ((q == 1 && off != 64) || (q > 1 && off <= prev) || off >= n)
-            fail(h.path, "RLE: bad segment offset " + std::to_string(off));
-          prev = off;
-        }
-      }
-    }
+  if (pixels.GetSequenceOfFragments()) {
+    // Compressed (not RLE: see decode_rle): the codec checks its own stream.
   } else {
     const gdcm::ByteValue* bv = pixels.GetByteValue();
     if (!bv || bv->GetLength() < frame_bytes * h.frames)

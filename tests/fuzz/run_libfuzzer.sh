@@ -15,7 +15,8 @@ prefixed() {  # prefixed DIR BYTE FILE...: copies each FILE into DIR with BYTE i
   dir=$1; byte=$2; shift 2
   for f in "$@"; do { printf "$byte"; cat "$f"; } > "$dir/$(basename "$f")"; done
 }
-mkdir -p "$work/npy" "$work/nrrd" "$work/nifti" "$work/image" "$work/raw"
+mkdir -p "$work/npy" "$work/nrrd" "$work/nifti" "$work/image" "$work/raw" "$work/tiff" \
+  "$work/dicom"
 prefixed "$work/npy" '\000' "$seeds"/f32.npy "$seeds"/f64.npy "$seeds"/u8.npy "$seeds"/u16.npy
 prefixed "$work/npy" '\001' "$seeds"/f32_channels.npy
 prefixed "$work/nrrd" '\000' "$seeds"/*.nrrd
@@ -24,10 +25,12 @@ cp "$seeds"/*.nii "$seeds"/*.nii.gz "$work/nifti/"
 for f in "$seeds"/*.png "$seeds"/*.jpg "$seeds"/*.bmp "$seeds"/*.tga "$seeds"/*.gif \
          "$seeds"/*.hdr "$seeds"/*.pgm "$seeds"/*.ppm; do cp "$f" "$work/image/"; done
 { printf '2x5x6:u16:be\n'; cat "$seeds/u16be.dat"; } > "$work/raw/u16be"
+cp "$seeds"/*.tif "$work/tiff/"
+cp "$seeds"/*.dcm "$work/dicom/"
 { printf '6x5:f32:offset=16\n'; cat "$seeds/f32_offset.dat"; } > "$work/raw/f32_offset"
 
 status=0
-for t in npy nrrd nifti image raw; do
+for t in npy nrrd nifti image raw tiff dicom; do
   log="$work/$t.log"
   rm -f "$work/$t"-crash-* "$work/$t"-leak-* "$work/$t"-timeout-* "$work/$t"-oom-*
   set +e

@@ -110,9 +110,9 @@ def info(tool, path):
     return json.loads(r.stdout)
 
 
-def compare_exact(tool, wd, path, ref, name):
+def compare_exact(tool, wd, path, ref, name, *extra):
     ref_path = wd.save(name + "_ref.npy", ref.astype(np.float64))
-    r = tool.run("compare", path, ref_path, "--json")
+    r = tool.run("compare", path, ref_path, "--json", *extra)
     if r.returncode != 0:
         check(False, "%s: compare failed: %s" % (name, r.stderr.strip()))
         return
@@ -245,6 +245,41 @@ def test_rgb(tool, wd):
           (j["dims"], j["channels"]))
 
 
+def test_rle(tool, wd):
+    """RLE Lossless (decoded by splineview itself, not GDCM): 8-bit, 16-bit signed and RGB
+    files compressed by pydicom's own encoder load with exactly the pixels they hold; damaged
+    segments are one clear error."""
+    import pydicom
+    from pydicom.uid import RLELossless
+    rng = np.random.default_rng(9)
+    cases = {
+        "u8": rng.integers(0, 256, size=(7, 9)).astype(np.uint8),
+        "i16": rng.integers(-3000, 3000, size=(6, 11)).astype(np.int16),
+        "rgb": rng.integers(0, 256, size=(5, 4, 3)).astype(np.uint8),
+    }
+    # Runs of equal values too, so that replicate runs are exercised.
+    cases["u8"][2, :] = 77
+    cases["i16"][:, 3] = -1234
+    for name, px in cases.items():
+        path = wd.path("rle_%s.dcm" % name)
+        dicom_file(path, px, ipp=[0, 0, 0], iop=[1, 0, 0, 0, 1, 0], signed=px.dtype.kind == "i")
+        ds = pydicom.dcmread(path)
+        ds.compress(RLELossless)
+        ds.save_as(path)
+        check(pydicom.dcmread(path).file_meta.TransferSyntaxUID == RLELossless,
+              "rle %s: not RLE after compress" % name)
+        compare_exact(tool, wd, path, px, "rle_" + name, *(["--channels"] if px.ndim == 3 else []))
+    # A segment cut short: the decoder says which and where.
+    path = wd.path("rle_u8.dcm")
+    ds = pydicom.dcmread(path)
+    from pydicom.encaps import decode_data_sequence, encapsulate
+    frag = decode_data_sequence(ds.PixelData)[0]
+    ds.PixelData = encapsulate([frag[:len(frag) - 20]])
+    bad = wd.path("rle_cut.dcm")
+    ds.save_as(bad)
+    expect_refusal(tool, bad, ["RLE"], "rle cut")
+
+
 def test_extra_files_skipped(tool, wd):
     vol = np.random.default_rng(6).integers(0, 255, size=(3, 3, 3)).astype(np.uint8)
     folder, _ = write_series(wd, "extra", vol, [1, 0, 0, 0, 1, 0], [0, 0, 0], 1.0)
@@ -336,7 +371,7 @@ def main():
     try:
         for t in (test_ct_int16_slope, test_ct_int16_raw, test_bits_stored,
                   test_mr_uint16_orientations, test_reversed_positions, test_single_slice,
-                  test_rgb, test_extra_files_skipped, test_refusals):
+                  test_rgb, test_rle, test_extra_files_skipped, test_refusals):
             try:
                 t(tool, wd)
                 print("ran", t.__name__)
