@@ -281,6 +281,10 @@ void check_structure(const std::string& path, const std::vector<unsigned char>& 
         len = w.u16(pos + 6);
         head = 8;
       }
+      // GDCM 3.0.21 aborts (an assertion) on a sequence or an undefined length in group 0002
+      // (found by fuzz_dicom); the standard has neither there.
+      if (std::memcmp(vr, "SQ", 2) == 0 || len == 0xFFFFFFFFu)
+        w.bad(pos, "a sequence or an undefined length in the file meta information");
       if (len > bytes.size() - pos - head) w.bad(pos, "element longer than the file");
       if (e == 0x0010) ts.assign(reinterpret_cast<const char*>(bytes.data() + pos + head), len);
       pos += head + len;

@@ -257,3 +257,17 @@ TEST(DicomRegression, FuzzedRleIsARefusalNotACrash) {
     EXPECT_EQ(msg.find('\n'), std::string::npos) << msg;
   }
 }
+
+// fuzz_dicom's second finding: a sequence in the file meta information made GDCM abort on an
+// assertion; the walk refuses it first.
+TEST(DicomRegression, SequenceInTheFileMetaInformationIsARefusalNotAnAbort) {
+  const std::string p = std::string(SPLINEVIEW_IO_TEST_DIR) + "/data/meta_sq_abort.dcm";
+  try {
+    sv::load_dicom(p);
+    FAIL() << "accepted";
+  } catch (const sv::Error& e) {
+    const std::string msg = e.what();
+    EXPECT_EQ(msg.rfind(p + ": ", 0), 0u) << msg;
+    EXPECT_NE(msg.find("file meta information"), std::string::npos) << msg;
+  }
+}
