@@ -27,6 +27,67 @@ double ms_since(std::chrono::steady_clock::time_point t) {
 
 }  // namespace
 
+bool operator==(const AccuracyReference& a, const AccuracyReference& b) {
+  return a.kind == b.kind && (a.kind != ReferenceKind::Method || a.method == b.method);
+}
+
+std::string reference_id(const AccuracyReference& r) {
+  switch (r.kind) {
+    case ReferenceKind::SameMethod:
+      return "same-method";
+    case ReferenceKind::Method:
+      return std::string("method:") + gl::fetch_name(r.method);
+    case ReferenceKind::Truth:
+      return "truth";
+  }
+  return "?";
+}
+
+std::string reference_label(const AccuracyReference& r) {
+  switch (r.kind) {
+    case ReferenceKind::SameMethod:
+      return "each view's own method in double";
+    case ReferenceKind::Method:
+      if (r.method == gl::Fetch::CubicPrecise) return "precise cubic in double";
+      if (gl::fetch_prefiltered(r.method)) return "prefiltered cubic in double";
+      return std::string(method_display_name(r.method)) + " in double";
+    case ReferenceKind::Truth:
+      return "the analytic function (ground truth)";
+  }
+  return "?";
+}
+
+std::string reference_tag(const AccuracyReference& r) {
+  switch (r.kind) {
+    case ReferenceKind::SameMethod:
+      return {};
+    case ReferenceKind::Method:
+      return std::string("  vs ") + gl::fetch_name(r.method);
+    case ReferenceKind::Truth:
+      return "  vs truth";
+  }
+  return {};
+}
+
+AccuracyReference parse_reference(const std::string& name) {
+  AccuracyReference r;
+  if (name == "same" || name == "same-method") return r;
+  if (name == "truth") {
+    r.kind = ReferenceKind::Truth;
+    return r;
+  }
+  try {
+    r.kind = ReferenceKind::Method;
+    r.method = parse_method(name);
+  } catch (const Error&) {
+    throw Error(
+        "--reference must be same, truth or a method name (nearest, linear, unfiltered, "
+        "lut, otf, precise), got '" +
+        name + "'");
+  }
+  return r;
+}
+
 bool same_jobs(const std::vector<AccuracyJob>& a, const std::vector<AccuracyJob>& b) {
   if (a.size() != b.size()) return false;
   for (std::size_t i = 0; i < a.size(); ++i) {
@@ -91,6 +152,7 @@ std::uint32_t heat_colour(float error) {
 // One measurement in progress.
 struct AccuracyMeter::Pending {
   std::vector<AccuracyJob> jobs;
+  AccuracyReference against;
   std::vector<std::vector<float>> positions;  // per job
   std::vector<std::vector<std::size_t>> pixels;
   std::vector<std::vector<float>> gpu;         // per job, points * channels
@@ -103,8 +165,9 @@ struct AccuracyMeter::Pending {
 };
 
 AccuracyMeter::AccuracyMeter(std::shared_ptr<const ArrayD> exact, const ArrayF& samples,
-                             const ArrayF& coefficients)
+                             const ArrayF& coefficients, AnalyticTruth truth)
     : exact_(std::move(exact)),
+      truth_(std::move(truth)),
       samples_tex_(samples, gl::TexFormat::R32F),
       coefficients_tex_(coefficients, gl::TexFormat::R32F) {
   if (!exact_ || exact_->dims() != samples.dims() || exact_->channels() != samples.channels() ||
@@ -122,10 +185,13 @@ void AccuracyMeter::stop_worker() {
   cancel_ = false;
 }
 
-void AccuracyMeter::measure(std::vector<AccuracyJob> jobs) {
+void AccuracyMeter::measure(std::vector<AccuracyJob> jobs, AccuracyReference reference) {
+  if (reference.kind == ReferenceKind::Truth && !truth_)
+    throw Error("accuracy: no ground truth for data that is not analytic");
   stop_worker();
   auto p = std::make_unique<Pending>();
   p->jobs = std::move(jobs);
+  p->against = reference;
   const std::size_t channels = exact_->channels();
   for (const AccuracyJob& job : p->jobs) {
     std::vector<float> pos;
@@ -145,11 +211,15 @@ void AccuracyMeter::measure(std::vector<AccuracyJob> jobs) {
 
 void AccuracyMeter::start_reference() {
   Pending* p = pending_.get();
+  // The method each job is compared with (SameMethod: its own; Truth: none).
+  const auto reference_method = [p](const AccuracyJob& j) {
+    return p->against.kind == ReferenceKind::Method ? p->against.method : j.method;
+  };
   const bool need_coefficients =
-      !exact_coefficients_ && std::any_of(p->jobs.begin(), p->jobs.end(), [](const AccuracyJob& j) {
-        return gl::fetch_prefiltered(j.method);
-      });
-  worker_ = std::thread([this, p, need_coefficients] {
+      !exact_coefficients_ && p->against.kind != ReferenceKind::Truth &&
+      std::any_of(p->jobs.begin(), p->jobs.end(),
+                  [&](const AccuracyJob& j) { return gl::fetch_prefiltered(reference_method(j)); });
+  worker_ = std::thread([this, p, need_coefficients, reference_method] {
     try {
       if (need_coefficients) {
         auto c = std::make_shared<ArrayD>(*exact_);
@@ -159,8 +229,26 @@ void AccuracyMeter::start_reference() {
       const std::size_t rank = exact_->rank();
       const std::size_t channels = exact_->channels();
       std::vector<double> pos;
+      if (p->against.kind == ReferenceKind::Truth) {
+        // The function in double at the same float positions.
+        for (std::size_t j = 0; j < p->jobs.size(); ++j) {
+          const std::size_t m = p->pixels[j].size();
+          double q[3] = {0, 0, 0};
+          for (std::size_t i = 0; i < m; ++i) {
+            if (i % kReferenceChunk == 0 && cancel_) return;
+            for (std::size_t d = 0; d < rank; ++d)
+              q[d] = static_cast<double>(p->positions[j][i * rank + d]);
+            for (std::size_t c = 0; c < channels; ++c)
+              p->reference[j][i * channels + c] = truth_.value(q, c);
+            if ((i + 1) % kReferenceChunk == 0 || i + 1 == m)
+              p->reference_done += (i % kReferenceChunk) + 1;
+          }
+        }
+        p->reference_finished = true;
+        return;
+      }
       for (std::size_t j = 0; j < p->jobs.size(); ++j) {
-        const gl::Fetch method = p->jobs[j].method;
+        const gl::Fetch method = reference_method(p->jobs[j]);
         SamplerOptions opt;
         opt.degree = method_degree(method);
         opt.boundary = Boundary::Reflect;
@@ -242,6 +330,7 @@ void AccuracyMeter::complete() {
   for (std::size_t j = 0; j < p.jobs.size(); ++j) {
     AccuracyResult r;
     r.job = p.jobs[j];
+    r.reference = p.against;
     const std::size_t m = p.pixels[j].size();
     r.points = m;
     r.error.assign(r.job.grid.rows * r.job.grid.cols, std::numeric_limits<float>::quiet_NaN());
@@ -273,21 +362,34 @@ void AccuracyOverlay::reset(std::unique_ptr<AccuracyMeter> meter, std::string no
   meter_ = std::move(meter);
   note_ = std::move(note);
   jobs_.clear();
+  jobs_reference_ = reference;
   jobs_changed_s_ = 0;
   jobs_measured_ = false;
   heat_.clear();
   heat_generation_ = 0;
 }
 
+std::string AccuracyOverlay::reference_problem() const {
+  if (reference.kind != ReferenceKind::Truth || !meter_ || meter_->has_truth()) return {};
+  return "no ground truth: only analytic data (the zone plate, the Marschner-Lobb volume) has "
+         "a function to compare with; files are samples of an unknown signal";
+}
+
 void AccuracyOverlay::update(std::vector<AccuracyJob> jobs, double time_s, bool now) {
   if (!enabled || !meter_) return;
+  if (!reference_problem().empty()) return;
   if (!same_jobs(jobs, jobs_)) {
     jobs_ = std::move(jobs);
     jobs_changed_s_ = time_s;
     jobs_measured_ = false;
   }
+  if (reference != jobs_reference_) {  // a new reference: measure at once (no debounce)
+    jobs_reference_ = reference;
+    if (jobs_measured_) jobs_changed_s_ = time_s - kDebounceS;
+    jobs_measured_ = false;
+  }
   if (!jobs_measured_ && (now || time_s - jobs_changed_s_ >= kDebounceS)) {
-    meter_->measure(jobs_);
+    meter_->measure(jobs_, jobs_reference_);
     jobs_measured_ = true;
   }
   std::exception_ptr failure;
@@ -331,7 +433,7 @@ const std::vector<AccuracyResult>& AccuracyOverlay::results() const {
 const AccuracyResult* AccuracyOverlay::result(std::size_t i) const {
   if (!meter_ || !jobs_measured_ || meter_->busy()) return nullptr;
   const std::vector<AccuracyResult>& r = meter_->results();
-  if (i >= r.size() || r.size() != jobs_.size()) return nullptr;
+  if (i >= r.size() || r.size() != jobs_.size() || r[i].reference != reference) return nullptr;
   std::vector<AccuracyJob> measured;
   for (const AccuracyResult& x : r) measured.push_back(x.job);
   return same_jobs(measured, jobs_) ? &r[i] : nullptr;

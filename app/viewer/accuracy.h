@@ -11,9 +11,15 @@
 //    gl::Evaluator::evaluate at those float positions, on float textures of the samples and of
 //    the coefficients the viewer's prefilter produced (CUDA or the CPU fallback), in bands of
 //    rows per step() so that the UI stays live.
-//  - Reference: sv::sample in double on a worker thread, on the file's values in double
-//    (degree 0 nearest, 1 linear, 3 on the samples for the unfiltered cubic, 3 on the double
-//    prefilter of the samples for the prefiltered flavours), at the same float positions.
+//  - Reference, one of three (AccuracyReference), computed in double on a worker thread at the
+//    same float positions:
+//      same method: sv::sample of the job's own method on the file's values in double (degree
+//        0 nearest, 1 linear, 3 on the samples for the unfiltered cubic, 3 on the double
+//        prefilter of the samples for the prefiltered flavours): how exact the GPU path is;
+//      another method: sv::sample of one chosen method (default precise, the prefiltered cubic
+//        B-spline) for every job: how different each view's method is from that one;
+//      truth: the analytic function the data was sampled from (AnalyticTruth: the zone plate,
+//        Marschner-Lobb), only for such data: each method's true interpolation error.
 //  - Figures: sv::compare of the two (RMS, max |error|, sum of squares over all channels of the
 //    measured points), which is the code and the order splinetool's compare uses, so that
 //    `splinetool sample` (gl and cpu double) at the same positions gives the same numbers.
@@ -30,6 +36,7 @@
 
 #include <atomic>
 #include <cstddef>
+#include <functional>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -44,6 +51,40 @@
 
 namespace sv::viewer {
 
+// The continuous function synthetic data was sampled from: value of channel `channel` at a
+// position in sample units (array axis order, rank components; sample k sits at k), in the
+// values the viewer works on. Empty for data read from files.
+struct AnalyticTruth {
+  std::string label;  // "the zone plate function"
+  std::function<double(const double* position, std::size_t channel)> value;
+  explicit operator bool() const { return static_cast<bool>(value); }
+};
+
+// What the GPU results are compared with.
+enum class ReferenceKind {
+  SameMethod,  // each job's own method in double
+  Method,      // one method in double for all jobs
+  Truth,       // the analytic function (AnalyticTruth)
+};
+struct AccuracyReference {
+  ReferenceKind kind = ReferenceKind::SameMethod;
+  gl::Fetch method = gl::Fetch::CubicPrecise;  // ReferenceKind::Method only
+};
+bool operator==(const AccuracyReference& a, const AccuracyReference& b);
+inline bool operator!=(const AccuracyReference& a, const AccuracyReference& b) {
+  return !(a == b);
+}
+// The report's name: "same-method", "method:<fetch_name>" ("method:precise"), "truth".
+std::string reference_id(const AccuracyReference& r);
+// The panel's words after "errors against: ": "each view's own method in double", "precise
+// cubic in double", "the analytic function (ground truth)".
+std::string reference_label(const AccuracyReference& r);
+// A short suffix for the on-view labels: "" (same method), "  vs precise", "  vs truth".
+std::string reference_tag(const AccuracyReference& r);
+// Parses the command line's --reference: "same", "truth", or a method name (parse_method:
+// "precise", "nearest", ...) for ReferenceKind::Method. Throws sv::Error listing the choices.
+AccuracyReference parse_reference(const std::string& name);
+
 struct AccuracyJob {
   gl::Fetch method = gl::Fetch::CubicOtf;
   gl::GridMapping grid;
@@ -51,26 +92,31 @@ struct AccuracyJob {
 
 struct AccuracyResult {
   AccuracyJob job;
-  ErrorStats stats;          // over the measured points and all channels
-  std::size_t points = 0;    // measured pixels (inside the image)
-  std::vector<float> error;  // grid.rows * grid.cols, row major; NaN where not measured
-  float error_max = 0;       // largest value in `error`
+  AccuracyReference reference;  // what it was measured against
+  ErrorStats stats;             // over the measured points and all channels
+  std::size_t points = 0;       // measured pixels (inside the image)
+  std::vector<float> error;     // grid.rows * grid.cols, row major; NaN where not measured
+  float error_max = 0;          // largest value in `error`
 };
 
 class AccuracyMeter {
  public:
   // `exact`: the data's values in double (as read from the file); `samples` and `coefficients`:
-  // the float arrays the GPU textures hold (same shape). Uploads float textures of both; needs
-  // a current GL 4.5 context, as do step() and finish().
+  // the float arrays the GPU textures hold (same shape); `truth`: the function the data was
+  // sampled from, for ReferenceKind::Truth (empty for files). Uploads float textures of both;
+  // needs a current GL 4.5 context, as do step() and finish().
   AccuracyMeter(std::shared_ptr<const ArrayD> exact, const ArrayF& samples,
-                const ArrayF& coefficients);
+                const ArrayF& coefficients, AnalyticTruth truth = {});
   ~AccuracyMeter();
   AccuracyMeter(const AccuracyMeter&) = delete;
   AccuracyMeter& operator=(const AccuracyMeter&) = delete;
 
   // Starts measuring these views; abandons any measurement in progress. Results of the previous
-  // completed measurement stay readable until this one completes.
-  void measure(std::vector<AccuracyJob> jobs);
+  // completed measurement stay readable until this one completes. Throws sv::Error for
+  // ReferenceKind::Truth without a truth function.
+  void measure(std::vector<AccuracyJob> jobs, AccuracyReference reference = {});
+  bool has_truth() const { return static_cast<bool>(truth_); }
+  const AnalyticTruth& truth() const { return truth_; }
   // Does GPU work for about `budget_ms` and collects the reference when ready (GL thread).
   void step(double budget_ms);
   // Completes the current measurement now (blocks).
@@ -92,6 +138,7 @@ class AccuracyMeter {
 
   std::shared_ptr<const ArrayD> exact_;
   std::shared_ptr<ArrayD> exact_coefficients_;  // computed once, on the worker
+  AnalyticTruth truth_;
   gl::SplineTexture samples_tex_;
   gl::SplineTexture coefficients_tex_;
   std::map<gl::Fetch, std::unique_ptr<gl::Evaluator>> evaluators_;
@@ -117,9 +164,10 @@ class AccuracyOverlay {
   // Time per frame given to the measurement's GPU side.
   static constexpr double kBudgetMs = 6.0;
 
-  bool enabled = true;         // measure the views (the panel's checkbox, --no-accuracy)
-  bool heat_map = false;       // show the heat maps (key H, --heat-map)
-  float heat_opacity = 0.85f;  // the view shows through the rest
+  bool enabled = true;          // measure the views (the panel's checkbox, --no-accuracy)
+  bool heat_map = false;        // show the heat maps (key H, --heat-map)
+  float heat_opacity = 0.85f;   // the view shows through the rest
+  AccuracyReference reference;  // what the views are measured against (the panel, --reference)
 
   // A new document: its meter (nullptr when there is none; `note` then says why, for the
   // panel and the report). Forgets the jobs, results and heat maps of the previous one.
@@ -127,6 +175,10 @@ class AccuracyOverlay {
   bool has_meter() const { return meter_ != nullptr; }
   const AccuracyMeter* meter() const { return meter_.get(); }
   const std::string& note() const { return note_; }
+  // Why `reference` cannot be measured for this document (truth asked for data that is not
+  // analytic); empty when it can. Nothing is measured meanwhile.
+  std::string reference_problem() const;
+  bool has_truth() const { return meter_ && meter_->has_truth(); }
 
   // Per frame, with the jobs of the current view: a changed view is measured once it has been
   // unchanged for kDebounceS (at once with `now`, which also completes the measurement before
@@ -135,7 +187,7 @@ class AccuracyOverlay {
   void update(std::vector<AccuracyJob> jobs, double time_s, bool now);
 
   // The result of job i of the current view; nullptr while the view is still being measured,
-  // or changed since its last measurement.
+  // or changed (view or reference) since its last measurement.
   const AccuracyResult* result(std::size_t i) const;
   // All results of the last completed measurement (perhaps of a previous view).
   const std::vector<AccuracyResult>& results() const;
@@ -149,7 +201,10 @@ class AccuracyOverlay {
   bool busy() const { return meter_ && meter_->busy(); }
   float fraction() const { return meter_ ? meter_->fraction() : 1.0f; }
   // Nothing left to do: disabled, no meter, or the current view measured.
-  bool settled() const { return !enabled || !meter_ || (jobs_measured_ && !meter_->busy()); }
+  bool settled() const {
+    return !enabled || !meter_ || !reference_problem().empty() ||
+           (jobs_measured_ && !meter_->busy());
+  }
 
  private:
   void upload_heat_maps();
@@ -157,6 +212,7 @@ class AccuracyOverlay {
   std::unique_ptr<AccuracyMeter> meter_;
   std::string note_;
   std::vector<AccuracyJob> jobs_;
+  AccuracyReference jobs_reference_;  // the reference of jobs_'s measurement
   double jobs_changed_s_ = 0;
   bool jobs_measured_ = false;
   std::uint64_t heat_generation_ = 0;

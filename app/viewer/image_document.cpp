@@ -11,6 +11,7 @@
 #include "splineview/gl/cuda_interop.h"
 #include "splineview/io.h"
 #include "splineview/prefilter.h"
+#include "splineview/synthetic.h"
 #include "splineview/text.h"
 
 #ifndef SPLINEVIEW_ASSET_DIR
@@ -147,12 +148,25 @@ DecodedImage decode_image(const std::string& path) {
   return d;
 }
 
-DecodedImage synthetic_image(const std::string& label, const ArrayF& values) {
+DecodedImage synthetic_image(const std::string& label, const ArrayF& values, AnalyticTruth truth) {
   DecodedImage d;
   d.label = label;
   d.type = "float, synthetic";
   d.exact = std::make_shared<const ArrayD>(ArrayD::from(values));
+  d.truth = std::move(truth);
   return d;
+}
+
+DecodedImage zone_plate_image() {
+  constexpr std::size_t kSize = 512;
+  constexpr double kEdgeFrequency = 0.5;
+  AnalyticTruth truth;
+  truth.label = "the zone plate function";
+  truth.value = [](const double* p, std::size_t) {
+    return zone_plate_at(p[0], p[1], kSize, kSize, kEdgeFrequency);
+  };
+  return synthetic_image("zone plate 512 x 512", zone_plate(kSize, kSize, kEdgeFrequency),
+                         std::move(truth));
 }
 
 ImageDocument make_document(DecodedImage decoded) {
@@ -160,6 +174,7 @@ ImageDocument make_document(DecodedImage decoded) {
   doc.path = decoded.path;
   doc.label = decoded.label;
   doc.exact = decoded.exact;
+  doc.truth = std::move(decoded.truth);
   doc.samples = ArrayF::from(*decoded.exact);
   doc.load_ms = decoded.decode_ms;
 

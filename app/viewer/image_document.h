@@ -12,6 +12,7 @@
 #include <string>
 #include <vector>
 
+#include "accuracy.h"
 #include "splineview/array.h"
 #include "splineview/gl/image_textures.h"
 #include "splineview/io.h"
@@ -30,6 +31,7 @@ struct DecodedImage {
   std::string label;                    // file name, or "zone plate 512 x 512"
   std::string type;                     // "8-bit", "16-bit", "float, synthetic"
   std::shared_ptr<const ArrayD> exact;  // dims (height, width), 1..4 channels, in [0, 1]
+  AnalyticTruth truth;                  // generated from a function: that function; else empty
   double decode_ms = 0;
 };
 
@@ -38,6 +40,7 @@ struct ImageDocument {
   std::string label;
   std::string description;              // "600 x 400, RGB, 8-bit"
   std::shared_ptr<const ArrayD> exact;  // the file's values in double (the reference's input)
+  AnalyticTruth truth;                  // the function of generated images (the zone plate)
   ArrayF samples;                       // dims (height, width), 1..4 channels, values in [0, 1]
   ArrayF coefficients;                  // read back from textures.coefficients, same shape
   gl::ImageTextures textures;
@@ -56,8 +59,11 @@ struct ImageDocument {
 // Reads and decodes a PNG or JPEG; no GL (runs on a worker thread). Throws sv::Error naming the
 // file and the problem.
 DecodedImage decode_image(const std::string& path);
-// A generated image (values in [0, 1]) under a label.
-DecodedImage synthetic_image(const std::string& label, const ArrayF& values);
+// A generated image (values in [0, 1]) under a label; `truth`: the function it samples, if any.
+DecodedImage synthetic_image(const std::string& label, const ArrayF& values,
+                             AnalyticTruth truth = {});
+// The bundled zone plate (sv::zone_plate 512 x 512, edge frequency 0.5) with its function.
+DecodedImage zone_plate_image();
 // Uploads and prefilters; needs a current GL context. Throws sv::Error.
 ImageDocument make_document(DecodedImage decoded);
 // decode_image then make_document.

@@ -110,7 +110,8 @@ int main(int argc, char** argv) {
                    "the bundled photograph assets/coffee.png), a volume (NIfTI, NRRD, DICOM "
                    "file or folder, TIFF stack, .npy, a folder or glob of slices, raw with "
                    "--raw: volume; default the bundled MRI head), or a video (file, /dev/videoN, "
-                   "synthetic[:WxH]: video). Without --mode the content picks the mode.");
+                   "synthetic[:WxH]: video); zone-plate and marschner-lobb name the generated "
+                   "analytic data (zoom, volume). Without --mode the content picks the mode.");
     app.add_option("--mode", mode,
                    "zoom: compare methods on a 2-D image (zoom, pan, rotate); rotate: repeated "
                    "rotation of a 2-D image with PSNR per step; volume: slices of a 3-D volume "
@@ -148,6 +149,11 @@ int main(int argc, char** argv) {
     app.add_flag("--no-accuracy", no_accuracy,
                  "do not measure the views against the double-precision reference");
     app.add_flag("--heat-map", zoom_options.heat_map, "show the error heat map over the views");
+    std::string reference;
+    app.add_option("--reference", reference,
+                   "what the accuracy overlay measures the views against: same (each view's "
+                   "method in double, the default), a method name such as precise (that method "
+                   "in double), or truth (the analytic function: zone plate, Marschner-Lobb)");
     app.add_flag("--headless", options.headless,
                  "render offscreen through EGL, without a window system (with --screenshot; "
                  "for GPU machines without a display)");
@@ -250,7 +256,10 @@ int main(int argc, char** argv) {
         return 2;
       }
       // Without --mode the file's content picks the mode (a video, a 2-D image, a volume).
-      if (app.count("--mode") == 0 && !image.empty()) {
+      if (app.count("--mode") == 0 && image == sv::viewer::kZonePlateName) mode = "zoom";
+      if (app.count("--mode") == 0 && image == sv::viewer::kMarschnerLobbName) mode = "volume";
+      if (app.count("--mode") == 0 && !image.empty() && image != sv::viewer::kZonePlateName &&
+          image != sv::viewer::kMarschnerLobbName) {
         std::optional<sv::RawSpec> spec;
         if (!raw.empty()) spec = sv::parse_raw_spec(raw);
         try {
@@ -262,6 +271,7 @@ int main(int argc, char** argv) {
       }
       zoom_options.image = mode == "zoom" ? image : std::string();
       zoom_options.accuracy = !no_accuracy;
+      if (!reference.empty()) zoom_options.reference = sv::viewer::parse_reference(reference);
       zoom_options.strict = !options.screenshot.empty();
       options.modes.push_back({"zoom", "Zoom", [zoom_options](sv::viewer::MethodPass& pass) {
                                  return std::make_unique<sv::viewer::ZoomMode>(zoom_options, pass);
@@ -290,6 +300,7 @@ int main(int argc, char** argv) {
       volume_options.level = window_level;
       volume_options.accuracy = !no_accuracy;
       volume_options.heat_map = zoom_options.heat_map;
+      volume_options.reference = zoom_options.reference;
       options.modes.push_back({"volume", "Volume", [volume_options](sv::viewer::MethodPass&) {
                                  return std::make_unique<sv::viewer::VolumeMode>(volume_options);
                                }});

@@ -89,6 +89,41 @@ bool error_text(const std::string& message, const char* id) {
   return dismissed;
 }
 
+namespace {
+
+// The reference the figures and heat maps are measured against: same method, another method
+// (a combo), or the analytic function (disabled, with the reason, for data that has none).
+void reference_choice(AccuracyOverlay& overlay) {
+  AccuracyReference& ref = overlay.reference;
+  int kind = static_cast<int>(ref.kind);
+  ImGui::TextUnformatted("reference:");
+  ImGui::RadioButton("same method in double", &kind, static_cast<int>(ReferenceKind::SameMethod));
+  ImGui::SameLine();
+  ImGui::TextDisabled("how exact is this GPU path");
+  ImGui::RadioButton("another method in double:", &kind, static_cast<int>(ReferenceKind::Method));
+  ImGui::Indent();
+  ImGui::SetNextItemWidth(-1.0f);
+  gl::Fetch method = ref.method;
+  if (method_combo("##reference method", &method)) {
+    ref.method = method;
+    kind = static_cast<int>(ReferenceKind::Method);
+  }
+  ImGui::Unindent();
+  const bool truth = overlay.has_truth();
+  if (!truth && ref.kind != ReferenceKind::Truth) ImGui::BeginDisabled();
+  ImGui::RadioButton("ground truth: the analytic function", &kind,
+                     static_cast<int>(ReferenceKind::Truth));
+  if (!truth && ref.kind != ReferenceKind::Truth) ImGui::EndDisabled();
+  if (!truth && ImGui::IsItemHovered(ImGuiHoveredFlags_AllowWhenDisabled))
+    ImGui::SetTooltip(
+        "only for analytic data (the zone plate, the Marschner-Lobb volume): a file's samples "
+        "come from an unknown signal, so there is no truth to compare with");
+  ref.kind = static_cast<ReferenceKind>(kind);
+  ImGui::Text("errors against: %s", reference_label(ref).c_str());
+}
+
+}  // namespace
+
 void accuracy_section(AccuracyOverlay& overlay, const AccuracyPanel& panel) {
   section("Accuracy");
   ImGui::Checkbox("measure against the double reference", &overlay.enabled);
@@ -101,6 +136,13 @@ void accuracy_section(AccuracyOverlay& overlay, const AccuracyPanel& panel) {
   if (!overlay.enabled) return;
   if (!overlay.has_meter()) {
     if (!overlay.note().empty()) ImGui::TextWrapped("%s", overlay.note().c_str());
+    return;
+  }
+  reference_choice(overlay);
+  if (const std::string problem = overlay.reference_problem(); !problem.empty()) {
+    ImGui::PushStyleColor(ImGuiCol_Text, ImVec4(1.0f, 0.45f, 0.4f, 1.0f));
+    ImGui::TextWrapped("%s", problem.c_str());
+    ImGui::PopStyleColor();
     return;
   }
   if (overlay.busy() || !overlay.started()) {

@@ -258,6 +258,10 @@ DecodedVolume decode_marschner_lobb(std::size_t n, const VolumeLimits& limits) {
   if (n == 0) throw Error(name + ": the grid needs at least one sample per axis");
   check_limits(name, {n, n, n}, limits);
   DecodedVolume v = decode_samples(marschner_lobb(n), {1.0, 1.0, 1.0}, name, DType::F32, limits);
+  v.truth.label = "the Marschner-Lobb function";
+  v.truth.value = [n](const double* p, std::size_t) {
+    return marschner_lobb_sample_at(p[0], p[1], p[2], n);
+  };
   v.load_ms = ms_since(start);
   return v;
 }

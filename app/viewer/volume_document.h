@@ -30,6 +30,7 @@
 #include <optional>
 #include <string>
 
+#include "accuracy.h"
 #include "slice_geometry.h"
 #include "slice_pass.h"
 #include "splineview/array.h"
@@ -63,6 +64,8 @@ struct DecodedVolume {
   // reference's input; null over limits.accuracy_budget (accuracy_note says why).
   std::shared_ptr<const ArrayD> exact;
   std::string accuracy_note;
+  // Generated from a function (Marschner-Lobb): that function, for the overlay's ground truth.
+  AnalyticTruth truth;
   std::array<std::size_t, 3> dims{1, 1, 1};  // (z, y, x), kept when samples are released
   glm::dvec3 spacing{1.0, 1.0, 1.0};         // mm per voxel, array order (z, y, x)
   // Where the voxels sit in the patient frame (RAS+ mm, splineview/geometry.h): the file's own

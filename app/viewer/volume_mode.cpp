@@ -112,10 +112,13 @@ VolumeMode::VolumeMode(VolumeOptions options) : options_(std::move(options)) {
   }
   accuracy_.enabled = options_.accuracy;
   accuracy_.heat_map = options_.heat_map;
+  accuracy_.reference = options_.reference;
   limits_ = query_volume_limits();
   timers_meaningful_ = gl::timer_queries_meaningful();
   if (options_.path.empty()) {
     open_bundled(0);
+  } else if (options_.path == kMarschnerLobbName) {
+    open_bundled(1);
   } else {
     open(options_.path);
   }
@@ -246,7 +249,10 @@ void VolumeMode::update_accuracy(double time_s, bool now) {
     } else {
       try {
         accuracy_.reset(std::make_unique<AccuracyMeter>(doc_->volume.exact, doc_->volume.samples,
-                                                        doc_->coefficients));
+                                                        doc_->coefficients, doc_->volume.truth));
+        if (!accuracy_.reference_problem().empty())
+          std::fprintf(stderr, "splineview: error: %s: %s\n", doc_->volume.name.c_str(),
+                       accuracy_.reference_problem().c_str());
       } catch (const std::exception& e) {
         accuracy_.reset(nullptr, std::string("no accuracy overlay: ") + e.what());
       }
@@ -429,11 +435,18 @@ void VolumeMode::panel(const FrameInfo& f) {
   for (Plane p : kPlanes) text.views.emplace_back(plane_name(p));
   text.points_column = true;
   text.digits = 2;  // five columns in the panel's width; the view labels and the report have more
+  const AccuracyReference& ref = accuracy_.reference;
+  const std::string against =
+      ref.kind == ReferenceKind::Truth    ? doc_->volume.truth.label + " in double"
+      : ref.kind == ReferenceKind::Method ? "sv::sample of " + reference_label(ref)
+                                          : std::string("sv::sample of the same method in double");
   text.explanation =
-      "each view's method (GLSL fetch, as drawn) against sv::sample in double at the view's "
-      "pixel centres inside the volume (voxel positions of the slice shader's map, rounded once "
-      "to float); values before window/level. Same figures as splinetool sample (gl vs cpu "
-      "double) + compare at those positions.";
+      "each view's method (GLSL fetch, as drawn) against " + against +
+      " at the view's pixel centres inside the volume (voxel positions of the slice shader's "
+      "map, rounded once to float); values before window/level." +
+      (ref.kind == ReferenceKind::SameMethod
+           ? " Same figures as splinetool sample (gl vs cpu double) + compare at those positions."
+           : "");
   accuracy_section(accuracy_, text);
 
   section("Window / level");
@@ -591,8 +604,8 @@ void VolumeMode::overlays(const FrameInfo& f, ImDrawList* list) {
                     format_mm(sp.mm, false).c_str(), method_short_name(method(p)));
     }
     if (const std::size_t n = std::strlen(text); measured && measured->points > 0)
-      std::snprintf(text + n, sizeof text - n, "   RMS %.2e  max %.2e", measured->stats.rms,
-                    measured->stats.max_abs);
+      std::snprintf(text + n, sizeof text - n, "   RMS %.2e  max %.2e%s", measured->stats.rms,
+                    measured->stats.max_abs, reference_tag(measured->reference).c_str());
     const ImVec2 size = ImGui::CalcTextSize(text);
     const float pad = 4.0f * ui;
     const ImVec2 at = pt({c.x + kLabelMargin * ui * s.x, c.y + kLabelMargin * ui * s.y});
@@ -771,7 +784,8 @@ nlohmann::json VolumeMode::report() const {
                                                                    : nlohmann::json(nullptr)},
                           {"count", a->stats.count},
                           {"points", a->points},
-                          {"error_max", a->error_max}};
+                          {"error_max", a->error_max},
+                          {"reference", reference_id(a->reference)}};
     }
     views.push_back(view);
   }
@@ -781,10 +795,15 @@ nlohmann::json VolumeMode::report() const {
                    {"prefilter", doc_->prefilter_ms},
                    {"readback", doc_->readback_ms}};
   r["cpu_readout"] = doc_->has_readout() ? "available" : doc_->readout_note;
+  r["accuracy_reference"] = reference_id(accuracy_.reference);
+  if (const std::string problem = accuracy_.reference_problem(); !problem.empty())
+    r["accuracy_reference_problem"] = problem;
   if (!accuracy_.enabled) {
     r["accuracy"] = "off";
   } else if (meter_made_ && !accuracy_.has_meter()) {
     r["accuracy"] = accuracy_.note();
+  } else if (const std::string problem = accuracy_.reference_problem(); !problem.empty()) {
+    r["accuracy"] = problem;
   } else {
     r["accuracy"] = accuracy_.result(0) ? "measured" : "pending";
   }

@@ -52,6 +52,9 @@
 
 namespace sv::viewer {
 
+// The path that opens the bundled Marschner-Lobb volume (--mode volume marschner-lobb).
+constexpr const char* kMarschnerLobbName = "marschner-lobb";
+
 struct VolumeOptions {
   // The volume file (NRRD, NIfTI-1 .nii/.nii.gz, .npy, or raw with `raw`); empty: the bundled
   // MRI head (assets/mri_t1_head.nrrd, found like default_image_path()).
@@ -69,8 +72,9 @@ struct VolumeOptions {
   std::optional<double> level;
   // false: prefilter on the CPU even where CUDA could (the interop's CPU path).
   bool allow_cuda = true;
-  bool accuracy = true;   // measure the views against the double reference
-  bool heat_map = false;  // show the error heat map over the views
+  bool accuracy = true;         // measure the views against the double reference
+  bool heat_map = false;        // show the error heat map over the views
+  AccuracyReference reference;  // what the views are measured against (--reference)
 };
 
 class VolumeMode : public Mode {

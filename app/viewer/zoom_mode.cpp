@@ -58,7 +58,12 @@ ZoomMode::ZoomMode(const ZoomOptions& options, MethodPass& pass) : options_(opti
   settings_.angle_deg = wrap_degrees(static_cast<float>(options.angle_deg));
   accuracy_.enabled = options.accuracy;
   accuracy_.heat_map = options.heat_map;
+  accuracy_.reference = options.reference;
   timers_meaningful_ = gl::timer_queries_meaningful();
+  if (options.image == kZonePlateName) {  // the bundled zone plate, with its function
+    open_bundled(2);
+    return;
+  }
   const std::string first = options.image.empty() ? default_image_path() : options.image;
   fallback_pending_ = !options.strict && first != default_image_path();
   open(first);
@@ -91,8 +96,7 @@ bool ZoomMode::open_bundled(std::size_t index) {
   const Bundled& b = kBundled[index];
   if (b.asset) return open(asset_path(b.asset));
   if (index == 2) {
-    start_decode([] { return synthetic_image("zone plate 512 x 512", zone_plate(512, 512)); },
-                 "generating the zone plate");
+    start_decode([] { return zone_plate_image(); }, "generating the zone plate");
   } else {
     start_decode([] { return synthetic_image("resolution chart 512 x 512", resolution_chart()); },
                  "generating the resolution chart");
@@ -110,7 +114,11 @@ void ZoomMode::adopt(DecodedImage decoded) {
     std::fprintf(stderr, "splineview: %s\n", doc.prefilter_notice.c_str());
   notice_ = doc.prefilter_notice;
   accuracy_.reset(nullptr);
-  accuracy_.reset(std::make_unique<AccuracyMeter>(doc.exact, doc.samples, doc.coefficients));
+  accuracy_.reset(
+      std::make_unique<AccuracyMeter>(doc.exact, doc.samples, doc.coefficients, doc.truth));
+  if (accuracy_.enabled && !accuracy_.reference_problem().empty())
+    std::fprintf(stderr, "splineview: error: %s: %s\n", doc.label.c_str(),
+                 accuracy_.reference_problem().c_str());
   document_ = std::move(doc);
   view_pending_ = true;
 }
@@ -406,13 +414,24 @@ void ZoomMode::panel(const FrameInfo& f) {
 
   AccuracyPanel text;
   if (const std::vector<AccuracyResult>& results = accuracy_.results(); !results.empty()) {
-    char explanation[400];
+    char explanation[480];
+    const AccuracyReference& ref = results.front().reference;
+    const std::string against =
+        ref.kind == ReferenceKind::Truth
+            ? (document_ ? document_->truth.label : std::string("the function")) +
+                  " in double at the same float positions"
+        : ref.kind == ReferenceKind::Method
+            ? "sv::sample of " + reference_label(ref)
+            : std::string("sv::sample of the same method in double");
     std::snprintf(explanation, sizeof explanation,
-                  "each view's method (GLSL, as drawn) against sv::sample in double at the "
-                  "view's %zu pixel centres inside the image, all channels; values before "
-                  "clamping to the display range. Same figures as splinetool sample (gl vs cpu "
-                  "double) + compare at those positions.",
-                  results.front().points);
+                  "each view's method (GLSL, as drawn) against %s at the view's %zu pixel "
+                  "centres inside the image, all channels; values before clamping to the "
+                  "display range.%s",
+                  against.c_str(), results.front().points,
+                  ref.kind == ReferenceKind::SameMethod
+                      ? " Same figures as splinetool sample (gl vs cpu double) + compare at "
+                        "those positions."
+                      : "");
     text.explanation = explanation;
   }
   accuracy_section(accuracy_, text);
@@ -457,8 +476,8 @@ void ZoomMode::overlays(const FrameInfo& f, ImDrawList* list) {
                 : std::snprintf(text, sizeof text, "%zu  %s", pane.slot + 1, name);
     if (const AccuracyResult* r = accuracy_.enabled ? accuracy_.result(i) : nullptr;
         r && r->points > 0 && n > 0 && n < static_cast<int>(sizeof text))
-      std::snprintf(text + n, sizeof text - static_cast<std::size_t>(n), "   RMS %.2e  max %.2e",
-                    r->stats.rms, r->stats.max_abs);
+      std::snprintf(text + n, sizeof text - static_cast<std::size_t>(n), "   RMS %.2e  max %.2e%s",
+                    r->stats.rms, r->stats.max_abs, reference_tag(r->reference).c_str());
     const bool right = settings_.layout == Layout::Wipe && pane.slot == 0;
     label(right ? pane.rect.x + pane.rect.width - margin : pane.rect.x + margin,
           pane.rect.y + margin, text, right);
@@ -566,14 +585,17 @@ nlohmann::json ZoomMode::report() const {
                    {"origin", {g.origin[0], g.origin[1]}},
                    {"step_row", {g.step_row[0], g.step_row[1]}},
                    {"step_col", {g.step_col[0], g.step_col[1]}}};
-      v["accuracy"] = {{"rms", r->stats.rms},      {"max_abs", r->stats.max_abs},
-                       {"sse", r->stats.sse},      {"psnr_db", number_or_null(r->stats.psnr)},
-                       {"count", r->stats.count},  {"points", r->points},
-                       {"error_max", r->error_max}};
+      v["accuracy"] = {{"rms", r->stats.rms},       {"max_abs", r->stats.max_abs},
+                       {"sse", r->stats.sse},       {"psnr_db", number_or_null(r->stats.psnr)},
+                       {"count", r->stats.count},   {"points", r->points},
+                       {"error_max", r->error_max}, {"reference", reference_id(r->reference)}};
     }
     views.push_back(v);
   }
   j["views"] = views;
+  j["accuracy_reference"] = reference_id(accuracy_.reference);
+  if (const std::string problem = accuracy_.reference_problem(); !problem.empty())
+    j["accuracy_reference_problem"] = problem;
   return j;
 }
 

@@ -21,6 +21,9 @@
 
 namespace sv::viewer {
 
+// The image name that opens the bundled zone plate (--mode zoom zone-plate).
+constexpr const char* kZonePlateName = "zone-plate";
+
 struct ZoomOptions {
   std::string image;  // empty: the bundled photograph
   Layout layout = Layout::Single;
@@ -31,6 +34,7 @@ struct ZoomOptions {
   std::optional<glm::dvec2> center;  // image position (x, y) at the views' centre
   bool accuracy = true;              // measure the views against the double reference
   bool heat_map = false;             // show the error heat map over the views
+  AccuracyReference reference;       // what the views are measured against (--reference)
   // The image failing to load is final (screenshot mode) rather than a fallback to the default.
   bool strict = false;
 };

@@ -267,6 +267,13 @@ double marschner_lobb_coord(std::size_t i, std::size_t n) {
   return -1.0 + 2.0 * (static_cast<double>(i) + 0.5) / static_cast<double>(n);
 }
 
+double marschner_lobb_sample_at(double z, double y, double x, std::size_t n, double fm,
+                                double alpha) {
+  const double nd = static_cast<double>(n);
+  const auto coord = [nd](double p) { return -1.0 + 2.0 * (p + 0.5) / nd; };
+  return marschner_lobb_at(coord(x), coord(y), coord(z), fm, alpha);
+}
+
 ArrayF marschner_lobb(std::size_t n, double fm, double alpha) {
   if (n == 0) throw Error("Marschner-Lobb volume: the size must not be zero");
   ArrayF a({n, n, n});

@@ -17,6 +17,9 @@
    driver (no libcuda.so.1) it says so instead of "no NVIDIA driver new enough".
 6. Without --mode the file's content picks the mode (issue 13): a 2-D .npy -> zoom, a 3-D .npy
    and the NRRD head -> volume, the clip -> video, a PNG -> zoom; 1-D data is one clear error.
+7. --reference (issue 13 item 6): a bad value is one line and exit 2; the zone plate with
+   precise and truth reports that reference per view; truth on a file says why on one stderr
+   line and in the report, and measures nothing.
 
 usage: test_viewer_cli.py SPLINEVIEW ASSETS_DIR OUTDIR PROJECT_VERSION
 """
@@ -256,6 +259,38 @@ def check_mode_from_content(viewer, assets, outdir):
           ".png -> zoom, .nrrd -> volume; 1-D refused")
 
 
+def check_reference(viewer, assets, outdir):
+    r, _ = run([viewer, "--reference", "exact", "--headless", "--screenshot",
+                os.path.join(outdir, "x.png")])
+    if r.returncode != 2 or "--reference" not in r.stderr or r.stderr.count("\n") != 1:
+        fail("--reference exact: exit %d, stderr %r" % (r.returncode, r.stderr))
+    report = os.path.join(outdir, "ref.json")
+    for ref, want in (("precise", "method:precise"), ("truth", "truth")):
+        r, _ = run([viewer, "zone-plate", "--reference", ref, "--layout", "pair", "--methods",
+                    "nearest,precise", "--zoom", "2.7", "--headless", "--size", "640x400",
+                    "--screenshot", os.path.join(outdir, "ref.png"), "--report", report])
+        if r.returncode != 0:
+            fail("zone-plate --reference %s: exit %d: %s" % (ref, r.returncode, r.stderr))
+        with open(report) as f:
+            j = json.load(f)
+        got = [v.get("accuracy", {}).get("reference") for v in j["views"]]
+        if j.get("accuracy_reference") != want or got != [want, want]:
+            fail("zone-plate --reference %s: report says %r, views %r" %
+                 (ref, j.get("accuracy_reference"), got))
+    r, _ = run([viewer, os.path.join(assets, "coffee.png"), "--reference", "truth", "--headless",
+                "--size", "640x400", "--screenshot", os.path.join(outdir, "ref.png"), "--report",
+                report])
+    lines = [l for l in r.stderr.splitlines() if "ground truth" in l]
+    with open(report) as f:
+        j = json.load(f)
+    if (r.returncode != 0 or len(lines) != 1 or "accuracy_reference_problem" not in j or
+            any("accuracy" in v for v in j["views"])):
+        fail("coffee.png --reference truth: exit %d, stderr %r, report %r" %
+             (r.returncode, r.stderr, j))
+    print("--reference: bad value refused, zone plate precise/truth reported, truth on a file "
+          "refused with a reason")
+
+
 def main():
     if len(sys.argv) != 5:
         fail(__doc__)
@@ -272,6 +307,7 @@ def main():
     check_fps_and_notice(viewer, assets, outdir, cuda_compiled)
     check_help_examples(viewer, assets, outdir)
     check_mode_from_content(viewer, assets, outdir)
+    check_reference(viewer, assets, outdir)
     print("PASS: mode from content, --version, fast single-prefix video errors, fps text, notices, --help examples")
 
 

@@ -77,6 +77,11 @@ double marschner_lobb_at(double x, double y, double z, double fm = 6.0, double a
 // The coordinate in [-1, 1] of sample i of n: sample centres, -1 + (2 i + 1) / n (sample k sits
 // at position k, and the n samples cover [-1, 1] as n cells of width 2/n).
 double marschner_lobb_coord(std::size_t i, std::size_t n);
+// The continuous signal behind marschner_lobb(n) at a position (z, y, x) in sample units of the
+// n^3 grid (sample k at k): marschner_lobb_at of -1 + (2 p + 1) / n per axis, so that the grid
+// holds it (rounded to float) at integer positions.
+double marschner_lobb_sample_at(double z, double y, double x, std::size_t n, double fm = 6.0,
+                                double alpha = 0.25);
 // rho sampled on an n^3 grid (dims (z, y, x)) at marschner_lobb_coord per axis, as float.
 // Throws sv::Error for n = 0.
 ArrayF marschner_lobb(std::size_t n, double fm = 6.0, double alpha = 0.25);
