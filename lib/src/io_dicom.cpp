@@ -268,6 +268,7 @@ void check_structure(const std::string& path, const std::vector<unsigned char>& 
   if (part10) {
     pos = 132;
     // File meta information: explicit VR little endian, group 0002.
+    std::size_t meta_end = 0;  // where (0002,0000) FileMetaInformationGroupLength says it ends
     while (pos + 8 <= bytes.size() && w.u16(pos) == 0x0002) {
       const std::uint16_t e = w.u16(pos + 2);
       const unsigned char* vr = bytes.data() + pos + 4;
@@ -287,8 +288,16 @@ void check_structure(const std::string& path, const std::vector<unsigned char>& 
         w.bad(pos, "a sequence or an undefined length in the file meta information");
       if (len > bytes.size() - pos - head) w.bad(pos, "element longer than the file");
       if (e == 0x0010) ts.assign(reinterpret_cast<const char*>(bytes.data() + pos + head), len);
+      if (e == 0x0000 && len == 4) meta_end = pos + head + len + w.u32(pos + head);
       pos += head + len;
     }
+    // GDCM reads the group as far as its length says and asserts when that is not where the
+    // elements end (fuzz_dicom).
+    if (meta_end != 0 && meta_end != pos)
+      w.bad(pos, "the file meta information's group length does not match its elements");
+    // Fewer than 8 bytes after the last whole element: a cut element, on which GDCM asserts
+    // (fuzz_dicom).
+    if (pos < bytes.size() && bytes.size() - pos < 8) w.bad(pos, "truncated element");
     while (!ts.empty() && (ts.back() == '\0' || ts.back() == ' ')) ts.pop_back();
     if (ts.empty()) fail(path, "damaged DICOM: no transfer syntax in the file meta information");
     if (ts == "1.2.840.10008.1.2.2")
