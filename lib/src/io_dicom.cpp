@@ -553,6 +553,9 @@ bool read_header(const std::string& path, Header* h) {
                    std::to_string(h->cols) + ")");
   if (h->samples != 1 && h->samples != 3)
     fail(path, "SamplesPerPixel " + std::to_string(h->samples) + " is not supported (1 or 3)");
+  // GDCM asserts on any other value (fuzz_dicom).
+  if (const unsigned pc = us_value(path, ds, kPlanar, "PlanarConfiguration", 0); pc > 1)
+    fail(path, "bad PlanarConfiguration " + std::to_string(pc) + " (expected 0 or 1)");
   if (h->bits_allocated != 8 && h->bits_allocated != 16 && h->bits_allocated != 32)
     fail(path,
          "BitsAllocated " + std::to_string(h->bits_allocated) + " is not supported (8, 16 or 32)");

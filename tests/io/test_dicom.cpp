@@ -258,19 +258,24 @@ TEST(DicomRegression, FuzzedRleIsARefusalNotACrash) {
   }
 }
 
-// fuzz_dicom's second and third findings: GDCM aborts on an assertion when the file meta
-// information holds a sequence or ends in a cut element; the walk refuses both first (for the cut
+// fuzz_dicom's second to fourth findings: GDCM aborts on an assertion when the file meta
+// information holds a sequence or ends in a cut element, or PlanarConfiguration is not 0 or 1;
+// the walk and the header checks refuse them first (for the cut
 // one: the group length 0002,0000 claims more than the elements hold).
 TEST(DicomRegression, DamagedFileMetaInformationIsARefusalNotAnAbort) {
   // A sequence in the file meta information; a file cut 6 bytes into an element after it.
-  for (const char* name : {"meta_sq_abort.dcm", "meta_cut_abort.dcm"}) {
+  for (const char* name : {"meta_sq_abort.dcm", "meta_cut_abort.dcm", "planar_abort.dcm"}) {
     const std::string p = std::string(SPLINEVIEW_IO_TEST_DIR) + "/data/" + name;
     try {
       sv::load_dicom(p);
       ADD_FAILURE() << name << " accepted";
     } catch (const sv::Error& e) {
       const std::string msg = e.what();
-      EXPECT_EQ(msg.rfind(p + ": damaged DICOM: ", 0), 0u) << msg;
+      EXPECT_EQ(msg.rfind(p + ": ", 0), 0u) << msg;
+      EXPECT_NE(msg.find(name == std::string("planar_abort.dcm") ? "PlanarConfiguration"
+                                                                 : "damaged DICOM: "),
+                std::string::npos)
+          << msg;
       EXPECT_EQ(msg.find('\n'), std::string::npos) << msg;
     }
   }
