@@ -11,7 +11,8 @@ insighttoolkit5-examples, /usr/share/doc/insighttoolkit5-examples/examples/Data/
 Processing: the NIfTI-1 voxels (int16, all values 0..255, 128 x 128 x 62 as i, j, k) are kept
 unchanged as uchar; only the j axis is reversed, so that row 0 of every k slice is the
 superior end (the file's j axis runs inferior to superior, and images show row 0 at the top).
-The output is NRRD0004 with gzip encoding, x (= i) fastest, spacings 2 2 3 mm. The result is
+The output is NRRD0004 with gzip encoding, x (= i) fastest, 2 x 2 x 3 mm, oriented LIP in LPS
+space directions (the viewer's patient frame; see assets/README.md). The result is
 deterministic (gzip level 9, mtime 0).
 """
 import gzip
@@ -59,11 +60,14 @@ def main():
         "NRRD0004\n"
         "# splineview bundled volume: T1-weighted MRI of a head, from the InsightToolkit\n"
         "# examples data (KmeansTest_T1UCharRaw.nii.gz), Apache-2.0; j axis reversed so that\n"
-        "# row 0 is superior. See assets/README.md.\n"
+        "# row 0 is superior. See assets/README.md. The space lines (added later) state\n"
+        "# the orientation: i to the left, j inferior, k posterior (LIP), 2 x 2 x 3 mm.\n"
         "type: uchar\n"
         "dimension: 3\n"
         f"sizes: {nx} {ny} {nz}\n"
-        f"spacings: {spacing[0]:g} {spacing[1]:g} {spacing[2]:g}\n"
+        "space: left-posterior-superior\n"
+        f"space directions: ({spacing[0]:g},0,0) (0,0,-{spacing[1]:g}) (0,{spacing[2]:g},0)\n"
+        "space origin: (-127,-91.5,127)\n"
         "kinds: domain domain domain\n"
         "encoding: gzip\n"
         "\n")

@@ -193,8 +193,21 @@ Loaded load_raw(const std::string& path, const RawSpec& spec, bool channel_axis)
 // RescaleSlope/RescaleIntercept (per frame in Enhanced files) in double. dtype: the stored type
 // (U8, U16, I8, I16, U32, I32) when the rescale is the identity, else F64. MONOCHROME1 keeps its
 // stored values (not inverted); RGB is 3 channels (no rescale). Compressed transfer syntaxes
-// are whatever GDCM decodes (RLE, JPEG baseline/lossless, JPEG-LS, JPEG 2000). Files are read
-// through the input guard and must be regular files; GDCM's own messages are silenced.
+// are whatever GDCM decodes (JPEG baseline/lossless, JPEG-LS, JPEG 2000); RLE Lossless is
+// decoded by splineview. Files are read through the input guard and must be regular files.
+// Bounded work: before anything is allocated, each file must be able to hold what its Rows x
+// Columns x SamplesPerPixel x NumberOfFrames claim at its transfer syntax's best compression
+// (native data: exactly; deflate 1032:1; RLE 64:1; JPEG 64 samples per byte; JPEG-LS and
+// JPEG 2000 2^18 samples per byte), else "<path>: the file is too small for its image: ...".
+// Safety: splineview walks the file's structure itself first; then GDCM (which Debian builds
+// with assertions on: it aborts on many damaged data sets) runs in a child process
+// (lib/src/isolate.h) and its result comes back through a pipe; if GDCM aborts, crashes, exits
+// or makes no progress for 120 s, the load is one error naming the path and what happened,
+// e.g. "<path>: the DICOM decoder (GDCM) stopped on an assertion or abort (SIGABRT) while
+// reading it (a damaged or unsupported file): gdcmImageHelper.cxx:197: Assertion `...'
+// failed.", and the calling process goes on. The result is held twice while it streams back.
+// SPLINEVIEW_IN_PROCESS_DECODERS=1 in the environment runs GDCM in the calling process
+// (debugging, or fuzzing GDCM itself).
 inline constexpr std::size_t kDicomMaxValues = std::size_t{1} << 28;  // 2 GiB as doubles
 Loaded load_dicom(const std::string& path);
 // True when `path` is a regular file with "DICM" at byte 128 (reads 132 bytes; never throws).
