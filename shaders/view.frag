@@ -1,6 +1,8 @@
 // view.frag: the image view. Maps each window pixel to an image position through a 3x3
 // matrix (zoom and pan), reconstructs the image there with the fetch variant chosen by the
-// host (see bspline_fetch.glsl), and paints a dark checkerboard outside the image extent.
+// host (see bspline_fetch.glsl), applies the display window to the result (after the
+// interpolation, so the methods reconstruct unclamped data), and paints a dark checkerboard
+// outside the image extent.
 #include "bspline_fetch.glsl"
 
 // Samples or B-spline coefficients, RGBA (grey images are swizzled to RGBA by the host).
@@ -10,6 +12,10 @@ layout(binding = 0) uniform sampler2D u_image;
 layout(location = 0) uniform mat3 u_frag_to_image;
 // Side of one checkerboard square in window pixels.
 layout(location = 1) uniform float u_checker_px;
+// The display window on the (normalised) colour channels: grey = clamp((v - low) * gain, 0, 1),
+// (low, gain) = (0, 1), the initial value (passes that never set it), shows [0, 1] as it is
+// (app/viewer/display_window.h, DisplayMap).
+layout(location = 2) uniform vec2 u_low_gain = vec2(0.0, 1.0);
 
 layout(location = 0) out vec4 out_color;
 
@@ -27,7 +33,9 @@ void main() {
     out_color = vec4(bg, 1.0);
     return;
   }
-  // Coefficients overshoot, and so can the reconstruction: clamp to the displayable range.
-  vec4 c = clamp(sv_fetch(u_image, p), 0.0, 1.0);
+  // The reconstruction overshoots (and so do coefficients): window, then clamp to the
+  // displayable range. Alpha is not windowed.
+  vec4 v = sv_fetch(u_image, p);
+  vec4 c = clamp(vec4((v.rgb - u_low_gain.x) * u_low_gain.y, v.a), 0.0, 1.0);
   out_color = vec4(mix(bg, c.rgb, c.a), 1.0);
 }

@@ -7,10 +7,12 @@
 #include <filesystem>
 #include <system_error>
 
+#include "method_pass.h"
 #include "splineview/error.h"
 #include "splineview/gl/cuda_interop.h"
 #include "splineview/io.h"
 #include "splineview/prefilter.h"
+#include "splineview/sampler.h"
 #include "splineview/synthetic.h"
 #include "splineview/text.h"
 
@@ -92,16 +94,48 @@ ArrayF read_back(const gl::Texture& texture, const std::vector<std::size_t>& dim
 
 }  // namespace
 
-void to_display_range(Loaded& loaded, std::string* note) {
+namespace {
+
+std::optional<std::array<double, 2>> type_range(DType t) {
+  if (!dtype_is_integer(t)) return std::nullopt;
+  const double full = dtype_full_scale(t);
+  switch (t) {
+    case DType::I8:
+    case DType::I16:
+    case DType::I32:
+    case DType::I64:
+      return std::array<double, 2>{-full - 1.0, full};
+    default:
+      return std::array<double, 2>{0.0, full};
+  }
+}
+
+}  // namespace
+
+DisplayRange unit_display_range(const ArrayD& values) {
+  DisplayRange r;
+  const std::vector<double>& v = values.vec();
+  if (!v.empty()) {
+    const auto [lo, hi] = std::minmax_element(v.begin(), v.end());
+    r.data_min = *lo;
+    r.data_max = *hi;
+  }
+  return r;
+}
+
+DisplayRange to_display_range(Loaded& loaded) {
+  DisplayRange r = unit_display_range(loaded.array);
+  r.type_range = type_range(loaded.dtype);
   // 8-bit data (photographs) by its full scale; floating data already in [0, 1] as it is.
   if (loaded.dtype == DType::U8 || loaded.dtype == DType::Bool) {
+    r.scale = {0.0, dtype_full_scale(loaded.dtype)};
     scale_to_unit(loaded);
-    return;
+    return r;
   }
   std::vector<double>& v = loaded.array.vec();
   if (!dtype_is_integer(loaded.dtype) &&
       std::all_of(v.begin(), v.end(), [](double x) { return x >= 0 && x <= 1; }))
-    return;
+    return r;
   // Everything else through a window from the 0.1st to the 99.9th percentile (as medical and
   // microscopy viewers start): the mapping is affine, so it commutes with the interpolation and
   // is exactly a window applied after it; values beyond the window show clamped.
@@ -115,17 +149,45 @@ void to_display_range(Loaded& loaded, std::string* note) {
                    sorted.end());
   double hi = sorted[i_hi];
   if (!(hi > lo)) {  // nearly constant: the full range
-    lo = *std::min_element(v.begin(), v.end());
-    hi = *std::max_element(v.begin(), v.end());
+    lo = r.data_min;
+    hi = r.data_max;
   }
   if (!(hi > lo) || !std::isfinite(lo) || !std::isfinite(hi)) {
+    // Constant: shown mid grey, v = raw - lo + 0.5 (so raw = (lo - 0.5) + 1 * v).
+    r.scale = {std::isfinite(lo) ? lo - 0.5 : 0.0, 1.0};
     for (double& x : v) x = 0.5;
-    *note = "constant " + format_number(lo) + ", shown grey";
-    return;
+    r.note = "constant " + format_number(lo) + ", shown grey";
+    return r;
   }
+  r.scale = {lo, hi - lo};
   for (double& x : v) x = (x - lo) / (hi - lo);
-  *note =
+  r.note =
       "window " + format_number(lo) + " to " + format_number(hi) + " (0.1st to 99.9th percentile)";
+  return r;
+}
+
+std::vector<double> raw_value_at(const ImageDocument& doc, gl::Fetch method,
+                                 const glm::dvec2& position) {
+  const ArrayF& data = gl::fetch_prefiltered(method) ? doc.coefficients : doc.samples;
+  std::vector<double> values(data.channels());
+  SamplerOptions opt;
+  opt.degree = method_degree(method);
+  opt.threads = 1;
+  const double p[2] = {position.y, position.x};
+  sample(data, p, 1, values.data(), opt);
+  for (double& v : values) v = doc.range.scale.raw(v);
+  return values;
+}
+
+std::vector<double> raw_pixel(const ImageDocument& doc, int x, int y) {
+  const std::size_t channels = doc.exact->channels();
+  const std::size_t at = (static_cast<std::size_t>(y) * static_cast<std::size_t>(doc.width()) +
+                          static_cast<std::size_t>(x)) *
+                         channels;
+  std::vector<double> values(channels);
+  for (std::size_t c = 0; c < channels; ++c)
+    values[c] = doc.range.scale.raw(doc.exact->vec()[at + c]);
+  return values;
 }
 
 DecodedImage decode_image(const std::string& path) {
@@ -140,9 +202,9 @@ DecodedImage decode_image(const std::string& path) {
                 describe_shape(loaded.array.dims(), loaded.array.channels()) +
                 (loaded.array.rank() == 3 ? " (open it in the volume mode)" : ""));
   }
-  std::string note;
-  to_display_range(loaded, &note);  // the shaders and overlays work on [0, 1]
-  d.type = std::string(dtype_name(loaded.dtype)) + (note.empty() ? "" : ", " + note);
+  d.range = to_display_range(loaded);  // the shaders and overlays work on normalised values
+  d.type =
+      std::string(dtype_name(loaded.dtype)) + (d.range.note.empty() ? "" : ", " + d.range.note);
   d.exact = std::make_shared<const ArrayD>(std::move(loaded.array));
   d.decode_ms = ms_since(start);
   return d;
@@ -153,6 +215,7 @@ DecodedImage synthetic_image(const std::string& label, const ArrayF& values, Ana
   d.label = label;
   d.type = "float, synthetic";
   d.exact = std::make_shared<const ArrayD>(ArrayD::from(values));
+  d.range = unit_display_range(*d.exact);
   d.truth = std::move(truth);
   return d;
 }
@@ -175,6 +238,7 @@ ImageDocument make_document(DecodedImage decoded) {
   doc.label = decoded.label;
   doc.exact = decoded.exact;
   doc.truth = std::move(decoded.truth);
+  doc.range = decoded.range;
   doc.samples = ArrayF::from(*decoded.exact);
   doc.load_ms = decoded.decode_ms;
 

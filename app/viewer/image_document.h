@@ -7,31 +7,56 @@
 // sample.
 #pragma once
 
+#include <array>
 #include <memory>
 #include <optional>
 #include <string>
 #include <vector>
 
 #include "accuracy.h"
+#include "display_window.h"
 #include "splineview/array.h"
 #include "splineview/gl/image_textures.h"
 #include "splineview/io.h"
 
 namespace sv::viewer {
 
-// An image decoded on the CPU (no GL: safe on a worker thread), before upload.
-// Maps a loaded 2-D image into [0, 1] for display: 8-bit data by its full scale (/ 255),
-// floating data already in [0, 1] as it is, anything else (16-bit, CT int16, float) through a
-// window from its 0.1st to its 99.9th percentile, with a note saying so. (The map is affine, so
-// it commutes with every interpolation method: the same as windowing after it.)
-void to_display_range(Loaded& loaded, std::string* note);
+// How a 2-D image is held and shown: the affine map from its stored values to the normalised
+// values the textures, the shaders and the accuracy figures work on, and what a display window
+// can start from. All values in the file's raw units.
+struct DisplayRange {
+  DataScale scale;                    // raw = scale.raw(normalised)
+  double data_min = 0, data_max = 0;  // over all samples and channels
+  // Integer types: the type's range (uint8 0..255, uint16 0..65535, int16 -32768..32767).
+  std::optional<std::array<double, 2>> type_range;
+  // What the normalisation did, for the panel ("window 1002 to 2998 (0.1st to 99.9th
+  // percentile)"); empty for 8-bit and [0, 1] data.
+  std::string note;
+  // The default ("auto") window: the normalisation itself, so that it shows the image as the
+  // viewer always has: 8-bit data over its full scale, [0, 1] data as it is, anything else over
+  // its 0.1st..99.9th percentiles.
+  WindowLevel auto_window() const {
+    return WindowLevel::from_range(scale.offset, scale.offset + scale.scale);
+  }
+};
 
+// Normalises a loaded 2-D image in place for display: 8-bit data by its full scale (/ 255),
+// floating data already in [0, 1] as it is, anything else (16-bit, CT int16, float) by a window
+// from its 0.1st to its 99.9th percentile (v = (raw - p0.1) / (p99.9 - p0.1), not clamped), a
+// constant image to 0.5. The map is affine, so it commutes with every interpolation method;
+// the returned range says how to get the raw values back.
+DisplayRange to_display_range(Loaded& loaded);
+// The range of data that is already normalised (generated images): scale 1, offset 0.
+DisplayRange unit_display_range(const ArrayD& values);
+
+// An image decoded on the CPU (no GL: safe on a worker thread), before upload.
 struct DecodedImage {
   std::string path;                     // empty for generated images
   std::string label;                    // file name, or "zone plate 512 x 512"
   std::string type;                     // "8-bit", "16-bit", "float, synthetic"
   std::shared_ptr<const ArrayD> exact;  // dims (height, width), 1..4 channels, in [0, 1]
   AnalyticTruth truth;                  // generated from a function: that function; else empty
+  DisplayRange range;                   // how `exact` relates to the file's values
   double decode_ms = 0;
 };
 
@@ -39,8 +64,9 @@ struct ImageDocument {
   std::string path;
   std::string label;
   std::string description;              // "600 x 400, RGB, 8-bit"
-  std::shared_ptr<const ArrayD> exact;  // the file's values in double (the reference's input)
+  std::shared_ptr<const ArrayD> exact;  // normalised values in double (the reference's input)
   AnalyticTruth truth;                  // the function of generated images (the zone plate)
+  DisplayRange range;                   // raw = range.scale.raw(normalised value)
   ArrayF samples;                       // dims (height, width), 1..4 channels, values in [0, 1]
   ArrayF coefficients;                  // read back from textures.coefficients, same shape
   gl::ImageTextures textures;
@@ -55,6 +81,14 @@ struct ImageDocument {
   int width() const { return static_cast<int>(samples.dim(1)); }
   int height() const { return static_cast<int>(samples.dim(0)); }
 };
+
+// The value of `method` at image position `position` (x, y; sample k at k) in the file's raw
+// units, one per channel: the CPU reference (sv::sample in double, the method's degree) on the
+// samples or coefficients the views sample, mapped back through doc.range.scale.
+std::vector<double> raw_value_at(const ImageDocument& doc, gl::Fetch method,
+                                 const glm::dvec2& position);
+// The stored value of pixel (x, y) in raw units, one per channel (from the double copy).
+std::vector<double> raw_pixel(const ImageDocument& doc, int x, int y);
 
 // Reads and decodes a PNG or JPEG; no GL (runs on a worker thread). Throws sv::Error naming the
 // file and the problem.

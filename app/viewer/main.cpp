@@ -1,6 +1,7 @@
 // splineview: the interactive viewer. Parses the command line and runs the viewer; every
 // error that escapes ends here as one line on stderr and a non-zero exit code.
 #include <algorithm>
+#include <cmath>
 #include <cstdio>
 #include <exception>
 #include <memory>
@@ -199,9 +200,18 @@ int main(int argc, char** argv) {
     app.add_flag("--paused", paused, "video mode: start paused on the first frame");
     app.add_flag("--no-loop", no_loop, "video mode: stop at the end instead of looping");
     std::optional<double> window_width, window_level;
-    app.add_option("--window", window_width, "volume mode: window width, in the data's values")
+    app.add_option("--window", window_width,
+                   "display window width in the data's raw values (volume, zoom, rotate: e.g. "
+                   "--window 4095 --level 2047.5 shows 0..4095 from black to white; default: "
+                   "the automatic window, percentiles or an 8-bit image's full scale)")
         ->check(CLI::PositiveNumber);
-    app.add_option("--level", window_level, "volume mode: window centre, in the data's values");
+    app.add_option("--level", window_level,
+                   "display window centre in the data's raw values (volume, zoom, rotate)");
+    std::vector<std::string> probes;
+    app.add_option("--probe", probes,
+                   "zoom and rotate, with --report: add the readout at image position X,Y (in "
+                   "samples): the nearest pixel's stored values and every method's value there, "
+                   "in raw units (repeatable)");
     app.add_option("--size", size, "window size WxH")->capture_default_str();
     app.add_option("--frames", options.screenshot_frames,
                    "with --screenshot: frames to render before taking it (at least 3)")
@@ -242,6 +252,18 @@ int main(int argc, char** argv) {
         }
         zoom_options.center = glm::dvec2(x, y);
       }
+      for (const std::string& probe : probes) {
+        double x = 0, y = 0;
+        char extra = 0;
+        if (std::sscanf(probe.c_str(), "%lf,%lf%c", &x, &y, &extra) != 2 || !std::isfinite(x) ||
+            !std::isfinite(y)) {
+          std::fprintf(stderr, "splineview: error: --probe must be X,Y, got %s\n", probe.c_str());
+          return 2;
+        }
+        zoom_options.probes.emplace_back(x, y);
+      }
+      zoom_options.window = window_width;
+      zoom_options.level = window_level;
       if (!parse_size(size, &options.width, &options.height)) {
         std::fprintf(stderr, "splineview: error: --size must be WxH with 64..16384 each, got %s\n",
                      size.c_str());
@@ -281,6 +303,9 @@ int main(int argc, char** argv) {
       rotate_options.step_deg = step_angle;
       rotate_options.steps = steps;
       rotate_options.cuda_prefilter = !cpu_prefilter;
+      rotate_options.window = window_width;
+      rotate_options.level = window_level;
+      rotate_options.probes = zoom_options.probes;
       if (!methods.empty() || !method.empty()) {
         rotate_options.methods.clear();
         for (const std::string& name :

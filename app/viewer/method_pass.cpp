@@ -13,6 +13,7 @@ namespace {
 // Uniform locations and units fixed by shaders/view.frag and shaders/bspline_fetch.glsl.
 constexpr GLint kFragToImage = 0;
 constexpr GLint kCheckerPx = 1;
+constexpr GLint kLowGain = 2;
 constexpr GLuint kImageUnit = 0;
 constexpr GLuint kLutUnit = 1;
 
@@ -124,10 +125,11 @@ MethodPass::MethodPass() : lut_(make_lut_texture()), empty_vao_(gl::VertexArray:
 
 void MethodPass::draw(const gl::ImageTextures& images, gl::Fetch method,
                       const glm::mat3& frag_to_image, const gl::Viewport& viewport,
-                      float checker_px) {
+                      float checker_px, const DisplayMap& display) {
   gl::Program& program = programs_[method_index(method)];
   program.set(kFragToImage, frag_to_image);
   program.set(kCheckerPx, checker_px);
+  program.set(kLowGain, glm::vec2(display.low, display.gain));
 
   gl::ScopedState saved;
   glViewport(viewport.x, viewport.y, viewport.width, viewport.height);

@@ -10,6 +10,7 @@
 
 #include <glm/glm.hpp>
 
+#include "display_window.h"
 #include "splineview/gl/evaluator.h"
 #include "splineview/gl/image_textures.h"
 #include "splineview/gl/objects.h"
@@ -59,9 +60,11 @@ class MethodPass {
   MethodPass();
 
   // Draws `images` (samples or coefficients, as the method needs) into `viewport` of the bound
-  // draw framebuffer; `frag_to_image` as for gl::ViewPass::draw. Leaves the GL state as it was.
+  // draw framebuffer; `frag_to_image` as for gl::ViewPass::draw; `display` maps the
+  // reconstructed colour channels to grey before the clamp (the identity shows [0, 1]). Leaves
+  // the GL state as it was.
   void draw(const gl::ImageTextures& images, gl::Fetch method, const glm::mat3& frag_to_image,
-            const gl::Viewport& viewport, float checker_px);
+            const gl::Viewport& viewport, float checker_px, const DisplayMap& display = {});
 
  private:
   std::array<gl::Program, kMethods.size()> programs_;

@@ -15,6 +15,7 @@
 #include <imgui.h>
 
 #include "image_document.h"
+#include "image_window.h"
 #include "layout.h"
 #include "panel_widgets.h"
 #include "rotation_run.h"
@@ -49,16 +50,16 @@ struct Source {
   std::string name;         // for the title ("coffee.png", "zone plate")
   std::string path;         // the file, empty for synthetic images
   std::string description;  // "600 x 400, 3 channels"
+  DisplayRange range;       // how `image` (normalised) relates to the file's raw values
 };
 
 Source load_file(const std::string& path) {
   Loaded loaded = load_any(path, false);
-  std::string note;
-  if (loaded.array.rank() == 2) to_display_range(loaded, &note);  // the run works on [0, 1]
   if (loaded.array.rank() != 2)
     throw Error(path + ": the rotate mode needs a 2-D image, this one has shape " +
                 describe_shape(loaded.array.dims(), loaded.array.channels()));
   Source s;
+  s.range = to_display_range(loaded);  // the run works on normalised values
   s.image = std::move(loaded.array);
   s.name = std::filesystem::path(path).filename().string();
   s.path = path;
@@ -74,6 +75,7 @@ Source synthetic(std::size_t index) {
     s.image = ArrayD::from(resolution_chart());
     s.name = "resolution chart";
   }
+  s.range = unit_display_range(s.image);
   return s;
 }
 
@@ -124,6 +126,8 @@ struct RotateMode::Impl {
   std::future<Source> loading;
   std::string loading_name;
   std::optional<Source> source;
+  ImageWindow window;
+  bool first_source = true;  // the command line's window applies to the first image only
 
   std::unique_ptr<RotationRun> run;
   bool run_failed = false;
@@ -147,6 +151,8 @@ struct RotateMode::Impl {
   glm::dvec2 cell_size{0.0, 0.0};
   bool dragging = false;
   std::optional<std::size_t> hover_cell;
+  std::optional<glm::dvec2> hover_position;  // image position under the cursor
+  std::vector<Rect> last_cells;              // the views as last drawn (for the report)
 
   struct ViewTexture {
     gl::ImageTextures textures;
@@ -172,6 +178,12 @@ struct RotateMode::Impl {
     try {
       Source s = loading.get();
       s.description = describe(s.image);
+      if (first_source) {
+        window.reset(s.range, options.window, options.level);
+      } else {
+        window.reset(s.range);
+      }
+      first_source = false;
       source = std::move(s);
       fit_pending = true;
       restart_pending = true;
@@ -283,11 +295,17 @@ struct RotateMode::Impl {
       for (std::size_t i = 0; i < c.size(); ++i)
         if (c[i].contains(cursor)) hover_cell = i;
     }
+    hover_position.reset();
+    // Window/level first: Shift + left drag must not also pan.
+    const bool window_drag =
+        window.handle_drag(hover_cell.has_value() && !dragging,
+                           glm::dvec2(io.MouseDelta.x, io.MouseDelta.y) * f.fb_scale);
     if (hover_cell) {
       const glm::dvec2 local_cursor = cursor - glm::dvec2(c[*hover_cell].x, c[*hover_cell].y);
+      hover_position = view.image_position(local_cursor);
       if (io.MouseWheel != 0.0f)
         view.zoom_about(local_cursor, std::pow(1.2, static_cast<double>(io.MouseWheel)));
-      if (ImGui::IsMouseClicked(ImGuiMouseButton_Left)) dragging = true;
+      if (!window_drag && ImGui::IsMouseClicked(ImGuiMouseButton_Left)) dragging = true;
     }
     if (dragging) {
       if (!io.MouseDown[ImGuiMouseButton_Left])
@@ -340,6 +358,66 @@ struct RotateMode::Impl {
     else
       std::snprintf(buf, sizeof buf, "PSNR %.2f dB", p);
     return buf;
+  }
+
+  // The readout at image position p (x, y): the nearest pixel, the original's stored values and
+  // each method's result at the shown step there, in raw units (null pixel outside the image).
+  nlohmann::json readout(const glm::dvec2& p) const {
+    nlohmann::json r{{"position", {p.x, p.y}}, {"units", "raw"}, {"step", shown}};
+    if (!run || !source) return r;
+    const double w = static_cast<double>(run->width()), h = static_cast<double>(run->height());
+    if (!(p.x >= -0.5 && p.y >= -0.5 && p.x <= w - 0.5 && p.y <= h - 0.5)) {
+      r["pixel"] = nullptr;
+      return r;
+    }
+    const auto x = static_cast<std::size_t>(std::clamp(std::floor(p.x + 0.5), 0.0, w - 1));
+    const auto y = static_cast<std::size_t>(std::clamp(std::floor(p.y + 0.5), 0.0, h - 1));
+    r["pixel"] = {x, y};
+    const DataScale& scale = source->range.scale;
+    const std::size_t channels = source->image.channels();
+    std::vector<double> stored(channels);
+    for (std::size_t c = 0; c < channels; ++c)
+      stored[c] = scale.raw(source->image.vec()[(y * run->width() + x) * channels + c]);
+    r["stored"] = stored;
+    nlohmann::json values;
+    for (std::size_t m = 0; m < run->methods().size(); ++m) {
+      std::vector<double> v;
+      for (float c : run->pixel(m, shown, x, y)) v.push_back(scale.raw(c));
+      values[gl::fetch_name(run->methods()[m])] = v;
+    }
+    r["values"] = values;
+    return r;
+  }
+
+  void readout_section() {
+    if (!hover_position) {
+      ImGui::TextDisabled("cursor outside the views");
+      return;
+    }
+    const nlohmann::json r = readout(*hover_position);
+    if (r["pixel"].is_null()) {
+      ImGui::TextDisabled("outside the image");
+      return;
+    }
+    const auto line = [](const std::string& head, const nlohmann::json& values) {
+      std::string text = head;
+      char number[32];
+      for (const nlohmann::json& v : values) {
+        std::snprintf(number, sizeof number, " %.6g", v.get<double>());
+        text += number;
+      }
+      ImGui::TextUnformatted(text.c_str());
+    };
+    line("pixel (" + std::to_string(r["pixel"][0].get<std::size_t>()) + ", " +
+             std::to_string(r["pixel"][1].get<std::size_t>()) + ") original:",
+         r["stored"]);
+    for (gl::Fetch m : run->methods())
+      line(std::string(method_short_name(m)) + ", step " + std::to_string(shown) + ":",
+           r["values"][gl::fetch_name(m)]);
+    ImGui::TextDisabled("raw values (the file's units), not windowed%s",
+                        run->keeps_float() ? ""
+                                           : "; steps kept as 16-bit copies of the automatic "
+                                             "window, clamped to it");
   }
 
   // ---- panel pieces ----
@@ -611,6 +689,7 @@ void RotateMode::panel(const FrameInfo& f) {
   if (s.source) ImGui::Text("%s (%s)", s.source->name.c_str(), s.source->description.c_str());
   if (s.loading.valid()) ImGui::TextDisabled("loading %s ...", s.loading_name.c_str());
   if (error_text(s.error, "rotate error")) s.error.clear();
+  if (s.source) s.window.panel(f.ui_scale);
 
   section("Methods");
   s.method_controls();
@@ -619,8 +698,13 @@ void RotateMode::panel(const FrameInfo& f) {
   if (!s.run) return;
   section("Steps");
   s.playback_controls();
+  section("Readout");
+  s.readout_section();
   section("PSNR per step");
-  ImGui::TextDisabled("inside the centred disc of radius %.2f x min(H, W), peak 1", s.options.disc);
+  ImGui::TextDisabled(
+      "inside the centred disc of radius %.2f x min(H, W), peak 1 = %.6g raw (normalised "
+      "units; the display window does not change them)",
+      s.options.disc, s.source ? s.source->range.scale.scale : 1.0);
   if (ImGui::RadioButton("against the original turned exactly", s.rotated_reference))
     s.rotated_reference = true;
   if (ImGui::RadioButton("against the original as it is", !s.rotated_reference))
@@ -683,11 +767,13 @@ void RotateMode::draw(const FrameInfo& f) {
   if (!s.run) return;
   try {
     const std::vector<Rect> c = s.cells(f);
+    s.last_cells = c;
     const float checker = 16.0f * f.ui_scale;
     for (std::size_t i = 0; i < c.size(); ++i) {
       const glm::mat3 m = s.view.shifted({c[i].x, c[i].y}).frag_to_image(f.fb_height);
-      s.pass.draw(s.view_texture(i), gl::Fetch::Nearest, m, to_viewport(c[i], f.fb_height),
-                  checker);
+      // The error image is a grey of its own: never windowed.
+      s.pass.draw(s.view_texture(i), gl::Fetch::Nearest, m, to_viewport(c[i], f.fb_height), checker,
+                  s.show_error ? DisplayMap{} : s.window.map());
     }
   } catch (const std::exception& e) {
     s.error = e.what();
@@ -763,7 +849,13 @@ nlohmann::json RotateMode::report() const {
         has_gpu = false;
     }
     const double n = std::max<double>(1.0, static_cast<double>(r.timing(m).size()));
+    nlohmann::json rect;  // the view's rectangle, framebuffer pixels (x, y, width, height)
+    if (m < s.last_cells.size()) {
+      const Rect& c = s.last_cells[m];
+      rect = {c.x, c.y, c.width, c.height};
+    }
     methods.push_back({{"method", gl::fetch_name(r.methods()[m])},
+                       {"rect", rect},
                        {"psnr_db", psnr},
                        {"rms", rms},
                        {"psnr_rotated_db", psnr_rot},
@@ -772,6 +864,13 @@ nlohmann::json RotateMode::report() const {
                        {"gpu_ms_per_step", has_gpu ? nlohmann::json(gpu / n) : nlohmann::json()}});
   }
   j["methods"] = methods;
+  if (s.source) {
+    j["display_window"] = s.window.report();
+    j["accuracy_units"] = {{"normalised", true}, {"raw_per_unit", s.source->range.scale.scale}};
+  }
+  nlohmann::json probes = nlohmann::json::array();
+  for (const glm::dvec2& p : s.options.probes) probes.push_back(s.readout(p));
+  j["readout"] = probes;
   return j;
 }
 

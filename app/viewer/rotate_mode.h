@@ -11,6 +11,10 @@
 //   step drawn with nearest (every pixel is one result sample), or instead its error image:
 //   grey = min(1, gain x max over channels |result - original|), gain 10 by default, so black
 //   is exact and white an error of a tenth of the range or more. The measuring disc is outlined.
+// - Display window (image_window.h): in the file's raw units, automatic by default, middle or
+//   Shift + left drag, panel fields and presets; applied to the results as drawn (not to the
+//   error image). The readout gives the pixel under the cursor in raw units: the original's
+//   stored value and each method's result at the shown step.
 // - Controls: methods per view, angle per step, K, the CUDA prefilter choice, restart; step
 //   back/forward, play/pause (4 steps per second; keys Left, Right, Space), a scrub slider over
 //   0..K, and a PSNR-vs-step plot (one curve per method, legend, current step marked; click or
@@ -20,6 +24,7 @@
 #pragma once
 
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -36,6 +41,11 @@ struct RotateOptions {
   int steps = 36;                                              // K
   bool cuda_prefilter = true;  // prefilter with CUDA when a device is available (else the CPU)
   double disc = 0.35;          // PSNR inside disc_mask(H, W, disc); 0 = the whole image
+  // The first image's display window in raw units (--window, --level; a missing one is the
+  // automatic window's), and image positions (x, y) whose readout the report lists (--probe).
+  std::optional<double> window;
+  std::optional<double> level;
+  std::vector<glm::dvec2> probes;
 };
 
 class RotateMode final : public Mode {
@@ -75,8 +85,12 @@ class RotateMode final : public Mode {
   // {"mode": "rotate", "image", "step_deg", "steps", "disc", "prefilter": "cpu" | "cuda",
   //  "prefilter_notice", "steps_done", "kept": "float" | "16-bit",
   //  "methods": [{"method": gl::fetch_name, "psnr_db": [step 1..], "rms": [step 1..],
-  //               "prefilter_ms_per_step", "gpu_ms_per_step" (null on software renderers)}]}
-  // PSNR entries are null where +inf (identical images).
+  //               "prefilter_ms_per_step", "gpu_ms_per_step" (null on software renderers),
+  //               "rect": the view as last drawn, [x, y, width, height] framebuffer pixels}],
+  //  "display_window": ImageWindow::report(), "readout": [{"position", "pixel", "step",
+  //  "stored", "values": {method: [raw per channel]}} per probe]}
+  // PSNR entries are null where +inf (identical images); PSNR and RMS in normalised units
+  // (peak 1 = "raw_per_unit" raw units).
   nlohmann::json report() const override;
 
  private:

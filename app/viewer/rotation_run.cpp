@@ -303,7 +303,25 @@ void RotationRun::keep(std::size_t m, const ArrayF& result) {
   kept_[m].push_back(std::move(k));
 }
 
-ArrayF RotationRun::result(std::size_t m, int k) const {
+std::vector<float> RotationRun::pixel(std::size_t m, int k, std::size_t x, std::size_t y) const {
+  check_result(m, k);
+  if (x >= width() || y >= height())
+    throw Error("repeated rotation: no pixel (" + std::to_string(x) + ", " + std::to_string(y) +
+                ") in a " + std::to_string(width()) + " x " + std::to_string(height()) + " image");
+  const std::size_t c = channels(), at = (y * width() + x) * c;
+  std::vector<float> out(c);
+  for (std::size_t i = 0; i < c; ++i) {
+    if (k == 0) {
+      out[i] = original_f_[at + i];
+    } else {
+      const Kept& kept = kept_[m][static_cast<std::size_t>(k - 1)];
+      out[i] = keep_float_ ? kept.f[at + i] : static_cast<float>(kept.u16[at + i]) / 65535.0f;
+    }
+  }
+  return out;
+}
+
+void RotationRun::check_result(std::size_t m, int k) const {
   if (m >= methods_.size())
     throw Error("repeated rotation: no method " + std::to_string(m) + " (the run has " +
                 std::to_string(methods_.size()) + ")");
@@ -311,6 +329,10 @@ ArrayF RotationRun::result(std::size_t m, int k) const {
     throw Error("repeated rotation: step " + std::to_string(k) + " of " +
                 gl::fetch_name(methods_[m]) + " is not done (" + std::to_string(steps_done(m)) +
                 " of " + std::to_string(settings_.steps) + " steps are)");
+}
+
+ArrayF RotationRun::result(std::size_t m, int k) const {
+  check_result(m, k);
   if (k == 0) return original_f_;
   const Kept& kept = kept_[m][static_cast<std::size_t>(k - 1)];
   ArrayF out(original_f_.dims(), original_f_.channels());

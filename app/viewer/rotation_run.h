@@ -121,6 +121,8 @@ class RotationRun {
   // The result of method m after step k (0 = the original), from the kept copies (16-bit
   // ones when keeps_float() is false). Throws sv::Error for a method or step not done.
   ArrayF result(std::size_t m, int k) const;
+  // The channels of pixel (x, y) of that result, without copying the image (same checks).
+  std::vector<float> pixel(std::size_t m, int k, std::size_t x, std::size_t y) const;
 
   // "cpu" or "cuda": where the prefilter runs in this run.
   const char* prefilter_backend() const { return use_cuda_ ? "cuda" : "cpu"; }
@@ -136,6 +138,8 @@ class RotationRun {
               const RotationSettings& settings);
   void restart_on_cpu(const std::string& why);
   void keep(std::size_t m, const ArrayF& result);
+  // Throws sv::Error unless step k of method m is done.
+  void check_result(std::size_t m, int k) const;
   // The exact rotation of the original for step k (waits for the worker when needed) and starts
   // the one for step k + 1.
   const ArrayD& rotated_reference(int k);

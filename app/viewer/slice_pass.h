@@ -7,6 +7,7 @@
 
 #include <array>
 
+#include "display_window.h"
 #include "method_pass.h"
 #include "slice_geometry.h"
 #include "splineview/gl/evaluator.h"
@@ -16,12 +17,7 @@
 
 namespace sv::viewer {
 
-// Window/level: a value maps to grey clamp((value - (level - window / 2)) / window, 0, 1), so
-// window = 1, level = 0.5 is the identity on [0, 1].
-struct WindowLevel {
-  double window = 1.0;  // > 0
-  double level = 0.5;
-};
+// Window/level (WindowLevel, display_window.h) in the volume's values.
 // The grey of `value` as the pass computes it (low and 1 / window rounded to float, as the
 // shader receives them).
 float window_level_grey(float value, const WindowLevel& wl);

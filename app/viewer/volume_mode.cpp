@@ -266,7 +266,7 @@ void VolumeMode::update_accuracy(double time_s, bool now) {
 }
 
 void VolumeMode::set_window_level(const WindowLevel& wl) {
-  window_level_.window = std::max(wl.window, 1e-12);
+  window_level_.window = std::max(wl.window, kMinWindow);
   window_level_.level = wl.level;
 }
 
@@ -367,11 +367,10 @@ void VolumeMode::handle_input(const FrameInfo& f) {
       if (!io.MouseDown[ImGuiMouseButton_Left] && !io.MouseDown[ImGuiMouseButton_Middle]) {
         drag_ = Drag::None;
       } else if (delta != glm::dvec2(0.0)) {
-        // A full-width drag of 500 pixels spans the value range.
+        // A drag of 500 pixels spans the value range (display_window.h, as the 2-D modes).
         const DecodedVolume& v = doc_->volume;
-        const double per_pixel = std::max(v.max - v.min, 1e-6) / 500.0;
-        set_window_level({window_level_.window + delta.x * per_pixel,
-                          window_level_.level + delta.y * per_pixel});
+        set_window_level(
+            drag_window_level(window_level_, delta, window_drag_per_pixel(v.min, v.max)));
       }
       break;
   }

@@ -14,7 +14,6 @@
 #include "panel_widgets.h"
 #include "splineview/error.h"
 #include "splineview/gl/gl.h"
-#include "splineview/sampler.h"
 #include "splineview/synthetic.h"
 
 namespace sv::viewer {
@@ -119,6 +118,12 @@ void ZoomMode::adopt(DecodedImage decoded) {
   if (accuracy_.enabled && !accuracy_.reference_problem().empty())
     std::fprintf(stderr, "splineview: error: %s: %s\n", doc.label.c_str(),
                  accuracy_.reference_problem().c_str());
+  if (first_document_) {
+    window_.reset(doc.range, options_.window, options_.level);
+  } else {
+    window_.reset(doc.range);  // another image: its own automatic window
+  }
+  first_document_ = false;
   document_ = std::move(doc);
   view_pending_ = true;
 }
@@ -224,10 +229,14 @@ void ZoomMode::handle_input(const FrameInfo& f, const std::vector<Rect>& cells) 
   const glm::dvec2 cursor = glm::dvec2(io.MousePos.x, io.MousePos.y) * f.fb_scale;
   hover_.reset();
   if (ImGui::IsMousePosValid() && f.mouse_free) hover_ = hover_at(cells, cursor);
+  // Window/level first: Shift + left drag must not also pan.
+  const bool window_drag =
+      window_.handle_drag(hover_.has_value() && !dragging_ && !dragging_divider_,
+                          glm::dvec2(io.MouseDelta.x, io.MouseDelta.y) * f.fb_scale);
   if (hover_) {
     if (io.MouseWheel != 0.0f)
       view_.zoom_about(hover_->local, std::pow(1.2, static_cast<double>(io.MouseWheel)));
-    if (ImGui::IsMouseClicked(ImGuiMouseButton_Left)) {
+    if (!window_drag && ImGui::IsMouseClicked(ImGuiMouseButton_Left)) {
       const bool on_divider =
           settings_.layout == Layout::Wipe &&
           std::abs(cursor.x - wipe_divider_x(cells[hover_->cell], settings_.wipe)) <=
@@ -327,6 +336,7 @@ void ZoomMode::panel(const FrameInfo& f) {
   } else {
     ImGui::TextDisabled("no image loaded");
   }
+  if (document_) window_.panel(scale);
 
   section("Views");
   int layout = static_cast<int>(settings_.layout);
@@ -377,36 +387,36 @@ void ZoomMode::panel(const FrameInfo& f) {
     ImGui::SetNextItemWidth(-80.0f * scale);
     ImGui::SliderFloat("loupe zoom", &settings_.loupe_factor, 2.0f, 16.0f, "%.0fx");
   }
-  ImGui::TextDisabled("wheel: zoom about the cursor, left drag: pan, [ and ]: rotate by 5 deg");
+  ImGui::TextDisabled(
+      "wheel: zoom about the cursor, left drag: pan, [ and ]: rotate by 5 deg, middle or "
+      "Shift+left drag: window/level");
   if (hover_ && document_) {
     const glm::dvec2 p = view_.image_position(hover_->local);
     ImGui::Text("source position x %.3f, y %.3f", p.x, p.y);
-    const bool inside = p.x >= -0.5 && p.y >= -0.5 && p.x <= document_->width() - 0.5 &&
-                        p.y <= document_->height() - 0.5;
-    if (!inside) {
+    const nlohmann::json r = readout(p);
+    if (r["pixel"].is_null()) {
       ImGui::TextDisabled("outside the image");
     } else {
-      const double position[2] = {p.y, p.x};
+      const auto line = [](const std::string& head, const nlohmann::json& values) {
+        std::string text = head;
+        char number[32];
+        for (const nlohmann::json& v : values) {
+          std::snprintf(number, sizeof number, " %.6g", v.get<double>());
+          text += number;
+        }
+        ImGui::TextUnformatted(text.c_str());
+      };
+      line("pixel (" + std::to_string(r["pixel"][0].get<int>()) + ", " +
+               std::to_string(r["pixel"][1].get<int>()) + ") stored:",
+           r["stored"]);
       for (int i = 0; i < method_count(settings_.layout); ++i) {
         const gl::Fetch m = settings_.methods[static_cast<std::size_t>(i)];
-        const ArrayF& data =
-            gl::fetch_prefiltered(m) ? document_->coefficients : document_->samples;
-        std::vector<double> values(data.channels());
-        SamplerOptions opt;
-        opt.degree = method_degree(m);
-        opt.threads = 1;
-        sample(data, position, 1, values.data(), opt);
-        char text[160];
-        int n = std::snprintf(text, sizeof text, "%s:", method_short_name(m));
-        for (double c : values) {
-          if (n < 0 || n >= static_cast<int>(sizeof text)) break;
-          n += std::snprintf(text + n, sizeof text - static_cast<std::size_t>(n), " %.4f", c);
-        }
-        ImGui::TextUnformatted(text);
+        line(std::string(method_short_name(m)) + ":", r["values"][gl::fetch_name(m)]);
       }
       ImGui::TextDisabled(
-          "values of the CPU double reference (sv::sample, the method's degree, on the same "
-          "samples or coefficients), not read back from the screen");
+          "raw values (the file's units); the methods' values from the CPU double reference "
+          "(sv::sample, the method's degree, on the same samples or coefficients), not read "
+          "back from the screen, so not windowed");
     }
   } else {
     ImGui::TextDisabled("cursor outside the views");
@@ -425,9 +435,11 @@ void ZoomMode::panel(const FrameInfo& f) {
             : std::string("sv::sample of the same method in double");
     std::snprintf(explanation, sizeof explanation,
                   "each view's method (GLSL, as drawn) against %s at the view's %zu pixel "
-                  "centres inside the image, all channels; values before clamping to the "
-                  "display range.%s",
+                  "centres inside the image, all channels; in normalised units (1 = %.6g raw, "
+                  "the automatic window's width), before the display window and its clamp, so "
+                  "the window does not change them.%s",
                   against.c_str(), results.front().points,
+                  document_ ? document_->range.scale.scale : 1.0,
                   ref.kind == ReferenceKind::SameMethod
                       ? " Same figures as splinetool sample (gl vs cpu double) + compare at "
                         "those positions."
@@ -523,7 +535,8 @@ void ZoomMode::draw(const FrameInfo& f) {
                                           : "view " + std::to_string(p.slot + 1) + ": ") +
         std::string(method_display_name(method));
     gl::ScopedGpuTimer timing(timers_[p.slot]);
-    pass_.draw(document_->textures, method, m, to_viewport(p.rect, f.fb_height), checker);
+    pass_.draw(document_->textures, method, m, to_viewport(p.rect, f.fb_height), checker,
+               window_.map());
   }
   if (settings_.loupe && hover_ && hover_->cell < c.size()) {
     const Rect loupe = loupe_rect(c[hover_->cell]);
@@ -535,7 +548,7 @@ void ZoomMode::draw(const FrameInfo& f) {
     gl::ScopedGpuTimer timing(timers_[kLoupeSlot]);
     pass_.draw(document_->textures, settings_.methods[hover_->slot],
                magnified.shifted({loupe.x, loupe.y}).frag_to_image(f.fb_height),
-               to_viewport(loupe, f.fb_height), checker);
+               to_viewport(loupe, f.fb_height), checker, window_.map());
   }
 }
 
@@ -555,6 +568,27 @@ void ZoomMode::finish() {
     decoding_.wait();
     poll_decode();
   }
+}
+
+nlohmann::json ZoomMode::readout(const glm::dvec2& p) const {
+  nlohmann::json r;
+  r["position"] = {p.x, p.y};
+  r["units"] = "raw";
+  if (!document_) return r;
+  const bool inside = p.x >= -0.5 && p.y >= -0.5 && p.x <= document_->width() - 0.5 &&
+                      p.y <= document_->height() - 0.5;
+  if (!inside) {
+    r["pixel"] = nullptr;
+    return r;
+  }
+  const int x = std::clamp(static_cast<int>(std::floor(p.x + 0.5)), 0, document_->width() - 1);
+  const int y = std::clamp(static_cast<int>(std::floor(p.y + 0.5)), 0, document_->height() - 1);
+  r["pixel"] = {x, y};
+  r["stored"] = raw_pixel(*document_, x, y);
+  nlohmann::json values;
+  for (gl::Fetch m : kMethods) values[gl::fetch_name(m)] = raw_value_at(*document_, m, p);
+  r["values"] = values;
+  return r;
 }
 
 nlohmann::json ZoomMode::report() const {
@@ -593,6 +627,12 @@ nlohmann::json ZoomMode::report() const {
     views.push_back(v);
   }
   j["views"] = views;
+  j["display_window"] = window_.report();
+  // The accuracy figures are in normalised units: one unit is this many raw units.
+  j["accuracy_units"] = {{"normalised", true}, {"raw_per_unit", document_->range.scale.scale}};
+  nlohmann::json probes = nlohmann::json::array();
+  for (const glm::dvec2& at : options_.probes) probes.push_back(readout(at));
+  j["readout"] = probes;
   j["accuracy_reference"] = reference_id(accuracy_.reference);
   if (const std::string problem = accuracy_.reference_problem(); !problem.empty())
     j["accuracy_reference_problem"] = problem;

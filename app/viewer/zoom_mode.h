@@ -2,7 +2,9 @@
 // each with its own reconstruction method; wheel zoom about the cursor, drag to pan, rotation
 // by slider and keys, a magnifier loupe, a readout under the cursor; per-view GPU time; and the
 // accuracy overlay (RMS, max, sum of squares against the double-precision reference at the
-// views' pixels, and an error heat map with its colour scale, see accuracy.h).
+// views' pixels, and an error heat map with its colour scale, see accuracy.h); a display window
+// in the file's raw units (image_window.h: middle or Shift + left drag, panel fields, presets),
+// applied after the interpolation, and a readout of raw values.
 #pragma once
 
 #include <array>
@@ -14,6 +16,7 @@
 
 #include "accuracy.h"
 #include "image_document.h"
+#include "image_window.h"
 #include "layout.h"
 #include "method_pass.h"
 #include "mode.h"
@@ -35,6 +38,12 @@ struct ZoomOptions {
   bool accuracy = true;              // measure the views against the double reference
   bool heat_map = false;             // show the error heat map over the views
   AccuracyReference reference;       // what the views are measured against (--reference)
+  // The first image's display window in its raw units (--window, --level); each missing one is
+  // the automatic window's (percentiles, or the 8-bit full scale).
+  std::optional<double> window;
+  std::optional<double> level;
+  // Image positions (x, y) whose readout the report lists (--probe).
+  std::vector<glm::dvec2> probes;
   // The image failing to load is final (screenshot mode) rather than a fallback to the default.
   bool strict = false;
 };
@@ -62,6 +71,11 @@ class ZoomMode final : public Mode {
   void clear_error() override { error_.clear(); }
   std::vector<PassTiming> timings() const override;
   nlohmann::json report() const override;
+
+  // The readout at image position `p` (x, y): the position, the nearest pixel and its stored
+  // values, and every method's interpolated value there, all in the file's raw units. The
+  // report's "readout" entries; the panel shows the same for the cursor.
+  nlohmann::json readout(const glm::dvec2& p) const;
 
  private:
   struct Settings {
@@ -107,6 +121,8 @@ class ZoomMode final : public Mode {
   std::future<DecodedImage> decoding_;
   std::string decoding_what_;
   bool fallback_pending_ = false;  // the first image failed: show the default after it
+  bool first_document_ = true;     // the command line's window applies to the first image only
+  ImageWindow window_;
 
   ViewTransform view_;
   glm::dvec2 cell_size_{0.0, 0.0};

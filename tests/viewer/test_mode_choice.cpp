@@ -62,17 +62,25 @@ TEST_F(ModeChoiceTest, DisplayRangeIsFullScaleForPhotosAndAPercentileWindowOther
   photo.array = sv::ArrayD({1, 3});
   photo.dtype = sv::DType::U8;
   photo.array[0] = 0, photo.array[1] = 51, photo.array[2] = 255;
-  std::string note;
-  sv::viewer::to_display_range(photo, &note);
+  sv::viewer::DisplayRange r = sv::viewer::to_display_range(photo);
   EXPECT_EQ(photo.array[1], 51.0 / 255.0);
-  EXPECT_TRUE(note.empty());
+  EXPECT_TRUE(r.note.empty());
+  EXPECT_EQ(r.scale.raw(photo.array[1]), 51.0);  // back to the stored value
+  ASSERT_TRUE(r.type_range);
+  EXPECT_EQ((*r.type_range)[0], 0.0);
+  EXPECT_EQ((*r.type_range)[1], 255.0);
+  EXPECT_EQ(r.auto_window().low(), 0.0);  // the default window: the full scale, as before
+  EXPECT_EQ(r.auto_window().high(), 255.0);
 
   sv::Loaded unit;
   unit.array = sv::ArrayD({1, 2});
   unit.dtype = sv::DType::F32;
   unit.array[0] = 0.25, unit.array[1] = 0.75;
-  sv::viewer::to_display_range(unit, &note);
+  r = sv::viewer::to_display_range(unit);
   EXPECT_EQ(unit.array[0], 0.25);
+  EXPECT_FALSE(r.type_range);  // floats have no type range
+  EXPECT_EQ(r.data_min, 0.25);
+  EXPECT_EQ(r.data_max, 0.75);
 
   // CT-like int16: 2000 values 1000..2999 and one outlier; the window ignores the outlier.
   sv::Loaded ct;
@@ -80,13 +88,33 @@ TEST_F(ModeChoiceTest, DisplayRangeIsFullScaleForPhotosAndAPercentileWindowOther
   ct.dtype = sv::DType::I16;
   for (std::size_t i = 0; i < 2000; ++i) ct.array[i] = 1000.0 + static_cast<double>(i);
   ct.array[2000] = 30000;
-  sv::viewer::to_display_range(ct, &note);
-  EXPECT_NE(note.find("window 1002 to 2998"), std::string::npos) << note;
+  const sv::ArrayD stored = ct.array;
+  r = sv::viewer::to_display_range(ct);
+  EXPECT_NE(r.note.find("window 1002 to 2998"), std::string::npos) << r.note;
   EXPECT_EQ(ct.array[2], 0.0);     // 1002 -> black
   EXPECT_EQ(ct.array[1998], 1.0);  // 2998 -> white
   EXPECT_GT(ct.array[2000], 1.0);  // the outlier beyond the window (shown clamped)
   // Affine: equal steps stay equal.
   EXPECT_NEAR(ct.array[1000] - ct.array[999], ct.array[11] - ct.array[10], 1e-12);
+  // Every stored value comes back through the scale; the auto window is the percentile window.
+  for (std::size_t i = 0; i < stored.size(); ++i)
+    EXPECT_NEAR(r.scale.raw(ct.array[i]), stored[i], 1e-9) << i;
+  EXPECT_NEAR(r.auto_window().low(), 1002.0, 1e-9);
+  EXPECT_NEAR(r.auto_window().high(), 2998.0, 1e-9);
+  EXPECT_EQ(r.data_min, 1000.0);
+  EXPECT_EQ(r.data_max, 30000.0);
+  ASSERT_TRUE(r.type_range);
+  EXPECT_EQ((*r.type_range)[0], -32768.0);
+  EXPECT_EQ((*r.type_range)[1], 32767.0);
+
+  // A constant image shows grey and still reads back its value.
+  sv::Loaded flat;
+  flat.array = sv::ArrayD({2, 2});
+  flat.dtype = sv::DType::U16;
+  for (std::size_t i = 0; i < 4; ++i) flat.array[i] = 700;
+  r = sv::viewer::to_display_range(flat);
+  EXPECT_EQ(flat.array[3], 0.5);
+  EXPECT_EQ(r.scale.raw(flat.array[3]), 700.0);
 }
 
 }  // namespace
