@@ -221,8 +221,9 @@ def check_fps_and_notice(viewer, assets, outdir, cuda_compiled):
 
 
 def check_mode_from_content(viewer, assets, outdir):
-    """Without --mode the file picks the mode: a .npy image -> zoom, a NIfTI volume -> volume,
-    a video -> video, a PNG -> zoom; a 16-bit .npy image shows (report: its type)."""
+    """Without --mode the file picks the mode: .npy, PNG, TIFF and DICOM images -> zoom; .npy,
+    NRRD, NIfTI, multi-page TIFF, multi-frame DICOM and a DICOM series folder -> volume; a
+    video -> video; a 1-D .npy is one clear error."""
     try:
         import numpy as np
     except ImportError:
@@ -237,6 +238,44 @@ def check_mode_from_content(viewer, assets, outdir):
     cases = [(img, "zoom"), (vol, "volume"), (os.path.join(assets, "coffee_pan.mp4"), "video"),
              (os.path.join(assets, "coffee.png"), "zoom"),
              (os.path.join(assets, "mri_t1_head.nrrd"), "volume")]
+    # TIFF, NIfTI and DICOM, each written here by its independent Python library (skipped, with
+    # the reason printed, where the library is missing), plus the DICOM seeds of the fuzz corpus
+    # (a CT slice, an Enhanced multi-frame file).
+    here = os.path.dirname(os.path.abspath(__file__))
+    seeds = os.path.join(here, "..", "fuzz", "seeds")
+    cases += [(os.path.join(seeds, "ct_i16.dcm"), "zoom"),
+              (os.path.join(seeds, "enhanced_mf.dcm"), "volume")]
+    rng = np.random.default_rng(2)
+    try:
+        import tifffile
+        tif2 = os.path.join(d, "img.tif")
+        tifffile.imwrite(tif2, rng.integers(0, 4096, (40, 56), dtype=np.uint16))
+        tif3 = os.path.join(d, "stack.tif")
+        tifffile.imwrite(tif3, rng.random((6, 20, 24), dtype=np.float32))
+        cases += [(tif2, "zoom"), (tif3, "volume")]
+    except ImportError:
+        print("mode from content: tifffile missing, TIFF cases skipped")
+    try:
+        import nibabel
+        nii = os.path.join(d, "vol.nii.gz")
+        aff = np.diag([-1.5, 1.0, 2.0, 1.0])
+        nibabel.save(nibabel.Nifti1Image(rng.integers(-100, 900, (16, 12, 8)).astype(np.int16),
+                                         aff), nii)
+        cases += [(nii, "volume")]
+    except ImportError:
+        print("mode from content: nibabel missing, NIfTI case skipped")
+    try:
+        sys.path.insert(0, os.path.join(here, "..", "io"))
+        import test_dicom_oracle as dcm
+        series = os.path.join(d, "series")
+        os.makedirs(series, exist_ok=True)
+        for q in range(4):
+            dcm.dicom_file(os.path.join(series, "IM%d" % q),
+                           rng.integers(0, 3000, (10, 12)).astype(np.uint16),
+                           ipp=(0.0, 0.0, 2.5 * q), iop=(1, 0, 0, 0, 1, 0))
+        cases += [(series, "volume")]
+    except (ImportError, SystemExit):
+        print("mode from content: pydicom missing, DICOM series case skipped")
     for src, want in cases:
         shot, report = os.path.join(d, "s.png"), os.path.join(d, "r.json")
         for f in (shot, report):
@@ -255,8 +294,8 @@ def check_mode_from_content(viewer, assets, outdir):
     r, _ = run([viewer, line, "--headless", "--screenshot", os.path.join(d, "x.png")])
     if r.returncode != 1 or "1-D" not in r.stderr or r.stderr.count("\n") != 1:
         fail("a 1-D .npy: exit %d, stderr %r" % (r.returncode, r.stderr))
-    print("mode from content: .npy image -> zoom, .npy volume -> volume, .mp4 -> video, "
-          ".png -> zoom, .nrrd -> volume; 1-D refused")
+    print("mode from content: %d files, each in its mode (%s); 1-D refused"
+          % (len(cases), ", ".join("%s -> %s" % (os.path.basename(c), m) for c, m in cases)))
 
 
 def check_reference(viewer, assets, outdir):
