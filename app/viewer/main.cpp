@@ -200,18 +200,20 @@ int main(int argc, char** argv) {
     app.add_flag("--paused", paused, "video mode: start paused on the first frame");
     app.add_flag("--no-loop", no_loop, "video mode: stop at the end instead of looping");
     std::optional<double> window_width, window_level;
-    app.add_option("--window", window_width,
-                   "display window width in the data's raw values (volume, zoom, rotate: e.g. "
-                   "--window 4095 --level 2047.5 shows 0..4095 from black to white; default: "
-                   "the automatic window, percentiles or an 8-bit image's full scale)")
+    app.add_option(
+           "--window", window_width,
+           "display window width in the data's raw values (volume, zoom, rotate, video: e.g. "
+           "--window 4095 --level 2047.5 shows 0..4095 from black to white; default: "
+           "the automatic window, percentiles or an 8-bit image's or video's full "
+           "scale)")
         ->check(CLI::PositiveNumber);
     app.add_option("--level", window_level,
-                   "display window centre in the data's raw values (volume, zoom, rotate)");
+                   "display window centre in the data's raw values (volume, zoom, rotate, video)");
     std::vector<std::string> probes;
     app.add_option("--probe", probes,
-                   "zoom and rotate, with --report: add the readout at image position X,Y (in "
-                   "samples): the nearest pixel's stored values and every method's value there, "
-                   "in raw units (repeatable)");
+                   "zoom, rotate and video, with --report: add the readout at image (video: frame) "
+                   "position X,Y (in samples): the nearest pixel's stored values and every "
+                   "method's value there, in raw units (repeatable)");
     app.add_option("--size", size, "window size WxH")->capture_default_str();
     app.add_option("--frames", options.screenshot_frames,
                    "with --screenshot: frames to render before taking it (at least 3)")
@@ -352,6 +354,9 @@ int main(int argc, char** argv) {
       }
       video_options.paused = paused;
       video_options.loop = !no_loop;
+      video_options.window = window_width;
+      video_options.level = window_level;
+      video_options.probes = zoom_options.probes;
       options.modes.push_back({"video", "Video", [video_options](sv::viewer::MethodPass& pass) {
                                  return std::make_unique<sv::viewer::VideoMode>(video_options,
                                                                                 pass);

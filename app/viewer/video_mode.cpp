@@ -17,6 +17,8 @@
 #include "splineview/cuda_memory.h"
 #include "splineview/error.h"
 #include "splineview/gl/state.h"
+#include "splineview/prefilter.h"
+#include "splineview/sampler.h"
 #include "splineview/synthetic.h"
 
 namespace sv::viewer {
@@ -50,6 +52,17 @@ std::string clock_text(double s) {
   std::snprintf(buf, sizeof buf, "%d:%02d.%02d", total / 60, total % 60,
                 static_cast<int>((s - total) * 100));
   return buf;
+}
+
+// The frames' values as the display window sees them: 8-bit, the textures hold value / 255, the
+// automatic window is the full scale (the identity on the textures: the frames as decoded).
+DisplayRange frame_display_range() {
+  DisplayRange r;
+  r.scale = {0.0, 255.0};
+  r.data_min = 0.0;
+  r.data_max = 255.0;
+  r.type_range = std::array<double, 2>{0.0, 255.0};
+  return r;
 }
 
 // Where frames come from: a file or camera through FFmpeg, or the built-in moving pattern.
@@ -170,6 +183,7 @@ std::string default_video_path() {
 VideoMode::VideoMode(VideoOptions options, MethodPass& pass)
     : options_(std::move(options)), pass_(pass) {
   timers_meaningful_ = gl::timer_queries_meaningful();
+  window_.reset(frame_display_range(), options_.window, options_.level);
   const std::string src = options_.source.empty() ? default_video_path() : options_.source;
   start(src, options_.source.empty() ? std::string("bundled clip (") + kBundledClip + ")"
                                      : file_name(src));
@@ -198,6 +212,7 @@ void VideoMode::start(const std::string& source, std::string label) {
   shared_->loop = options_.loop;
   have_info_ = false;
   has_frame_ = false;
+  frame_ = video::Frame{};
   shown_index_ = -1;
   clock_s_ = 0;
   last_time_s_ = -1;
@@ -443,7 +458,9 @@ void VideoMode::take_frame(Decoded d) {
   }
   if (shown_ % 1000 == 0)
     if (const std::optional<std::size_t> r = rss_kib()) rss_by_1000_.push_back(*r);
-  recycle(std::move(fr));
+  // Keep the shown frame for the readout; the one it replaces goes back to the decoder.
+  std::swap(frame_, fr);
+  if (!fr.rgba.empty()) recycle(std::move(fr));
 }
 
 void VideoMode::update(const FrameInfo& f) {
@@ -533,6 +550,7 @@ void VideoMode::update(const FrameInfo& f) {
   }
 
   const std::vector<Rect> c = cells(f);
+  cells_ = c;
   if (fit_pending_ && uploader_ && !c.empty()) {
     view_ = ViewTransform::fit(glm::dvec2(uploader_->width(), uploader_->height()), local(c[0]));
     fit_pending_ = false;
@@ -552,10 +570,15 @@ void VideoMode::handle_input(const FrameInfo& f, const std::vector<Rect>& c) {
         hover_local_ = cursor - glm::dvec2(c[i].x, c[i].y);
       }
   if (!ImGui::IsMouseDown(ImGuiMouseButton_Left)) dragging_ = dragging_divider_ = false;
+  // Window/level first (middle or Shift + left drag, as in the other modes): a Shift + left
+  // drag neither pans nor moves the wipe divider.
+  const bool window_drag =
+      window_.handle_drag(hover_cell_.has_value() && !dragging_ && !dragging_divider_,
+                          glm::dvec2(io.MouseDelta.x, io.MouseDelta.y) * f.fb_scale);
   if (hover_cell_ && f.mouse_free) {
     if (io.MouseWheel != 0.0f)
       view_.zoom_about(hover_local_, std::pow(1.2, static_cast<double>(io.MouseWheel)));
-    if (ImGui::IsMouseClicked(ImGuiMouseButton_Left)) {
+    if (!window_drag && ImGui::IsMouseClicked(ImGuiMouseButton_Left)) {
       const bool near_divider =
           options_.layout == Layout::Wipe &&
           std::fabs(cursor.x - wipe_divider_x(c[0], wipe_)) <= 6.0 * f.ui_scale;
@@ -580,7 +603,6 @@ void VideoMode::handle_input(const FrameInfo& f, const std::vector<Rect>& c) {
 }
 
 void VideoMode::panel(const FrameInfo& f) {
-  (void)f;
   section("Video");
   ImGui::TextWrapped("%s", label_.c_str());
   if (have_info_) {
@@ -594,6 +616,7 @@ void VideoMode::panel(const FrameInfo& f) {
   }
   if (!notice_.empty()) ImGui::TextWrapped("%s", notice_.c_str());
   // The error itself is shown once, by the shell (Data section, from error()).
+  window_.panel(f.ui_scale);
 
   section("Playback");
   if (ImGui::Button(options_.paused ? "play [Space]" : "pause [Space]"))
@@ -648,7 +671,51 @@ void VideoMode::panel(const FrameInfo& f) {
     method_combo("compare with", &options_.compare);
   ImGui::Checkbox("loupe [L]", &loupe_);
   if (loupe_) ImGui::SliderFloat("loupe zoom", &loupe_factor_, 2.0f, 16.0f, "%.0fx");
-  ImGui::TextDisabled("zoom %.2fx; wheel zooms, drag pans, R fits", view_.zoom());
+  ImGui::TextDisabled(
+      "zoom %.2fx; wheel zooms, drag pans, R fits, middle or Shift+left drag: window/level",
+      view_.zoom());
+
+  section("Readout");
+  if (hover_cell_ && has_frame_) {
+    const glm::dvec2 p = view_.image_position(hover_local_);
+    ImGui::Text("frame position x %.3f, y %.3f", p.x, p.y);
+    const nlohmann::json r = readout(p);
+    if (r["pixel"].is_null()) {
+      ImGui::TextDisabled("outside the frame");
+    } else {
+      const auto line = [](const std::string& head, const nlohmann::json& values) {
+        std::string text = head;
+        char number[32];
+        for (const nlohmann::json& v : values) {
+          std::snprintf(number, sizeof number, " %.2f", v.get<double>());
+          text += number;
+        }
+        ImGui::TextUnformatted(text.c_str());
+      };
+      std::string stored = "pixel (" + std::to_string(r["pixel"][0].get<int>()) + ", " +
+                           std::to_string(r["pixel"][1].get<int>()) + ") stored RGB:";
+      for (const nlohmann::json& v : r["stored"]) stored += " " + std::to_string(v.get<int>());
+      ImGui::TextUnformatted(stored.c_str());
+      const std::vector<gl::Fetch> methods = view_methods();
+      const bool tiles = options_.path == VideoPath::Tiles && uploader_ &&
+                         uploader_->tile_factor() > 0 && r["values"].contains("tiles");
+      for (std::size_t i = 0; i < methods.size(); ++i) {
+        if (i == 0 && tiles) {
+          line("cubic, tiles " + std::to_string(uploader_->tile_factor()) + "x:",
+               r["values"]["tiles"]);
+        } else {
+          line(std::string(method_short_name(methods[i])) + ":",
+               r["values"][gl::fetch_name(methods[i])]);
+        }
+      }
+      ImGui::TextDisabled(
+          "0..255 units, before the display window; the views' values from the CPU double "
+          "reference (sv::sample, the method's degree, on this frame's samples or coefficients), "
+          "not read back from the screen");
+    }
+  } else {
+    ImGui::TextDisabled(has_frame_ ? "cursor outside the views" : "no frame yet");
+  }
 
   section("Per frame");
   const auto row = [](const char* name, const FrameHistory<kHistoryLength>& h) {
@@ -742,9 +809,10 @@ void VideoMode::draw(const FrameInfo& f) {
       a[2][0] = (k - 1.0f) / 2.0f;
       a[2][1] = (k - 1.0f) / 2.0f;
       pass_.draw(uploader_->tiles(), gl::Fetch::Nearest, a * m, to_viewport(part, f.fb_height),
-                 checker);
+                 checker, window_.map());
     } else {
-      pass_.draw(uploader_->textures(), methods[slot], m, to_viewport(part, f.fb_height), checker);
+      pass_.draw(uploader_->textures(), methods[slot], m, to_viewport(part, f.fb_height), checker,
+                 window_.map());
     }
   };
   const auto draw_view = [&](std::size_t slot, const Rect& cell, const Rect& part) {
@@ -777,6 +845,83 @@ void VideoMode::draw(const FrameInfo& f) {
   }
   draw_end_ = std::chrono::steady_clock::now();
   draw_end_s_ = f.time_s;
+}
+
+nlohmann::json VideoMode::readout(const glm::dvec2& p) const {
+  nlohmann::json r;
+  r["position"] = {p.x, p.y};
+  r["units"] = "8-bit";
+  const int w = frame_.width, h = frame_.height;
+  if (!has_frame_ || w <= 0 || h <= 0 ||
+      frame_.rgba.size() < static_cast<std::size_t>(w) * static_cast<std::size_t>(h) * 4) {
+    r["pixel"] = nullptr;
+    return r;
+  }
+  r["frame"] = frame_.index;
+  const bool inside = p.x >= -0.5 && p.y >= -0.5 && p.x <= w - 0.5 && p.y <= h - 0.5;
+  if (!inside) {
+    r["pixel"] = nullptr;
+    return r;
+  }
+  const int x = std::clamp(static_cast<int>(std::floor(p.x + 0.5)), 0, w - 1);
+  const int y = std::clamp(static_cast<int>(std::floor(p.y + 0.5)), 0, h - 1);
+  const auto at = [&](int px, int py, int c) {
+    return frame_.rgba[(static_cast<std::size_t>(py) * static_cast<std::size_t>(w) +
+                        static_cast<std::size_t>(px)) *
+                           4 +
+                       static_cast<std::size_t>(c)];
+  };
+  r["pixel"] = {x, y};
+  r["stored"] = {at(x, y, 0), at(x, y, 1), at(x, y, 2)};
+  // The pixels around p (whole frame where it ends within the margin, so its borders are
+  // exact): every method's support, and for the prefilter a margin over which its influence
+  // decays by |z|^24 = 0.268^24 < 1e-13.
+  const int fx = static_cast<int>(std::floor(p.x)), fy = static_cast<int>(std::floor(p.y));
+  const int x0 = std::max(0, fx - kReadoutMargin), x1 = std::min(w, fx + kReadoutMargin + 2);
+  const int y0 = std::max(0, fy - kReadoutMargin), y1 = std::min(h, fy + kReadoutMargin + 2);
+  ArrayD samples({static_cast<std::size_t>(y1 - y0), static_cast<std::size_t>(x1 - x0)}, 3);
+  for (int j = y0; j < y1; ++j)
+    for (int i = x0; i < x1; ++i)
+      for (int c = 0; c < 3; ++c)
+        samples.at2(static_cast<std::size_t>(j - y0), static_cast<std::size_t>(i - x0),
+                    static_cast<std::size_t>(c)) = at(i, j, c);
+  ArrayD coefficients = samples;
+  PrefilterOptions pre;
+  pre.degree = 3;
+  pre.boundary = Boundary::Reflect;  // as gl::FrameUploader's prefilters
+  pre.threads = 1;
+  prefilter(coefficients, pre);
+  const auto value = [&](gl::Fetch m, const glm::dvec2& q) {
+    std::vector<double> v(3);
+    SamplerOptions opt;
+    opt.degree = method_degree(m);
+    opt.boundary = Boundary::Reflect;
+    opt.threads = 1;
+    const double position[2] = {q.y - y0, q.x - x0};
+    sample(gl::fetch_prefiltered(m) ? coefficients : samples, position, 1, v.data(), opt);
+    return v;
+  };
+  nlohmann::json values;
+  for (gl::Fetch m : kMethods) values[gl::fetch_name(m)] = value(m, p);
+  nlohmann::json shown = nlohmann::json::array();
+  const std::vector<gl::Fetch> methods = view_methods();
+  const int k = options_.path == VideoPath::Tiles && uploader_ ? uploader_->tile_factor() : 0;
+  for (std::size_t i = 0; i < methods.size(); ++i) {
+    if (i == 0 && k > 0) {
+      // The tile view shows, with nearest sampling, the cubic at tile pixel q = round(k p +
+      // (k - 1) / 2), i.e. at frame position (q - (k - 1) / 2) / k.
+      const double off = (k - 1) / 2.0;
+      const glm::dvec2 q(std::clamp(std::floor(k * p.x + off + 0.5), 0.0, k * w - 1.0),
+                         std::clamp(std::floor(k * p.y + off + 0.5), 0.0, k * h - 1.0));
+      values["tiles"] = value(gl::Fetch::CubicPrecise, (q - off) / static_cast<double>(k));
+      shown.push_back("tiles");
+    } else {
+      shown.push_back(gl::fetch_name(methods[i]));
+    }
+  }
+  r["values"] = values;
+  r["shown"] = shown;
+  return r;
 }
 
 std::optional<Progress> VideoMode::progress() const {
@@ -837,12 +982,42 @@ nlohmann::json VideoMode::report() const {
   nlohmann::json methods = nlohmann::json::array();
   for (gl::Fetch m : view_methods()) methods.push_back(gl::fetch_name(m));
   j["methods"] = methods;
+  // Where each view is (framebuffer pixels, origin top left: x, y, width, height) and where the
+  // frame's extent (-1/2 .. size - 1/2) lands in it (x0, y0, x1, y1; unrotated view).
+  nlohmann::json views = nlohmann::json::array();
+  for (std::size_t i = 0; i < view_methods().size() && !cells_.empty(); ++i) {
+    const Rect& cell = cells_[options_.layout == Layout::Wipe ? 0 : std::min(i, cells_.size() - 1)];
+    Rect part = cell;
+    if (options_.layout == Layout::Wipe) {
+      const double x = wipe_divider_x(cell, wipe_);
+      part = i == 0 ? Rect{cell.x, cell.y, x - cell.x, cell.height}
+                    : Rect{x, cell.y, cell.x + cell.width - x, cell.height};
+    } else if (i >= cells_.size()) {
+      break;
+    }
+    nlohmann::json v;
+    v["method"] = gl::fetch_name(view_methods()[i]);
+    v["rect"] = {part.x, part.y, part.width, part.height};
+    if (uploader_) {
+      const glm::dvec2 a = view_.window_position({-0.5, -0.5}) + glm::dvec2(cell.x, cell.y);
+      const glm::dvec2 b =
+          view_.window_position({uploader_->width() - 0.5, uploader_->height() - 0.5}) +
+          glm::dvec2(cell.x, cell.y);
+      v["frame_rect"] = {a.x, a.y, b.x, b.y};
+    }
+    views.push_back(v);
+  }
+  j["views"] = views;
   j["frames_shown"] = shown_;
   j["video_fps"] = video_fps_ ? nlohmann::json(*video_fps_) : nlohmann::json();
   j["video_fps_text"] = fps_text();
   j["last_frame_index"] = shown_index_;
   j["dropped_decode"] = decode_drops_;
   j["dropped_display"] = display_drops_;
+  j["display_window"] = window_.report();
+  nlohmann::json probes = nlohmann::json::array();
+  for (const glm::dvec2& at : options_.probes) probes.push_back(readout(at));
+  j["readout"] = probes;
   const auto median = [](const FrameHistory<kHistoryLength>& h) -> nlohmann::json {
     if (h.count() == 0) return nullptr;
     std::vector<float> v;

@@ -19,7 +19,14 @@
 // every frame shows the next decoded frame, so the frame time is the pipeline's throughput.
 //
 // Mouse and keys over the views: wheel zooms about the cursor, drag pans, drag the wipe
-// divider, R fits, Space play/pause, Right steps one frame (paused), L the loupe, Home rewinds.
+// divider, middle drag or Shift + left drag sets window/level, R fits, Space play/pause, Right
+// steps one frame (paused), L the loupe, Home rewinds.
+//
+// Display window: the zoom and rotate modes' ImageWindow on the frames' 8-bit values (R, G and
+// B alike), automatic = 0..255 = the identity (the frames as decoded); applied in view.frag
+// after the reconstruction (DisplayMap), so the cubic's overshoot survives until the display
+// clamp. Readout under the cursor: the frame pixel, its stored 8-bit RGB and each shown view's
+// interpolated value in 0..255 units (CPU double reference on the shown frame, readout()).
 #pragma once
 
 #include <array>
@@ -34,6 +41,7 @@
 #include <thread>
 #include <vector>
 
+#include "image_window.h"
 #include "layout.h"
 #include "method_pass.h"
 #include "mode.h"
@@ -58,6 +66,12 @@ struct VideoOptions {
   bool allow_cuda = true;
   // Frames decoded at most this size (0 = native); 0 with no CUDA: 640 x 360.
   int max_width = 0, max_height = 0;
+  // The display window in 8-bit units (--window, --level); each missing one is the automatic
+  // window's (0..255: width 255, level 127.5). Kept across sources (all are 8-bit).
+  std::optional<double> window;
+  std::optional<double> level;
+  // Frame positions (x, y) whose readout the report lists (--probe).
+  std::vector<glm::dvec2> probes;
 };
 
 class VideoMode final : public Mode {
@@ -85,6 +99,16 @@ class VideoMode final : public Mode {
   void clear_error() override { error_.clear(); }
   std::vector<PassTiming> timings() const override;
   nlohmann::json report() const override;
+
+  // The readout at frame position `p` (x, y; pixel k at k) on the frame shown: the position, the
+  // frame index, the nearest pixel and its stored 8-bit RGB, and every method's interpolated
+  // value there in 0..255 units (the CPU double reference: sv::sample on the frame's samples,
+  // or on coefficients prefiltered in double from the 2 * kReadoutMargin + 2 square of pixels
+  // around p, which differs from the whole frame's by less than 1e-9 levels), plus "tiles" on
+  // the tile path (the cubic at the tile pixel shown there); "shown" lists the views' keys.
+  // The report's "readout" entries; the panel shows the same for the cursor.
+  nlohmann::json readout(const glm::dvec2& p) const;
+  static constexpr int kReadoutMargin = 24;
 
   // For tests: frames shown so far, and the drops.
   std::int64_t frames_shown() const { return shown_; }
@@ -144,6 +168,7 @@ class VideoMode final : public Mode {
   std::int64_t shown_index_ = -1;
   std::uint64_t shown_epoch_ = 0;
   bool has_frame_ = false;
+  video::Frame frame_;  // the frame shown (kept for the readout; recycled when replaced)
   bool step_pending_ = false;
   std::int64_t shown_ = 0, decode_drops_ = 0, display_drops_ = 0;
   bool waiting_for_decode_ = false;
@@ -163,6 +188,8 @@ class VideoMode final : public Mode {
   std::optional<std::size_t> hover_cell_;
   glm::dvec2 hover_local_{0.0};
   float ui_scale_ = 1.0f;
+  std::vector<Rect> cells_;  // the views' cells at the last update (for the report)
+  ImageWindow window_;       // on the 8-bit values; the textures hold value / 255
 
   // Timing: per stage histories (ms) and GL timers of the view passes.
   FrameHistory<kHistoryLength> decode_ms_, upload_ms_, transfer_ms_, prefilter_ms_, tiles_ms_,
