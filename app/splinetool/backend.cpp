@@ -1,7 +1,7 @@
-// The backend registry of splinetool, its CPU backend (the core library: exact prefilter,
-// double-accumulating reference sampler, zoom and rotate) and the fetch names of the GPU
-// backends that the command line checks without a GL context or CUDA device. The registry is a
-// table of name -> factory; an entry without a factory is a backend another build provides.
+// The backend registry of splinetool and its CPU backend (the core library: exact prefilter,
+// double-accumulating reference sampler, zoom and rotate). The registry is a table of name ->
+// factory; an entry without a factory is a backend another build provides. The gl factory loads
+// the GL module (modules.cpp); the fetch names of the GPU backends are in fetch_names.cpp.
 #include "backend.h"
 
 #include <algorithm>
@@ -80,13 +80,6 @@ const Entry* find(const std::string& name) {
   return nullptr;
 }
 
-const char* const kGlFetches[] = {"nearest", "linear", "cubic-unfiltered", "lut", "otf", "precise"};
-const char* const kCudaFetches[] = {"nearest", "linear", "cubic", "precise"};
-
-bool is_one_of(const std::string& s, std::initializer_list<const char*> names) {
-  return std::any_of(names.begin(), names.end(), [&](const char* n) { return s == n; });
-}
-
 std::string list_names(const std::vector<std::string>& names) {
   std::string list;
   for (std::size_t i = 0; i < names.size(); ++i)
@@ -127,66 +120,6 @@ std::unique_ptr<Backend> make_backend(const std::string& name, const BackendOpti
   if (!e->make) throw sv::Error(e->why_missing);
   check_options(name, opt);
   return e->make(opt);
-}
-
-std::vector<std::string> fetch_names(const std::string& backend) {
-  if (backend == "gl")
-    return std::vector<std::string>(std::begin(kGlFetches), std::end(kGlFetches));
-  if (backend == "cuda")
-    return std::vector<std::string>(std::begin(kCudaFetches), std::end(kCudaFetches));
-  return {};
-}
-
-std::vector<std::string> all_fetch_names() {
-  std::vector<std::string> names = fetch_names("gl");
-  for (const std::string& n : fetch_names("cuda"))
-    if (std::find(names.begin(), names.end(), n) == names.end()) names.push_back(n);
-  return names;
-}
-
-std::string default_fetch(const std::string& backend) {
-  // cuda defaults to the exact-arithmetic flavour: its hardware-filtered cubic carries the
-  // texture unit's 8-bit weights, which users of a CUDA backend would not expect by default.
-  if (backend == "gl") return "otf";
-  if (backend == "cuda") return "precise";
-  return "";
-}
-
-std::vector<std::string> format_names() {
-  return {"r32f", "r16f", "r16"};
-}
-
-bool fetch_is_prefiltered(const std::string& fetch) {
-  return is_one_of(fetch, {"lut", "otf", "precise", "cubic"});
-}
-
-int fetch_degree(const std::string& fetch) {
-  if (fetch == "nearest") return 0;
-  if (fetch == "linear") return 1;
-  return 3;
-}
-
-bool fetch_has_derivative(const std::string& fetch, const std::string& backend) {
-  return backend == "gl" && is_one_of(fetch, {"otf", "precise", "cubic-unfiltered"});
-}
-
-std::string fetch_for_method(sv::Method method, const std::string& cubic_fetch,
-                             const std::string& backend) {
-  const std::string cubic = cubic_fetch.empty() ? default_fetch(backend) : cubic_fetch;
-  switch (method) {
-    case sv::Method::Nearest:
-      return "nearest";
-    case sv::Method::Linear:
-      return "linear";
-    case sv::Method::CubicUnfiltered:
-      return backend == "cuda" ? cubic : "cubic-unfiltered";
-    case sv::Method::Cubic:
-      return cubic;
-    case sv::Method::Quintic:
-    case sv::Method::Septic:
-      break;
-  }
-  return "";
 }
 
 #ifndef SPLINEVIEW_HAVE_GL
