@@ -106,8 +106,9 @@ void ImageWindow::panel(float ui_scale) {
       "middle drag or Shift+left drag on a view: right widens the window, down raises the level "
       "(darker)");
   ImGui::TextDisabled(
-      "In the file's raw units. Applied after the interpolation, to R, G and B alike (alpha as "
-      "it is); the readout and the accuracy figures do not depend on it.");
+      "In stored units (a file's raw values; video frames 0..255). Applied after the "
+      "interpolation, to R, G and B alike (alpha as it is); the readout and any accuracy "
+      "figures do not depend on it.");
 }
 
 nlohmann::json ImageWindow::report() const {
