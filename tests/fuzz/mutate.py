@@ -30,6 +30,7 @@ its file kept in the findings folder with the command and stderr), 2 on a usage 
 """
 import argparse
 import concurrent.futures
+import glob
 import gzip
 import json
 import os
@@ -850,13 +851,17 @@ def run_case(tool, entry, data, spec, workdir, precreate, timeout_opts):
 
 
 def snapshot_tool(tool, tmp_root):
-    """Copies the tool into tmp_root once it runs (`--help` exits 0); waits up to 120 s while
+    """Copies the tool, and the modules it loads from its own folder (splinetool-gl.so,
+    splinetool-video.so), into tmp_root once it runs (`--help` exits 0); waits up to 120 s while
     it is being relinked."""
     copy = os.path.join(tmp_root, os.path.basename(tool))
+    modules = glob.glob(os.path.join(os.path.dirname(os.path.abspath(tool)), "splinetool-*.so"))
     deadline = time.monotonic() + 120
     while True:
         try:
             shutil.copy2(tool, copy)
+            for m in modules:
+                shutil.copy2(m, os.path.join(tmp_root, os.path.basename(m)))
             if subprocess.run([copy, "--help"], capture_output=True, timeout=60,
                               env=dict(os.environ, ASAN_OPTIONS="detect_leaks=0")).returncode == 0:
                 return copy
