@@ -181,6 +181,20 @@ bool is_gpu(const std::string& backend) {
   return backend == "gl" || backend == "cuda";
 }
 
+// The boundary mode from --mode (scipy's name) or --boundary; the modes beyond reflect, mirror
+// and periodic are CPU only, refused on gl and cuda.
+template <class Args>
+sv::Boundary resolve_boundary(const Args& args, const char* command) {
+  const sv::Boundary b = sv::parse_boundary(args.mode.empty() ? args.boundary : args.mode);
+  if (!std::isfinite(args.cval))
+    throw UsageError(std::string(command) + ": --cval must be a finite number");
+  if (is_gpu(args.common.backend) && !sv::boundary_on_gpu(b))
+    throw UsageError(std::string(command) + ": --mode " + sv::boundary_scipy_name(b) +
+                     " is CPU only (use --backend cpu); the " + args.common.backend +
+                     " backend implements reflect, mirror and grid-wrap (periodic)");
+  return b;
+}
+
 // --precision as given, or the backend's own when it was left out (double on cpu; single on gl,
 // whose textures are float, and on cuda, whose kernels are).
 Precision resolve_precision(const std::string& given, const std::string& backend,
@@ -398,6 +412,11 @@ void sampled(Backend& backend, sv::ArrayD&& samples, bool prefilter,
              const sv::PrefilterOptions& popt, const std::vector<double>& positions,
              const sv::SamplerOptions& sopt, double* out) {
   sv::Array<T> c = cast<T>(std::move(samples));
+  if (prefilter && sv::interpolation_pad(sopt.boundary, sopt.degree) > 0) {
+    // nearest and grid-constant: padded before the prefilter (CPU only; refused on the GPU)
+    sv::interpolate(c, positions.data(), positions.size() / c.rank(), out, sopt);
+    return;
+  }
   if (prefilter) backend.prefilter(c, popt);
   backend.sample(c, positions, out, sopt);
 }
@@ -489,7 +508,7 @@ void run_prefilter(const PrefilterArgs& args) {
         "resample prefilter on the CPU, in float); use --backend cpu");
   std::unique_ptr<Backend> backend = make_backend(args.common.backend);
   sv::check_degree(args.degree, 0, sv::kMaxDegree);
-  const sv::PrefilterOptions opt{args.degree, sv::parse_boundary(args.boundary),
+  const sv::PrefilterOptions opt{args.degree, resolve_boundary(args, "prefilter"),
                                  args.common.threads};
   const Precision precision = resolve_precision(args.precision, args.common.backend, "prefilter");
   check_output(args.out, {".npy", ".nrrd", ".nhdr", ".nii", ".nii.gz", ".tif", ".tiff"},
@@ -512,6 +531,8 @@ void run_prefilter(const PrefilterArgs& args) {
            {"backend", backend->name()},
            {"degree", args.degree},
            {"boundary", sv::boundary_name(opt.boundary)},
+           {"mode", sv::boundary_scipy_name(opt.boundary)},
+           {"cval", args.cval},
            {"precision", precision_name(precision)},
            {"shape", shape_json(result.dims(), result.channels(), in.channel_axis)},
            {"seconds", seconds}};
@@ -524,7 +545,7 @@ void run_sample(const SampleArgs& args) {
   std::unique_ptr<Backend> backend =
       make_backend(args.common.backend, backend_options(args.common));
   sv::check_degree(args.degree, 0, sv::kMaxDegree);
-  const sv::Boundary boundary = sv::parse_boundary(args.boundary);
+  const sv::Boundary boundary = resolve_boundary(args, "sample");
   const Precision precision = resolve_precision(args.precision, args.common.backend, "sample");
   check_output(args.out, {".npy"}, "sample");
 
@@ -568,7 +589,7 @@ void run_sample(const SampleArgs& args) {
   const std::size_t m = coords.positions.size() / rank;
 
   const sv::PrefilterOptions popt{degree, boundary, args.common.threads};
-  const sv::SamplerOptions sopt{degree, boundary, args.derivative, args.common.threads};
+  const sv::SamplerOptions sopt{degree, boundary, args.derivative, args.common.threads, args.cval};
   sv::ArrayD out({m}, channels);
   const Stopwatch clock;
   if (precision == Precision::Single)
@@ -589,6 +610,8 @@ void run_sample(const SampleArgs& args) {
            {"backend", backend->name()},
            {"degree", degree},
            {"boundary", sv::boundary_name(boundary)},
+           {"mode", sv::boundary_scipy_name(boundary)},
+           {"cval", args.cval},
            {"precision", precision_name(precision)},
            {"prefilter", prefilter},
            {"derivative", args.derivative >= 0 ? Json(args.derivative) : Json(nullptr)},
@@ -620,8 +643,8 @@ void run_resample(const ResampleArgs& args) {
   if (!(args.peak > 0 && std::isfinite(args.peak)))
     throw UsageError("resample: --peak must be a positive number, got " +
                      sv::format_number(args.peak));
-  const sv::ResampleOptions opt{sv::parse_method(args.method), sv::parse_boundary(args.boundary),
-                                args.common.threads};
+  const sv::ResampleOptions opt{sv::parse_method(args.method), resolve_boundary(args, "resample"),
+                                args.common.threads, args.cval};
   const Precision precision = resolve_precision(args.precision, args.common.backend, "resample");
   // On gl and cuda: the method picks the fetch; --fetch picks the flavour of the prefiltered
   // cubic (on cuda also of cubic-unfiltered, which has no fetch of its own there).
@@ -725,6 +748,8 @@ void run_resample(const ResampleArgs& args) {
            {"backend", backend->name()},
            {"method", sv::method_name(opt.method)},
            {"boundary", sv::boundary_name(opt.boundary)},
+           {"mode", sv::boundary_scipy_name(opt.boundary)},
+           {"cval", args.cval},
            {"precision", precision_name(precision)},
            {"steps", args.repeat},
            {"seconds", seconds},

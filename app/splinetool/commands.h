@@ -43,6 +43,8 @@ struct PrefilterArgs {
   std::string in, out;
   int degree = 3;
   std::string boundary = "reflect";
+  std::string mode;       // --mode: scipy.ndimage's name; "" = --boundary decides
+  double cval = 0.0;      // --cval: the value outside for mode constant and grid-constant
   std::string precision;  // "" = the backend's own: double on cpu, single on cuda
   bool channels = false;
 };
@@ -53,6 +55,8 @@ struct SampleArgs {
   int degree = 3;
   bool degree_given = false;  // --degree was on the command line
   std::string boundary = "reflect";
+  std::string mode;       // --mode: scipy.ndimage's name; "" = --boundary decides
+  double cval = 0.0;      // --cval: the value outside for mode constant and grid-constant
   std::string precision;  // "" = the backend's own: double on cpu, single on gl and cuda
   bool channels = false;
   bool no_prefilter = false;
@@ -68,6 +72,8 @@ struct ResampleArgs {
   int repeat = 1;
   std::string method = "cubic";
   std::string boundary = "reflect";
+  std::string mode;       // --mode: scipy.ndimage's name; "" = --boundary decides
+  double cval = 0.0;      // --cval: the value outside for mode constant and grid-constant
   std::string precision;  // "" = the backend's own: double on cpu, single on gl and cuda
   bool channels = false;
   std::string reference;  // compare the result with this file

@@ -94,6 +94,11 @@ CLI::Validator one_of(const std::vector<std::string>& names) {
 const char* const kBoundaryHelp =
     "extension beyond the edges: reflect (half-sample symmetric), mirror (whole-sample "
     "symmetric) or periodic";
+const char* const kModeHelp =
+    "scipy.ndimage's boundary mode, with its semantics (docs/ACCURACY.md, \"Boundary modes and "
+    "scipy\"): reflect = grid-mirror, mirror, grid-wrap (= periodic), wrap (period N-1), "
+    "nearest, constant or grid-constant (with --cval); CPU only except reflect, mirror and "
+    "grid-wrap";
 const char* const kPrecisionHelp =
     "single: float samples and coefficients (the sampler accumulates in double); double: all "
     "double";
@@ -131,10 +136,22 @@ void add_allow_nonfinite(CLI::App* sub, CommonArgs& common, const char* what) {
   sub->add_flag("--allow-nonfinite", common.allow_nonfinite, what);
 }
 
-void add_boundary(CLI::App* sub, std::string& boundary) {
-  sub->add_option("--boundary", boundary, kBoundaryHelp)
-      ->type_name("MODE")
-      ->check(one_of({"reflect", "mirror", "periodic"}))
+// --boundary (our three exact modes, the GPU's too), --mode (every scipy.ndimage mode, by
+// scipy's name; excludes --boundary) and --cval.
+template <class Args>
+void add_boundary(CLI::App* sub, Args& args) {
+  CLI::Option* b = sub->add_option("--boundary", args.boundary, kBoundaryHelp)
+                       ->type_name("MODE")
+                       ->check(one_of({"reflect", "mirror", "periodic"}))
+                       ->capture_default_str();
+  CLI::Option* m = sub->add_option("--mode", args.mode, kModeHelp)
+                       ->type_name("SCIPY_MODE")
+                       ->check(one_of({"reflect", "grid-mirror", "mirror", "grid-wrap", "wrap",
+                                       "nearest", "constant", "grid-constant"}));
+  m->excludes(b);
+  sub->add_option("--cval", args.cval, "the value outside for --mode constant and grid-constant")
+      ->type_name("V")
+      ->check(number_in(-HUGE_VAL, false, HUGE_VAL, "(a finite number)"))
       ->capture_default_str();
 }
 
@@ -278,7 +295,7 @@ int main(int argc, char** argv) {
                    "keep the input's geometry, TIFF its spacing)")
       ->required();
   add_degree(prefilter, pre.degree);
-  add_boundary(prefilter, pre.boundary);
+  add_boundary(prefilter, pre);
   add_precision(prefilter, pre.precision);
   prefilter->add_flag("--channels", pre.channels, kChannelsHelp);
   add_raw(prefilter, pre.common.raw);
@@ -307,7 +324,7 @@ int main(int argc, char** argv) {
                                    ->type_name("N")
                                    ->check(integer_in(0, 7, "in 0..7"))
                                    ->capture_default_str();
-  add_boundary(sample, smp.boundary);
+  add_boundary(sample, smp);
   sample->add_flag("--no-prefilter", smp.no_prefilter,
                    "use IN as coefficients directly (e.g. the unfiltered cubic B-spline)");
   add_precision(sample, smp.precision);
@@ -366,7 +383,7 @@ int main(int argc, char** argv) {
       ->type_name("M")
       ->check(one_of({"nearest", "linear", "cubic-unfiltered", "cubic", "quintic", "septic"}))
       ->capture_default_str();
-  add_boundary(resample, res.boundary);
+  add_boundary(resample, res);
   add_precision(resample, res.precision);
   resample->add_flag("--channels", res.channels, kChannelsHelp);
   resample

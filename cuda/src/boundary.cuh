@@ -2,6 +2,8 @@
 // that carry sv::Boundary into kernels, and the index mapping of sv::extend_index.
 #pragma once
 
+#include <string>
+
 #include "splineview/array.h"
 #include "splineview/error.h"
 
@@ -19,6 +21,12 @@ inline int boundary_code(Boundary b) {
       return kMirror;
     case Boundary::Periodic:
       return kPeriodic;
+    case Boundary::Wrap:
+    case Boundary::Nearest:
+    case Boundary::Constant:
+    case Boundary::GridConstant:
+      throw Error(std::string("CUDA: boundary mode '") + boundary_name(b) +
+                  "' is CPU only; the CUDA kernels implement reflect, mirror and periodic");
   }
   throw Error("CUDA: unknown boundary mode");
 }

@@ -47,9 +47,9 @@ void check_upscale(const Layout& layout, int factor, UpscaleMethod method, Bound
   if (method != UpscaleMethod::Nearest && method != UpscaleMethod::Linear &&
       method != UpscaleMethod::Cubic)
     throw Error(std::string(what) + ": unknown upscaling method");
-  if (boundary != Boundary::Reflect && boundary != Boundary::Mirror &&
-      boundary != Boundary::Periodic)
-    throw Error(std::string(what) + ": unknown boundary mode");
+  if (!boundary_on_gpu(boundary))
+    throw Error(std::string(what) + ": boundary mode '" + boundary_name(boundary) +
+                "' is CPU only (reflect, mirror and periodic on the GPU)");
   for (std::size_t d : layout.dims)
     if (d * static_cast<std::size_t>(factor) >= (std::size_t{1} << 30))
       throw Error(std::string(what) + ": a " + describe_shape(layout.dims, layout.channels) +

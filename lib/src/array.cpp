@@ -72,15 +72,37 @@ const char* boundary_name(Boundary b) {
       return "mirror";
     case Boundary::Periodic:
       return "periodic";
+    case Boundary::Wrap:
+      return "wrap";
+    case Boundary::Nearest:
+      return "nearest";
+    case Boundary::Constant:
+      return "constant";
+    case Boundary::GridConstant:
+      return "grid-constant";
   }
   return "?";
 }
 
+const char* boundary_scipy_name(Boundary b) {
+  return b == Boundary::Periodic ? "grid-wrap" : boundary_name(b);
+}
+
 Boundary parse_boundary(const std::string& s) {
-  if (s == "reflect") return Boundary::Reflect;
+  if (s == "reflect" || s == "grid-mirror") return Boundary::Reflect;
   if (s == "mirror") return Boundary::Mirror;
-  if (s == "periodic") return Boundary::Periodic;
-  throw Error("unknown boundary mode '" + s + "' (expected reflect, mirror or periodic)");
+  if (s == "periodic" || s == "grid-wrap") return Boundary::Periodic;
+  if (s == "wrap") return Boundary::Wrap;
+  if (s == "nearest") return Boundary::Nearest;
+  if (s == "constant") return Boundary::Constant;
+  if (s == "grid-constant") return Boundary::GridConstant;
+  throw Error("unknown boundary mode '" + s +
+              "' (expected reflect, grid-mirror, mirror, periodic, grid-wrap, wrap, nearest, "
+              "constant or grid-constant)");
+}
+
+bool boundary_on_gpu(Boundary b) {
+  return b == Boundary::Reflect || b == Boundary::Mirror || b == Boundary::Periodic;
 }
 
 std::string describe_shape(const std::vector<std::size_t>& dims, std::size_t channels) {

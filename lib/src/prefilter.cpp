@@ -27,10 +27,9 @@ std::size_t period(Boundary b, std::size_t n) {
       return 2 * n;
     case Boundary::Mirror:
       return 2 * n - 2;
-    case Boundary::Periodic:
+    default:  // Periodic (filter_block only sees the three prefilter_boundary() modes)
       return n;
   }
-  return n;
 }
 
 // Number of terms K of the geometric sum sum_k z^k x_k after which the neglected tail,
@@ -113,6 +112,22 @@ void filter_block(T* base, std::size_t n, std::size_t stride, std::size_t width,
 
 }  // namespace
 
+Boundary prefilter_boundary(Boundary b) {
+  switch (b) {
+    case Boundary::Reflect:
+    case Boundary::Nearest:
+      return Boundary::Reflect;
+    case Boundary::Periodic:
+      return Boundary::Periodic;
+    case Boundary::Mirror:
+    case Boundary::Wrap:
+    case Boundary::Constant:
+    case Boundary::GridConstant:
+      return Boundary::Mirror;
+  }
+  return Boundary::Mirror;
+}
+
 template <class T>
 void prefilter_axis(Array<T>& a, std::size_t axis, const PrefilterOptions& opt) {
   check_degree(opt.degree, 0, kMaxDegree);
@@ -126,6 +141,7 @@ void prefilter_axis(Array<T>& a, std::size_t axis, const PrefilterOptions& opt) 
   const std::size_t blocks = (inner + kBlock - 1) / kBlock;
   const std::size_t tasks = outer * blocks;
   T* data = a.data();
+  const Boundary boundary = prefilter_boundary(opt.boundary);
   const unsigned threads =
       detail::thread_count(opt.threads, tasks * n * std::min(inner, kBlock), std::size_t{1} << 16);
   detail::parallel_for(tasks, threads, [&](std::size_t begin, std::size_t end) {
@@ -133,7 +149,7 @@ void prefilter_axis(Array<T>& a, std::size_t axis, const PrefilterOptions& opt) 
     for (std::size_t t = begin; t < end; ++t) {
       const std::size_t o = t / blocks, blk = t % blocks;
       const std::size_t i0 = blk * kBlock, width = std::min(kBlock, inner - i0);
-      filter_block<T>(data + o * n * inner + i0, n, inner, width, poles, opt.boundary, acc.data());
+      filter_block<T>(data + o * n * inner + i0, n, inner, width, poles, boundary, acc.data());
     }
   });
 }

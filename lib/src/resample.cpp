@@ -60,21 +60,18 @@ bool method_prefilters(Method m) {
 
 namespace {
 
+// Evaluates the input at `positions`: interpolated (prefiltered; sv::interpolate, which pads
+// for the modes that need it) or, for nearest, linear and cubic-unfiltered, sampled as it is.
 template <class T>
-Array<T> coefficients(const Array<T>& samples, const ResampleOptions& opt) {
-  Array<T> c = samples;
-  if (method_prefilters(opt.method))
-    prefilter(c, PrefilterOptions{method_degree(opt.method), opt.boundary, opt.threads});
-  return c;
-}
-
-template <class T>
-Array<T> evaluate(const Array<T>& c, std::vector<std::size_t> dims,
+Array<T> evaluate(const Array<T>& samples, std::vector<std::size_t> dims,
                   const std::vector<double>& positions, const ResampleOptions& opt) {
-  Array<T> out(std::move(dims), c.channels());
+  Array<T> out(std::move(dims), samples.channels());
   std::vector<double> v(out.size());
-  sample(c, positions.data(), out.points(), v.data(),
-         SamplerOptions{method_degree(opt.method), opt.boundary, -1, opt.threads});
+  const SamplerOptions sopt{method_degree(opt.method), opt.boundary, -1, opt.threads, opt.cval};
+  if (method_prefilters(opt.method))
+    interpolate(samples, positions.data(), out.points(), v.data(), sopt);
+  else
+    sample(samples, positions.data(), out.points(), v.data(), sopt);
   for (std::size_t i = 0; i < v.size(); ++i) out[i] = static_cast<T>(v[i]);
   return out;
 }
@@ -109,7 +106,7 @@ Array<T> zoom(const Array<T>& samples, double factor, const ResampleOptions& opt
       at[d] = 0;
     }
   }
-  return evaluate(coefficients(samples, opt), dims, pos, opt);
+  return evaluate(samples, dims, pos, opt);
 }
 
 template <class T>
@@ -128,7 +125,7 @@ Array<T> rotate(const Array<T>& samples, double degrees, const ResampleOptions& 
       pos[(y * w + x) * 2 + 0] = dx * s + dy * c + cy;
       pos[(y * w + x) * 2 + 1] = dx * c - dy * s + cx;
     }
-  return evaluate(coefficients(samples, opt), samples.dims(), pos, opt);
+  return evaluate(samples, samples.dims(), pos, opt);
 }
 
 template Array<float> zoom<float>(const Array<float>&, double, const ResampleOptions&);

@@ -1,11 +1,14 @@
 // The double-precision reference sampler (see sampler.h).
 #include "splineview/sampler.h"
 
+#include <algorithm>
 #include <cmath>
+#include <limits>
 #include <string>
 
 #include "parallel.h"
 #include "splineview/bspline.h"
+#include "splineview/prefilter.h"
 
 namespace sv {
 
@@ -18,7 +21,9 @@ long extend_index(long k, long n, Boundary b) {
       if (r < 0) r += p;
       return r < n ? r : p - 1 - r;
     }
-    case Boundary::Mirror: {
+    case Boundary::Mirror:
+    case Boundary::Wrap:
+    case Boundary::Constant: {
       if (n == 1) return 0;
       const long p = 2 * n - 2;
       long r = k % p;
@@ -29,9 +34,56 @@ long extend_index(long k, long n, Boundary b) {
       long r = k % n;
       return r < 0 ? r + n : r;
     }
+    case Boundary::Nearest:
+      return k < 0 ? 0 : n - 1;
+    case Boundary::GridConstant:
+      return -1;
   }
   return 0;
 }
+
+std::size_t interpolation_pad(Boundary b, int degree) {
+  check_degree(degree, 0, kMaxDegree);
+  if ((b != Boundary::Nearest && b != Boundary::GridConstant) || degree < 2) return 0;
+  // The largest |pole| decays slowest; the pad holds its tail down to half an ulp of double
+  // (relative to the coefficient range), plus `degree` samples of margin for the spline's
+  // support and the inverse filter's gain.
+  const Poles p = bspline_poles(degree);
+  double zmax = 0;
+  for (int q = 0; q < p.count; ++q) zmax = std::max(zmax, std::fabs(p.z[q]));
+  const double eps = std::numeric_limits<double>::epsilon() / 2;
+  const double h = std::ceil(std::log(eps * (1 - zmax)) / std::log(zmax));
+  return static_cast<std::size_t>(h) + static_cast<std::size_t>(degree) + 1;
+}
+
+namespace {
+
+// scipy.ndimage's 'wrap' position mapping (see sampler.h), with its arithmetic.
+double wrap_position(double x, long n) {
+  if (x >= 0 && x <= static_cast<double>(n - 1)) return x;
+  if (n <= 1) return 0;
+  const double p = static_cast<double>(n - 1);
+  if (x < 0) return x + p * (static_cast<double>(static_cast<long>(-x / p)) + 1);
+  return x - p * static_cast<double>(static_cast<long>(x / p));
+}
+
+// scipy.ndimage's 'mirror' position mapping into [0, N-1], with its arithmetic. Used for
+// degree 0 only, where it decides ties: scipy rounds the mirrored position, so -0.5 takes
+// sample 1 (not 0) and N - 1/2 takes N-1 (not N-2); for degree >= 1 the spline is continuous
+// and the mapping changes nothing.
+double mirror_position(double x, long n) {
+  if (x >= 0 && x <= static_cast<double>(n - 1)) return x;
+  if (n <= 1) return 0;
+  const double p = static_cast<double>(2 * n - 2);
+  if (x < 0) {
+    x += p * static_cast<double>(static_cast<long>(-x / p));
+    return x <= static_cast<double>(1 - n) ? x + p : -x;
+  }
+  x -= p * static_cast<double>(static_cast<long>(x / p));
+  return x > static_cast<double>(n - 1) ? p - x : x;
+}
+
+}  // namespace
 
 template <class T>
 void sample(const Array<T>& c, const double* positions, std::size_t m, double* out,
@@ -65,12 +117,38 @@ void sample(const Array<T>& c, const double* positions, std::size_t m, double* o
       s *= c.dim(d);
     }
     for (std::size_t p = begin; p < end; ++p) {
+      // GridConstant: taps outside get weight 0 here, and cval the weight they had:
+      // cval * (prod_d sum_j w[d][j] - prod_d sum_{j inside} w[d][j]).
+      double all = 1, inside = 1;
+      bool outside = false;
       for (std::size_t d = 0; d < rank; ++d) {
         const int deriv = (static_cast<int>(d) == opt.derivative_axis) ? 1 : 0;
-        const long first = bspline_weights<double>(n, positions[p * rank + d], w[d], deriv);
         const long len = static_cast<long>(c.dim(d));
-        for (int j = 0; j < taps; ++j)
-          idx[d][j] = extend_index(first + j, len, opt.boundary) * static_cast<long>(stride[d]);
+        double x = positions[p * rank + d];
+        if (opt.boundary == Boundary::Wrap) x = wrap_position(x, len);
+        if (opt.boundary == Boundary::Mirror && n == 0) x = mirror_position(x, len);
+        if (opt.boundary == Boundary::Constant && (x < 0 || x > static_cast<double>(len - 1)))
+          outside = true;
+        const long first = bspline_weights<double>(n, x, w[d], deriv);
+        double sum_all = 0, sum_in = 0;
+        for (int j = 0; j < taps; ++j) {
+          const long k = extend_index(first + j, len, opt.boundary);
+          sum_all += w[d][j];
+          if (k < 0) {  // GridConstant, outside
+            w[d][j] = 0;
+            idx[d][j] = 0;
+          } else {
+            sum_in += w[d][j];
+            idx[d][j] = k * static_cast<long>(stride[d]);
+          }
+        }
+        all *= sum_all;
+        inside *= sum_in;
+      }
+      if (outside) {  // Constant: cval at any position outside [0, N-1] on some axis
+        for (std::size_t ch = 0; ch < channels; ++ch)
+          out[p * channels + ch] = opt.derivative_axis >= 0 ? 0.0 : opt.cval;
+        continue;
       }
       double acc[kMaxChannels] = {0, 0, 0, 0};
       const T* data = c.data();
@@ -100,6 +178,8 @@ void sample(const Array<T>& c, const double* positions, std::size_t m, double* o
           for (std::size_t ch = 0; ch < channels; ++ch) acc[ch] += w[0][a] * plane[ch];
         }
       }
+      if (opt.boundary == Boundary::GridConstant && opt.cval != 0)
+        for (std::size_t ch = 0; ch < channels; ++ch) acc[ch] += opt.cval * (all - inside);
       for (std::size_t ch = 0; ch < channels; ++ch) out[p * channels + ch] = acc[ch];
     }
   });
@@ -118,6 +198,73 @@ std::vector<double> sample(const Array<T>& c, const std::vector<double>& positio
   return out;
 }
 
+template <class T>
+void interpolate(const Array<T>& f, const double* positions, std::size_t m, double* out,
+                 const SamplerOptions& opt) {
+  check_degree(opt.degree, 0, kMaxDegree);
+  if (f.rank() == 0) throw Error("interpolate: the sample array is empty");
+  const std::size_t pad = interpolation_pad(opt.boundary, opt.degree);
+  const PrefilterOptions popt{opt.degree, opt.boundary, opt.threads};
+  if (pad == 0) {
+    Array<T> c = f;
+    prefilter(c, popt);
+    sample(c, positions, m, out, opt);
+    return;
+  }
+  // Pad every axis by `pad` samples per side: edge values (Nearest) or cval (GridConstant).
+  const std::size_t rank = f.rank(), channels = f.channels();
+  std::vector<std::size_t> dims(rank);
+  for (std::size_t d = 0; d < rank; ++d) dims[d] = f.dim(d) + 2 * pad;
+  Array<T> c(dims, channels);
+  std::vector<std::size_t> at(rank, 0);
+  const long lpad = static_cast<long>(pad);
+  for (std::size_t p = 0; p < c.points(); ++p) {
+    std::size_t src = 0;
+    bool in = true;
+    for (std::size_t d = 0; d < rank; ++d) {
+      const long len = static_cast<long>(f.dim(d));
+      long k = static_cast<long>(at[d]) - lpad;
+      if (k < 0 || k >= len) {
+        in = false;
+        k = k < 0 ? 0 : len - 1;
+      }
+      src = src * f.dim(d) + static_cast<std::size_t>(k);
+    }
+    for (std::size_t ch = 0; ch < channels; ++ch)
+      c[p * channels + ch] = (in || opt.boundary == Boundary::Nearest) ? f[src * channels + ch]
+                                                                       : static_cast<T>(opt.cval);
+    for (std::size_t d = rank; d-- > 0;) {
+      if (++at[d] < dims[d]) break;
+      at[d] = 0;
+    }
+  }
+  prefilter(c, popt);
+  std::vector<double> shifted(positions, positions + m * rank);
+  for (double& x : shifted) x += static_cast<double>(pad);
+  sample(c, shifted.data(), m, out, opt);
+}
+
+template <class T>
+std::vector<double> interpolate(const Array<T>& f, const std::vector<double>& positions,
+                                const SamplerOptions& opt) {
+  if (f.rank() == 0) throw Error("interpolate: the sample array is empty");
+  if (positions.size() % f.rank() != 0)
+    throw Error("interpolate: " + std::to_string(positions.size()) +
+                " coordinates is not a multiple of the array rank " + std::to_string(f.rank()));
+  const std::size_t m = positions.size() / f.rank();
+  std::vector<double> out(m * f.channels());
+  interpolate(f, positions.data(), m, out.data(), opt);
+  return out;
+}
+
+template void interpolate<float>(const Array<float>&, const double*, std::size_t, double*,
+                                 const SamplerOptions&);
+template void interpolate<double>(const Array<double>&, const double*, std::size_t, double*,
+                                  const SamplerOptions&);
+template std::vector<double> interpolate<float>(const Array<float>&, const std::vector<double>&,
+                                                const SamplerOptions&);
+template std::vector<double> interpolate<double>(const Array<double>&, const std::vector<double>&,
+                                                 const SamplerOptions&);
 template void sample<float>(const Array<float>&, const double*, std::size_t, double*,
                             const SamplerOptions&);
 template void sample<double>(const Array<double>&, const double*, std::size_t, double*,

@@ -121,6 +121,12 @@ const char* boundary_define(Boundary b) {
       return "SV_BOUNDARY_MIRROR";
     case Boundary::Periodic:
       return "SV_BOUNDARY_PERIODIC";
+    case Boundary::Wrap:
+    case Boundary::Nearest:
+    case Boundary::Constant:
+    case Boundary::GridConstant:
+      throw Error(std::string("the GL evaluator has no boundary mode '") + boundary_name(b) +
+                  "' (reflect, mirror and periodic only; the others are CPU only)");
   }
   return "SV_BOUNDARY_REFLECT";
 }
@@ -133,6 +139,11 @@ GLenum boundary_wrap(Boundary b) {
       return GL_CLAMP_TO_EDGE;
     case Boundary::Periodic:
       return GL_REPEAT;
+    case Boundary::Wrap:
+    case Boundary::Nearest:
+    case Boundary::Constant:
+    case Boundary::GridConstant:
+      throw Error(std::string("the GL evaluator has no boundary mode '") + boundary_name(b) + "'");
   }
   return GL_MIRRORED_REPEAT;
 }

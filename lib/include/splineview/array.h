@@ -28,15 +28,31 @@ const char* dtype_name(DType t);
 double dtype_full_scale(DType t);
 bool dtype_is_integer(DType t);  // also true for bool
 
-// Extension of the samples beyond [0, N-1] (see docs/DESIGN.md):
-//  Reflect  half-sample symmetric  ... f1 f0 | f0 f1 ...   (scipy 'reflect', GL mirrored repeat)
-//  Mirror   whole-sample symmetric ... f2 f1 | f0 f1 f2 ... (scipy 'mirror')
-//  Periodic                        ... fN-1 | f0 f1 ...     (scipy 'grid-wrap', GL repeat)
-enum class Boundary { Reflect, Mirror, Periodic };
+// Extension beyond [0, N-1]: every scipy.ndimage boundary mode (docs/DESIGN.md, docs/ACCURACY.md
+// "Boundary modes and scipy"). Reflect, Mirror and Periodic are exact sample extensions that the
+// prefilter and the sampler share; the other four follow scipy.ndimage 1.10 as measured there:
+//  Reflect      half-sample symmetric  ... f1 f0 | f0 f1 ...   (scipy 'reflect' = 'grid-mirror';
+//               GL mirrored repeat)
+//  Mirror       whole-sample symmetric ... f2 f1 | f0 f1 f2 ... (scipy 'mirror')
+//  Periodic     period N               ... fN-1 | f0 f1 ...    (scipy 'grid-wrap'; GL repeat)
+//  Wrap         scipy 'wrap': the position is wrapped with period N-1 into [0, N-1] (f0 and
+//               fN-1 "overlap"), then the whole-sample symmetric (Mirror) spline is evaluated
+//  Nearest      scipy 'nearest': edge values repeated ... f0 f0 | f0 f1 ...
+//  Constant     scipy 'constant': Mirror spline on [0, N-1], cval at any position outside
+//  GridConstant scipy 'grid-constant': cval repeated ... k k | f0 f1 ... fN-1 | k k ...
+// Only Reflect, Mirror and Periodic exist on the GPU (CUDA and GL refuse the others).
+enum class Boundary { Reflect, Mirror, Periodic, Wrap, Nearest, Constant, GridConstant };
 
+// Our name: "reflect", "mirror", "periodic", "wrap", "nearest", "constant", "grid-constant".
 const char* boundary_name(Boundary b);
-// Parses "reflect" | "mirror" | "periodic"; throws sv::Error naming the bad value.
+// scipy.ndimage's name: as boundary_name, but Periodic is "grid-wrap".
+const char* boundary_scipy_name(Boundary b);
+// Parses our names and scipy's ("reflect" | "grid-mirror" | "mirror" | "periodic" | "grid-wrap" |
+// "wrap" | "nearest" | "constant" | "grid-constant"); throws sv::Error naming the bad value.
+// Note "wrap" is scipy's 'wrap' (period N-1), not "periodic".
 Boundary parse_boundary(const std::string& s);
+// True for the modes the GPU paths implement (Reflect, Mirror, Periodic).
+bool boundary_on_gpu(Boundary b);
 
 template <class T>
 class Array {

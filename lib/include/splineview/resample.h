@@ -19,6 +19,7 @@ struct ResampleOptions {
   Method method = Method::Cubic;
   Boundary boundary = Boundary::Reflect;
   unsigned threads = 0;
+  double cval = 0.0;  // the value outside for Boundary::Constant and GridConstant
 };
 
 // Output extent round(N * factor) per axis; output sample j sits at input position

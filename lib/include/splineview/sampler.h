@@ -1,7 +1,28 @@
 // The double-precision reference sampler: evaluates s(x) = sum_k c[k] beta_n(x - k) at arbitrary
-// real positions, with the coefficients extended beyond [0, N-1] by the boundary mode (the
-// prefilter makes the coefficients inherit the samples' symmetry, so this is exact everywhere).
+// real positions, with the coefficients extended beyond [0, N-1] by the boundary mode.
 // Positions are in sample units, array axis order: position k is the centre of sample k.
+//
+// sample() is scipy.ndimage.map_coordinates(c, ..., prefilter=False) for every mode (measured
+// against scipy 1.10 in docs/ACCURACY.md "Boundary modes and scipy"):
+//   Reflect, Mirror, Periodic  coefficient indices extended like the samples (extend_index); the
+//                              prefilter makes the coefficients inherit the samples' symmetry,
+//                              so prefilter + sample is exact everywhere, borders included.
+//                              Degree 0 (nearest sample, ties rounded up: floor(x + 1/2)) with
+//                              Mirror rounds the position mirrored into [0, N-1], as scipy
+//                              does: x = -1/2 takes sample 1, x = N - 1/2 sample N-1.
+//   Wrap          each coordinate outside [0, N-1] is first moved by a multiple of N-1 into it,
+//                 with scipy's rule: x < 0 -> x + (N-1) (trunc(-x / (N-1)) + 1) (so x = -(N-1)
+//                 lands on N-1), x > N-1 -> x - (N-1) trunc(x / (N-1)) (x = 2(N-1) lands on
+//                 0); N = 1 -> 0. Then the Mirror spline is evaluated there.
+//   Nearest       coefficient indices clamped to [0, N-1] (positions are not clamped).
+//   Constant      a position with any coordinate outside [0, N-1] gives cval (0 for a
+//                 derivative); inside, coefficient indices extend as Mirror.
+//   GridConstant  every coefficient outside [0, N-1] is cval (on any axis).
+// interpolate() is map_coordinates(samples, ..., prefilter=True): prefilter + sample, except
+// that for Nearest and GridConstant (degree >= 2) the samples are first padded by
+// interpolation_pad() samples per side (edge values / cval; scipy pads 12), prefiltered with
+// prefilter_boundary() and sampled with the mode, which is the interpolant of the samples
+// extended for ever by the mode, to within the working precision.
 #pragma once
 
 #include <cstddef>
@@ -16,10 +37,18 @@ struct SamplerOptions {
   Boundary boundary = Boundary::Reflect;
   int derivative_axis = -1;  // >= 0: evaluate d s / d x_axis instead of s
   unsigned threads = 0;      // 0 = hardware concurrency
+  double cval = 0.0;         // the value outside for Constant and GridConstant
 };
 
-// Maps an integer index to [0, n-1] according to the boundary mode.
+// Maps an integer index to [0, n-1] according to the boundary mode (Wrap and Constant: as
+// Mirror; Nearest: clamped); returns -1 for GridConstant outside [0, n-1] (the value there is
+// cval).
 long extend_index(long k, long n, Boundary b);
+
+// Samples per side that interpolate() pads for `b` at `degree`: 0 unless b is Nearest or
+// GridConstant and degree >= 2; then enough that the largest pole's |z|^pad is far below
+// double precision (the neglected tail of the coefficients), 36 for degree 3 up to 67 for 7.
+std::size_t interpolation_pad(Boundary b, int degree);
 
 // Evaluates the spline with coefficients `c` at m positions (positions[i*rank + d]) and writes
 // m * channels values (interleaved). Accumulates in double whatever T is.
@@ -30,5 +59,15 @@ void sample(const Array<T>& c, const double* positions, std::size_t m, double* o
 template <class T>
 std::vector<double> sample(const Array<T>& c, const std::vector<double>& positions,
                            const SamplerOptions& opt = {});
+
+// Interpolates the samples `f` at m positions: prefilter (in T) and sample, the padding above
+// included (scipy.ndimage.map_coordinates with prefilter=True). Degrees 0 and 1 do not prefilter.
+template <class T>
+void interpolate(const Array<T>& f, const double* positions, std::size_t m, double* out,
+                 const SamplerOptions& opt = {});
+
+template <class T>
+std::vector<double> interpolate(const Array<T>& f, const std::vector<double>& positions,
+                                const SamplerOptions& opt = {});
 
 }  // namespace sv
