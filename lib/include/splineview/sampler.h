@@ -47,7 +47,7 @@ long extend_index(long k, long n, Boundary b);
 
 // Samples per side that interpolate() pads for `b` at `degree`: 0 unless b is Nearest or
 // GridConstant and degree >= 2; then enough that the largest pole's |z|^pad is far below
-// double precision (the neglected tail of the coefficients), 36 for degree 3 up to 67 for 7.
+// double precision (the neglected tail of the coefficients), 33 for degree 3 up to 69 for 7.
 std::size_t interpolation_pad(Boundary b, int degree);
 
 // Evaluates the spline with coefficients `c` at m positions (positions[i*rank + d]) and writes
