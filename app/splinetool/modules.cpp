@@ -1,7 +1,10 @@
 // Loading splinetool's modules (modules.h) and, in splinetool itself, the functions that live in
-// them as forwarders: the GL backend (make_gl_backend, gl_status) and video (run_upscale_video,
-// sv::video::video_compiled, ffmpeg_versions, has_video_encoder). The commands call these as if
-// the code were linked in; the module is loaded on the first call that needs it.
+// them as forwarders: the GL backend (make_gl_backend, gl_status), video (run_upscale_video,
+// sv::video::video_compiled, ffmpeg_versions, has_video_encoder) and DICOM (sv::load_dicom,
+// sv::looks_like_dicom). The commands and the core library call these as if the code were linked
+// in; the module is loaded on the first call that needs it. Defining the two DICOM functions here
+// keeps the linker from taking io_dicom.o (and isolate.o) out of splineview_core, and
+// --as-needed then drops GDCM's libraries from splinetool (CMakeLists.txt).
 #include "modules.h"
 
 #include <dlfcn.h>
@@ -126,6 +129,13 @@ const GlModule* load_gl_module(std::string* why) {
   return l.table;
 }
 
+const DicomModule* load_dicom_module(std::string* why) {
+  static const Loaded<DicomModule> l =
+      load<DicomModule>("splinetool-dicom.so", "splinetool_dicom_module");
+  if (why) *why = l.why;
+  return l.table;
+}
+
 const VideoModule* load_video_module(std::string* why) {
   static const Loaded<VideoModule> l =
       load<VideoModule>("splinetool-video.so", "splinetool_video_module");
@@ -162,6 +172,25 @@ void run_upscale_video(const UpscaleVideoArgs& args) {
 }
 
 }  // namespace splinetool
+
+// ---- forwarders: DICOM (the core's load_any and folder loading call these) ---------------------
+namespace sv {
+
+Loaded load_dicom(const std::string& path) {
+  std::string why;
+  const splinetool::DicomModule* m = splinetool::load_dicom_module(&why);
+  if (!m) throw Error("reading '" + path + "' (DICOM) needs splinetool-dicom.so: " + why);
+  return m->load_dicom(path, input_options());
+}
+
+// Asked of inputs whose extension names no format (DICOM files often have none): without the
+// module nothing is DICOM, and such a file goes on to the other loaders' errors as before.
+bool looks_like_dicom(const std::string& path) {
+  const splinetool::DicomModule* m = splinetool::load_dicom_module(nullptr);
+  return m && m->looks_like_dicom(path, input_options());
+}
+
+}  // namespace sv
 
 namespace sv::video {
 

@@ -5,6 +5,8 @@
 //   splinetool-gl.so     the GL backend (backend_gl.cpp, the GL layer, glad): --backend gl, and
 //                        the GL probe of `splinetool info`
 //   splinetool-video.so  upscale-video (upscale_video.cpp, splineview_video: FFmpeg)
+//   splinetool-dicom.so  the DICOM reader (sv::load_dicom, sv::looks_like_dicom: GDCM, whose
+//                        libraries build their dictionaries in static constructors)
 //
 // splinetool looks for a module next to its own executable (/proc/self/exe: the build tree),
 // then in <exe dir>/../lib/splineview/ (the installed layout, `cmake --install`). A module is a
@@ -15,7 +17,8 @@
 //
 // In splinetool itself, modules.cpp defines the functions that live in the modules
 // (make_gl_backend, gl_status, run_upscale_video, sv::video::video_compiled, ffmpeg_versions,
-// has_video_encoder) as forwarders that load the module, so the commands call them unchanged.
+// has_video_encoder, sv::load_dicom, sv::looks_like_dicom) as forwarders that load the module, so
+// the commands and the core library's load_any call them unchanged.
 #pragma once
 
 #include <memory>
@@ -24,6 +27,8 @@
 
 #include "backend.h"
 #include "commands.h"
+#include "splineview/input.h"
+#include "splineview/io.h"
 
 namespace splinetool {
 
@@ -39,6 +44,12 @@ struct VideoModule {
   bool (*has_video_encoder)(const std::string& name);
 };
 
+// The entry table of splinetool-dicom.so; `options` are the caller's sv::input_options().
+struct DicomModule {
+  sv::Loaded (*load_dicom)(const std::string& path, const sv::InputOptions& options);
+  bool (*looks_like_dicom)(const std::string& path, const sv::InputOptions& options);
+};
+
 // What a module and splinetool must agree on: version, compiler, build type, sanitizers, CUDA,
 // and the git commit of the sources (SPLINETOOL_BUILD_KEY + sv::git_commit()).
 std::string module_build_key();
@@ -51,6 +62,7 @@ std::vector<std::string> module_search_dirs();
 // a splinetool module; from another build).
 const GlModule* load_gl_module(std::string* why);
 const VideoModule* load_video_module(std::string* why);
+const DicomModule* load_dicom_module(std::string* why);
 
 }  // namespace splinetool
 
@@ -59,4 +71,5 @@ extern "C" {
 const char* splinetool_module_build_key();
 const splinetool::GlModule* splinetool_gl_module();
 const splinetool::VideoModule* splinetool_video_module();
+const splinetool::DicomModule* splinetool_dicom_module();
 }

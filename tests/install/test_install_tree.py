@@ -2,17 +2,18 @@
 """`cmake --install` of a build tree into a fresh prefix, and the installed programs at work.
 
 1. `cmake --install BUILD --prefix P` (P emptied first) puts bin/splinetool, its modules in
-   lib/splineview/ (splinetool-video.so; splinetool-gl.so with the viewer), the bundled assets in
+   lib/splineview/ (splinetool-video.so, splinetool-dicom.so; splinetool-gl.so with the viewer), the bundled assets in
    share/splineview/assets/ and, with the viewer, bin/splineview.
 2. The installed splinetool prints the same --version as the build tree's, and its prefilter of a
    random .npy is bit for bit the build tree's.
 3. It loads its modules from P/lib/splineview (seen through LD_DEBUG=files): upscale-video's
    --codec check runs in the video module (an unknown encoder is named as FFmpeg's verdict, exit
-   2), and --backend gl samples like --backend cpu (to 1e-5; skipped, with the reason, where no
-   GL context can be made).
-4. Without its modules (the executable copied alone) or with a damaged one, --backend gl and
-   upscale-video fail with exit 1 and one line naming the module and the reason; commands that
-   need no module still work.
+   2), `info` on a DICOM file reads it through the DICOM module (shape as the build tree's), and
+   --backend gl samples like --backend cpu (to 1e-5; skipped, with the reason, where no GL
+   context can be made).
+4. Without its modules (the executable copied alone) or with a damaged one, --backend gl,
+   upscale-video and a DICOM input fail with exit 1 and one line naming the module and the
+   reason; commands that need no module still work.
 5. The installed viewer (headless, EGL) renders its default image from P/share/splineview/assets
    (--report's path), and the screenshot is not blank. Skipped, with the reason, without a viewer.
 
@@ -82,7 +83,8 @@ def main():
     build_tool = os.path.join(build, "app", "splinetool", "splinetool")
     has_gl = os.path.exists(os.path.join(build, "app", "splinetool", "splinetool-gl.so"))
     has_viewer = os.path.exists(os.path.join(build, "app", "viewer", "splineview"))
-    expected = [tool, os.path.join(moddir, "splinetool-video.so")]
+    expected = [tool, os.path.join(moddir, "splinetool-video.so"),
+                os.path.join(moddir, "splinetool-dicom.so")]
     expected += [os.path.join(assets, n) for n in sorted(os.listdir(
         os.path.join(os.path.dirname(__file__), "..", "..", "assets")))]
     if has_gl:
@@ -127,6 +129,18 @@ def main():
         fail("--codec no-such-encoder: exit %d, %r" % (r.returncode, r.stderr))
     said = [l for l in r.stderr.splitlines() if l.startswith("splinetool: ")]
     print("video module loaded from the prefix: %s" % said)
+    dicom_mod = os.path.join(moddir, "splinetool-dicom.so")
+    seed = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "fuzz", "seeds",
+                        "ct_i16.dcm")
+    r, objects = loaded_objects([tool, "info", seed, "--json"])
+    if dicom_mod not in objects or r.returncode != 0:
+        fail("info on a DICOM file: exit %d, %s loaded: %s" % (
+            r.returncode, dicom_mod, dicom_mod in objects))
+    shape = json.loads(r.stdout)["shape"]
+    info_build = json.loads(ok([build_tool, "info", seed, "--json"]).stdout)
+    if shape != info_build["shape"]:
+        fail("DICOM shape %s, build tree %s" % (shape, info_build["shape"]))
+    print("DICOM module loaded from the prefix: %s shape %s" % (os.path.basename(seed), shape))
     if has_gl:
         gl_mod = os.path.join(moddir, "splinetool-gl.so")
         coords = os.path.join(work, "coords.npy")
@@ -158,6 +172,9 @@ def main():
     line = one_line_error(r, "upscale-video without its module", "splinetool-video.so")
     if "not found" not in line or lone not in line:
         fail("the missing-module error says neither 'not found' nor where it looked: %r" % line)
+    print("missing: " + line)
+    line = one_line_error(run([lone_tool, "info", seed]), "DICOM without its module",
+                          "splinetool-dicom.so")
     print("missing: " + line)
     ok([lone_tool, "prefilter", src, os.path.join(work, "lone.npy"), "--degree", "5"])
     if not np.array_equal(np.load(os.path.join(work, "lone.npy")), np.load(b)):
