@@ -130,8 +130,8 @@ def main():
     said = [l for l in r.stderr.splitlines() if l.startswith("splinetool: ")]
     print("video module loaded from the prefix: %s" % said)
     dicom_mod = os.path.join(moddir, "splinetool-dicom.so")
-    seed = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "fuzz", "seeds",
-                        "ct_i16.dcm")
+    seed = os.path.normpath(os.path.join(os.path.dirname(os.path.abspath(__file__)), "..",
+                                         "fuzz", "seeds", "ct_i16.dcm"))
     r, objects = loaded_objects([tool, "info", seed, "--json"])
     if dicom_mod not in objects or r.returncode != 0:
         fail("info on a DICOM file: exit %d, %s loaded: %s" % (
