@@ -8,6 +8,7 @@
 
 #include "parallel.h"
 #include "splineview/bspline.h"
+#include "splineview/interpolant.h"
 #include "splineview/prefilter.h"
 
 namespace sv {
@@ -67,12 +68,15 @@ double wrap_position(double x, long n) {
   return x - p * static_cast<double>(static_cast<long>(x / p));
 }
 
-// scipy.ndimage's 'mirror' position mapping into [0, N-1], with its arithmetic. Used for
-// degree 0 only, where it decides ties: scipy rounds the mirrored position, so -0.5 takes
-// sample 1 (not 0) and N - 1/2 takes N-1 (not N-2); for degree >= 1 the spline is continuous
-// and the mapping changes nothing.
+// scipy.ndimage's position mappings for 'mirror' and 'reflect', with its arithmetic. Used for
+// degree 0 only, where they decide ties (for degree >= 1 the spline is continuous and the
+// mapping changes nothing): scipy maps the position first and then rounds it up on a tie
+// (floor(x + 1/2)), and maps only positions below 0 or at N and beyond (not those in
+// (N-1, N)). So with N samples, 'mirror' sends -1/2 to sample 1 and N - 1/2 to sample N-2
+// (N - 1/2 is not mapped, rounds to N, which mirrors to N-2), and 'reflect' sends -3/2 to
+// sample 1 and N + 1/2 to sample N-1 (where rounding first would give 0 and N-2).
 double mirror_position(double x, long n) {
-  if (x >= 0 && x <= static_cast<double>(n - 1)) return x;
+  if (x >= 0 && x < static_cast<double>(n)) return x;
   if (n <= 1) return 0;
   const double p = static_cast<double>(2 * n - 2);
   if (x < 0) {
@@ -80,7 +84,19 @@ double mirror_position(double x, long n) {
     return x <= static_cast<double>(1 - n) ? x + p : -x;
   }
   x -= p * static_cast<double>(static_cast<long>(x / p));
-  return x > static_cast<double>(n - 1) ? p - x : x;
+  return x >= static_cast<double>(n) ? p - x : x;
+}
+
+double reflect_position(double x, long n) {
+  if (x >= 0 && x < static_cast<double>(n)) return x;
+  if (n <= 1) return 0;
+  const double p = static_cast<double>(2 * n);
+  if (x < 0) {
+    if (x < -p) x += p * static_cast<double>(static_cast<long>(-x / p));
+    return x < static_cast<double>(-n) ? x + p : -x - 1;
+  }
+  x -= p * static_cast<double>(static_cast<long>(x / p));
+  return x >= static_cast<double>(n) ? p - x - 1 : x;
 }
 
 }  // namespace
@@ -127,6 +143,7 @@ void sample(const Array<T>& c, const double* positions, std::size_t m, double* o
         double x = positions[p * rank + d];
         if (opt.boundary == Boundary::Wrap) x = wrap_position(x, len);
         if (opt.boundary == Boundary::Mirror && n == 0) x = mirror_position(x, len);
+        if (opt.boundary == Boundary::Reflect && n == 0) x = reflect_position(x, len);
         if (opt.boundary == Boundary::Constant && (x < 0 || x > static_cast<double>(len - 1)))
           outside = true;
         const long first = bspline_weights<double>(n, x, w[d], deriv);
@@ -203,45 +220,9 @@ void interpolate(const Array<T>& f, const double* positions, std::size_t m, doub
                  const SamplerOptions& opt) {
   check_degree(opt.degree, 0, kMaxDegree);
   if (f.rank() == 0) throw Error("interpolate: the sample array is empty");
-  const std::size_t pad = interpolation_pad(opt.boundary, opt.degree);
-  const PrefilterOptions popt{opt.degree, opt.boundary, opt.threads};
-  if (pad == 0) {
-    Array<T> c = f;
-    prefilter(c, popt);
-    sample(c, positions, m, out, opt);
-    return;
-  }
-  // Pad every axis by `pad` samples per side: edge values (Nearest) or cval (GridConstant).
-  const std::size_t rank = f.rank(), channels = f.channels();
-  std::vector<std::size_t> dims(rank);
-  for (std::size_t d = 0; d < rank; ++d) dims[d] = f.dim(d) + 2 * pad;
-  Array<T> c(dims, channels);
-  std::vector<std::size_t> at(rank, 0);
-  const long lpad = static_cast<long>(pad);
-  for (std::size_t p = 0; p < c.points(); ++p) {
-    std::size_t src = 0;
-    bool in = true;
-    for (std::size_t d = 0; d < rank; ++d) {
-      const long len = static_cast<long>(f.dim(d));
-      long k = static_cast<long>(at[d]) - lpad;
-      if (k < 0 || k >= len) {
-        in = false;
-        k = k < 0 ? 0 : len - 1;
-      }
-      src = src * f.dim(d) + static_cast<std::size_t>(k);
-    }
-    for (std::size_t ch = 0; ch < channels; ++ch)
-      c[p * channels + ch] = (in || opt.boundary == Boundary::Nearest) ? f[src * channels + ch]
-                                                                       : static_cast<T>(opt.cval);
-    for (std::size_t d = rank; d-- > 0;) {
-      if (++at[d] < dims[d]) break;
-      at[d] = 0;
-    }
-  }
-  prefilter(c, popt);
-  std::vector<double> shifted(positions, positions + m * rank);
-  for (double& x : shifted) x += static_cast<double>(pad);
-  sample(c, shifted.data(), m, out, opt);
+  // The padding for Nearest and GridConstant and the prefilter: sv::Interpolant (one place).
+  const Interpolant<T> spline(f, opt, true);
+  spline.sample(positions, m, out);
 }
 
 template <class T>

@@ -149,22 +149,13 @@ def known_inexact(mode, degree, spatial):
     return mode in ("nearest", "grid-constant")  # padding by 12 samples only
 
 
-def tie_free(coords, spatial, degree, mode):
-    """Rows to compare. Degree 0 in 'mirror' at a half-integer beyond the last sample
-    (x = N - 1/2 + k (N - 1)) is a tie that scipy breaks by a rule we do not reproduce
-    (docs/ACCURACY.md); those rows are left out of the comparisons and counted."""
-    keep = np.ones(len(coords), dtype=bool)
-    if degree == 0 and mode == "mirror":
-        for ax, s in enumerate(spatial):
-            x = coords[:, ax]
-            keep &= ~((x > s - 1) & (np.floor(x) + 0.5 == x))
-    return keep
-
-
 def positions(rng, spatial):
     cols = []
     for s in spatial:
-        special = [0.0, s - 1.0, -(s - 1.0), 2 * (s - 1.0), -0.5, s - 0.5, -1e-9, s - 1 + 1e-9]
+        # Edges, wrap's multiples of N-1, and the degree-0 ties scipy's position mappings decide
+        # (mirror: -1/2, N - 1/2; reflect: -3/2, N + 1/2; and one period out).
+        special = [0.0, s - 1.0, -(s - 1.0), 2 * (s - 1.0), -0.5, s - 0.5, -1e-9, s - 1 + 1e-9,
+                   -1.5, s + 0.5, 3 * s - 2.5, -2 * s - 0.5]
         rand = rng.uniform(-3.0 * s - 3.0, 4.0 * s + 3.0, POINTS - len(special))
         col = np.concatenate([special, rand])
         rng.shuffle(col)
@@ -208,13 +199,11 @@ def main():
                 c, v, r = load(w.path("c.npy")), load(w.path("v.npy")), load(w.path("r.npy"))
                 if channels:
                     v, r = v.reshape(POINTS, -1), r.reshape(POINTS, -1)
-                keep = tie_free(coords, spatial, n, mode)
                 c_sp = scipy_coefficients(f, n, mode, channels)
                 c_ex = per_channel(lambda g: exact_coefficients(g, n, mode, g.ndim), f, channels)
                 v_sp = scipy_samples(f, coords, n, mode, cval, channels)
                 v_ex = exact_samples(f, coords, n, mode, cval, channels)
                 r_sp = scipy_samples(coef, coords, n, mode, cval, channels, prefilter=False)
-                v, v_sp, v_ex, r, r_sp = v[keep], v_sp[keep], v_ex[keep], r[keep], r_sp[keep]
                 d = {
                     "pre_scipy": np.abs(c - c_sp).max() / scale,
                     "pre_exact": np.abs(c - c_ex).max() / scale,

@@ -8,8 +8,10 @@
 //                              prefilter makes the coefficients inherit the samples' symmetry,
 //                              so prefilter + sample is exact everywhere, borders included.
 //                              Degree 0 (nearest sample, ties rounded up: floor(x + 1/2)) with
-//                              Mirror rounds the position mirrored into [0, N-1], as scipy
-//                              does: x = -1/2 takes sample 1, x = N - 1/2 sample N-1.
+//                              Mirror or Reflect first maps positions below 0 or at N and
+//                              beyond with scipy's arithmetic, then rounds, so ties go where
+//                              scipy sends them: mirror -1/2 -> sample 1, N - 1/2 -> N-2;
+//                              reflect -3/2 -> sample 1, N + 1/2 -> N-1.
 //   Wrap          each coordinate outside [0, N-1] is first moved by a multiple of N-1 into it,
 //                 with scipy's rule: x < 0 -> x + (N-1) (trunc(-x / (N-1)) + 1) (so x = -(N-1)
 //                 lands on N-1), x > N-1 -> x - (N-1) trunc(x / (N-1)) (x = 2(N-1) lands on

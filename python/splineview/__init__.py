@@ -1,0 +1,14 @@
+"""splineview: exact B-spline interpolation (degrees 0 to 7) with scipy.ndimage's interface.
+
+    import numpy as np, splineview
+    img = np.random.rand(64, 64)
+    coords = np.mgrid[0:63:0.5, 0:63:0.5]
+    out = splineview.map_coordinates(img, coords, order=3, mode="mirror")
+
+The functions take scipy.ndimage's arguments and return what scipy returns; they compute in
+double precision in C++ (splineview._core), release the GIL while they work and use every core.
+"""
+from ._core import __version__
+from ._ndimage import map_coordinates, spline_filter, spline_filter1d
+
+__all__ = ["__version__", "map_coordinates", "spline_filter", "spline_filter1d"]

@@ -1,0 +1,173 @@
+// splineview._core: the library's exact CPU paths for NumPy arrays (pybind11). The scipy.ndimage
+// signatures, argument checks and output dtypes live in Python (splineview/_ndimage.py); this
+// module takes float64 data and returns float64 results.
+//
+// Copies: the input is converted once into the library's float64 array (the copy scipy makes
+// too), filtered in place, and the result's buffer is handed to NumPy without another copy (a
+// capsule owns it). Coordinates of map_coordinates are read in blocks of kBlock points, so no
+// (M, d) position array is ever materialised. The GIL is released while the library works.
+#include <pybind11/numpy.h>
+#include <pybind11/pybind11.h>
+#include <pybind11/stl.h>
+
+#include <algorithm>
+#include <cstddef>
+#include <cstring>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "splineview/array.h"
+#include "splineview/error.h"
+#include "splineview/interpolant.h"
+#include "splineview/prefilter.h"
+#include "splineview/sampler.h"
+#include "splineview/version.h"
+
+namespace py = pybind11;
+
+namespace {
+
+using Float64 = py::array_t<double, py::array::c_style | py::array::forcecast>;
+
+constexpr std::size_t kBlock = 1 << 16;  // positions per block in map_coordinates
+
+// The library's arrays have rank 1..3; scipy's any rank.
+std::vector<std::size_t> dims_of(const py::array& a, const char* what) {
+  if (a.ndim() < 1 || a.ndim() > 3)
+    throw py::value_error(std::string(what) + " must have 1, 2 or 3 dimensions (got " +
+                          std::to_string(a.ndim()) + "); splineview handles up to 3-D data");
+  std::vector<std::size_t> dims;
+  for (py::ssize_t d = 0; d < a.ndim(); ++d) {
+    if (a.shape(d) == 0) throw py::value_error(std::string(what) + " has an empty axis");
+    dims.push_back(static_cast<std::size_t>(a.shape(d)));
+  }
+  return dims;
+}
+
+sv::Array<double> to_array(const Float64& a, const char* what) {
+  sv::Array<double> out(dims_of(a, what), 1);
+  std::memcpy(out.data(), a.data(), out.size() * sizeof(double));
+  return out;
+}
+
+// Hands the array's buffer to NumPy (no copy), with the given shape.
+py::array_t<double> to_numpy(sv::Array<double>&& a, const std::vector<py::ssize_t>& shape) {
+  auto* owner = new std::vector<double>(std::move(a.vec()));
+  py::capsule free_when_done(owner, [](void* p) { delete static_cast<std::vector<double>*>(p); });
+  return py::array_t<double>(shape, owner->data(), free_when_done);
+}
+
+std::vector<py::ssize_t> shape_of(const py::array& a) {
+  return std::vector<py::ssize_t>(a.shape(), a.shape() + a.ndim());
+}
+
+sv::Boundary mode_of(const std::string& mode) {
+  try {
+    return sv::parse_boundary(mode);
+  } catch (const sv::Error& e) {
+    throw py::value_error(e.what());
+  }
+}
+
+void check_order(int order) {
+  if (order < 0 || order > 7)
+    throw py::value_error("spline order must be between 0 and 7 (got " + std::to_string(order) +
+                          ")");
+}
+
+// In place along one axis (negative axes count from the end).
+py::array_t<double> spline_filter1d(const Float64& input, int order, int axis,
+                                    const std::string& mode) {
+  check_order(order);
+  const sv::Boundary b = mode_of(mode);
+  const int rank = static_cast<int>(input.ndim());
+  if (axis < -rank || axis >= rank)
+    throw py::value_error("axis " + std::to_string(axis) + " is out of range for a " +
+                          std::to_string(rank) + "-D array");
+  if (axis < 0) axis += rank;
+  sv::Array<double> a = to_array(input, "input");
+  {
+    py::gil_scoped_release release;
+    sv::PrefilterOptions opt;
+    opt.degree = order;
+    opt.boundary = sv::prefilter_boundary(b);
+    if (order > 1) sv::prefilter_axis(a, static_cast<std::size_t>(axis), opt);
+  }
+  return to_numpy(std::move(a), shape_of(input));
+}
+
+py::array_t<double> spline_filter(const Float64& input, int order, const std::string& mode) {
+  check_order(order);
+  const sv::Boundary b = mode_of(mode);
+  sv::Array<double> a = to_array(input, "input");
+  {
+    py::gil_scoped_release release;
+    sv::PrefilterOptions opt;
+    opt.degree = order;
+    opt.boundary = sv::prefilter_boundary(b);
+    if (order > 1) sv::prefilter(a, opt);
+  }
+  return to_numpy(std::move(a), shape_of(input));
+}
+
+// coordinates: (d, ...) as in scipy; returns an array of coordinates.shape[1:].
+py::array_t<double> map_coordinates(const Float64& input, const Float64& coordinates, int order,
+                                    const std::string& mode, double cval, bool prefilter) {
+  check_order(order);
+  const sv::Boundary b = mode_of(mode);
+  const std::vector<std::size_t> dims = dims_of(input, "input");
+  const std::size_t rank = dims.size();
+  if (coordinates.ndim() < 1 || static_cast<std::size_t>(coordinates.shape(0)) != rank)
+    throw py::value_error("coordinates must have shape (" + std::to_string(rank) + ", ...) for a " +
+                          std::to_string(rank) + "-D input");
+  std::vector<py::ssize_t> out_shape(coordinates.shape() + 1,
+                                     coordinates.shape() + coordinates.ndim());
+  std::size_t m = 1;
+  for (py::ssize_t s : out_shape) m *= static_cast<std::size_t>(s);
+  sv::Array<double> f = to_array(input, "input");
+  auto* result = new std::vector<double>(m);
+  std::unique_ptr<std::vector<double>> keep(result);
+  const double* coords = coordinates.data();
+  {
+    py::gil_scoped_release release;
+    sv::SamplerOptions opt;
+    opt.degree = order;
+    opt.boundary = b;
+    opt.cval = cval;
+    const sv::Interpolant<double> spline(std::move(f), opt, prefilter);
+    std::vector<double> block(std::min(m, kBlock) * rank);
+    for (std::size_t start = 0; start < m; start += kBlock) {
+      const std::size_t n = std::min(kBlock, m - start);
+      for (std::size_t d = 0; d < rank; ++d) {
+        const double* src = coords + d * m + start;
+        for (std::size_t i = 0; i < n; ++i) block[i * rank + d] = src[i];
+      }
+      spline.sample(block.data(), n, result->data() + start);
+    }
+  }
+  keep.release();
+  py::capsule free_when_done(result, [](void* p) { delete static_cast<std::vector<double>*>(p); });
+  return py::array_t<double>(out_shape, result->data(), free_when_done);
+}
+
+}  // namespace
+
+PYBIND11_MODULE(_core, m) {
+  m.doc() = "splineview's exact CPU B-spline paths (use the splineview package, not this module)";
+  m.attr("__version__") = sv::version();
+  // sv::Error (bad input the library found) -> ValueError; std::bad_alloc -> MemoryError is
+  // pybind11's own translation.
+  py::register_exception_translator([](std::exception_ptr p) {
+    try {
+      if (p) std::rethrow_exception(p);
+    } catch (const sv::Error& e) {
+      PyErr_SetString(PyExc_ValueError, e.what());
+    }
+  });
+  m.def("spline_filter1d", &spline_filter1d, py::arg("input"), py::arg("order"), py::arg("axis"),
+        py::arg("mode"));
+  m.def("spline_filter", &spline_filter, py::arg("input"), py::arg("order"), py::arg("mode"));
+  m.def("map_coordinates", &map_coordinates, py::arg("input"), py::arg("coordinates"),
+        py::arg("order"), py::arg("mode"), py::arg("cval"), py::arg("prefilter"));
+}
