@@ -5,11 +5,15 @@ Each function takes the arguments of its scipy.ndimage namesake and returns what
 C++ library in splineview._core. Differences from scipy are documented per function and in the
 project's docs/ACCURACY.md ("Boundary modes and scipy").
 """
+import math
+import warnings
+
 import numpy as np
 
 from . import _core
 
-__all__ = ["spline_filter1d", "spline_filter", "map_coordinates"]
+__all__ = ["spline_filter1d", "spline_filter", "map_coordinates", "zoom", "shift",
+           "affine_transform", "rotate"]
 
 _MODES = ("reflect", "grid-mirror", "mirror", "grid-wrap", "wrap", "nearest", "constant",
           "grid-constant")
@@ -30,13 +34,13 @@ def _check_order(order):
     return int(order)
 
 
-def _as_input(input):
+def _as_input(input, allow_0d=False):
     a = np.asarray(input)
     if np.iscomplexobj(a):
         raise TypeError("complex input is not supported by splineview")
     if a.dtype == object or not (np.issubdtype(a.dtype, np.number) or a.dtype == np.bool_):
         raise TypeError("input must be a numeric array, got dtype %s" % a.dtype)
-    if a.ndim == 0:
+    if a.ndim == 0 and not allow_0d:
         raise RuntimeError("input must have at least one dimension")
     return a
 
@@ -90,11 +94,12 @@ def spline_filter1d(input, order=3, axis=-1, output=np.float64, mode="mirror"):
 
 
 def spline_filter(input, order=3, output=np.float64, mode="mirror"):
-    """Multidimensional B-spline coefficients (scipy.ndimage.spline_filter), every axis."""
-    a = _as_input(input)
+    """Multidimensional B-spline coefficients (scipy.ndimage.spline_filter), every axis. A 0-D
+    array has no axis to filter and comes back as it is (as in scipy)."""
+    a = _as_input(input, allow_0d=True)
     order = _check_order(order)
     mode = _check_mode(mode)
-    if order in (0, 1):
+    if order in (0, 1) or a.ndim == 0:
         result = a.astype(np.float64)
     else:
         result = _core.spline_filter(a, order, mode)
@@ -117,3 +122,200 @@ def map_coordinates(input, coordinates, output=None, order=3, mode="constant", c
                            % (c.shape, a.ndim))
     result = _core.map_coordinates(a, c, order, mode, float(cval), bool(prefilter))
     return _store(result, output, c.shape[1:], a.dtype)
+
+
+# The geometric transforms. splineview's arrays have 1 to 3 dimensions: the functions below
+# raise ValueError for input (or output) of more. Every position is computed with scipy 1.10's
+# arithmetic, so boundary modes, cval and order-0 ties behave as in scipy; axis-aligned work
+# (zoom, shift, diagonal matrices) is separable and streamed, one axis at a time; other
+# matrices are sampled in blocks of output points. No array of positions is built.
+
+
+def _check_rank(a, what="input"):
+    if a.ndim > 3:
+        raise ValueError("%s has %d dimensions; splineview handles 1-, 2- and 3-D data only"
+                         % (what, a.ndim))
+
+
+def _sequence(value, rank, what):
+    """scipy's _normalize_sequence: a scalar repeated `rank` times, or a sequence of `rank`."""
+    if isinstance(value, str):
+        raise TypeError("%s must be a number or a sequence of numbers" % what)
+    try:
+        values = list(value)
+    except TypeError:
+        return [value] * rank
+    if len(values) != rank:
+        raise RuntimeError("sequence argument must have length equal to input rank")
+    return values
+
+
+def _empty_result(shape, output, input_dtype):
+    return _store(np.zeros(shape, dtype=np.float64), output, shape, input_dtype)
+
+
+def _output_shape_of(output, default):
+    if isinstance(output, np.ndarray):
+        return output.shape
+    return tuple(default)
+
+
+def zoom(input, zoom, output=None, order=3, mode="constant", cval=0.0, prefilter=True, *,
+         grid_mode=False):
+    """Zooms `input` by `zoom` (a scalar or one factor per axis) with the spline of `order`
+    (scipy.ndimage.zoom). The output shape is round(shape * zoom) per axis; grid_mode=False
+    aligns the corner samples (output i samples input i (in-1)/(out-1)), grid_mode=True the
+    pixel areas ((i + 1/2) in/out - 1/2).
+
+    Separable: each axis is resampled in turn (d (order + 1) multiply-adds per point and pass,
+    not (order + 1)^d), streamed over a window of slices, on every core. 1-D to 3-D input only
+    (ValueError beyond). 'nearest' and 'grid-constant' with prefilter are exact (scipy pads 12
+    samples and truncates the coefficients' tail)."""
+    a = _as_input(input)
+    _check_rank(a)
+    order = _check_order(order)
+    mode = _check_mode(mode)
+    factors = [float(z) for z in _sequence(zoom, a.ndim, "zoom")]
+    shape = tuple(int(round(n * z)) for n, z in zip(a.shape, factors))
+    if grid_mode and mode in ("constant", "wrap"):
+        warnings.warn("It is recommended to use mode = %s instead of %s when grid_mode is True."
+                      % ("grid-constant" if mode == "constant" else "grid-wrap", mode))
+    if min(shape) <= 0:
+        return _empty_result(shape, output, a.dtype)
+    result = _core.zoom(a, list(shape), order, mode, float(cval), bool(prefilter),
+                        bool(grid_mode))
+    return _store(result, output, shape, a.dtype)
+
+
+def shift(input, shift, output=None, order=3, mode="constant", cval=0.0, prefilter=True):
+    """Shifts `input` by `shift` (a scalar or one per axis) samples: output i takes the spline at
+    i - shift (scipy.ndimage.shift). Separable and streamed like zoom; 1-D to 3-D input."""
+    a = _as_input(input)
+    _check_rank(a)
+    order = _check_order(order)
+    mode = _check_mode(mode)
+    shifts = [float(s) for s in _sequence(shift, a.ndim, "shift")]
+    result = _core.shift(a, shifts, order, mode, float(cval), bool(prefilter))
+    return _store(result, output, a.shape, a.dtype)
+
+
+def affine_transform(input, matrix, offset=0.0, output_shape=None, output=None, order=3,
+                     mode="constant", cval=0.0, prefilter=True):
+    """Output point o takes the spline at matrix @ o + offset (scipy.ndimage.affine_transform).
+
+    matrix: (ndim,) diagonal (scipy's zoom_shift form), (ndim, out_ndim), (ndim, ndim + 1)
+    (offset in the last column) or (ndim + 1, ndim + 1) homogeneous. A matrix without
+    off-diagonal entries is resampled separably; any other in blocks of output points, on every
+    core. Input and output of 1 to 3 dimensions (ValueError beyond)."""
+    a = _as_input(input)
+    _check_rank(a)
+    order = _check_order(order)
+    mode = _check_mode(mode)
+    if output_shape is None:
+        output_shape = _output_shape_of(output, a.shape)
+    output_shape = tuple(int(n) for n in output_shape)
+    if len(output_shape) < 1:
+        raise RuntimeError("input and output rank must be > 0")
+    if len(output_shape) > 3:
+        raise ValueError("output has %d dimensions; splineview handles 1-, 2- and 3-D data only"
+                         % len(output_shape))
+    m = np.asarray(matrix, dtype=np.float64)
+    if m.ndim not in (1, 2) or m.shape[0] < 1:
+        raise RuntimeError("no proper affine matrix provided")
+    nd = a.ndim
+    if m.ndim == 2 and m.shape[1] == nd + 1 and m.shape[0] in (nd, nd + 1):
+        if m.shape[0] == nd + 1:
+            expected = [0] * nd + [1]
+            if not np.all(m[nd] == expected):
+                raise ValueError("Expected homogeneous transformation matrix with shape %s for "
+                                 "image shape %s, but bottom row was not equal to %s"
+                                 % (m.shape, a.shape, expected))
+        offset = m[:nd, nd]
+        m = m[:nd, :nd]
+    if m.shape[0] != nd:
+        raise RuntimeError("affine matrix has wrong number of rows")
+    if m.ndim == 2 and m.shape[1] != len(output_shape):
+        raise RuntimeError("affine matrix has wrong number of columns")
+    off = np.asarray(_sequence(offset, nd, "offset"), dtype=np.float64)
+    if off.ndim != 1:
+        raise RuntimeError("no proper offset provided")
+    if m.ndim == 1:
+        warnings.warn("The behavior of affine_transform with a 1-D array supplied for the "
+                      "matrix parameter has changed in SciPy 0.18.0.")
+        if len(output_shape) != nd:
+            raise RuntimeError("a 1-D matrix needs an output of the input's rank")
+    if min(output_shape) <= 0:
+        return _empty_result(output_shape, output, a.dtype)
+    result = _core.affine_transform(a, [float(v) for v in m.ravel()], [float(v) for v in off],
+                                    list(output_shape), order, mode, float(cval),
+                                    bool(prefilter), m.ndim == 1)
+    return _store(result, output, output_shape, a.dtype)
+
+
+def _cos_sin_degrees(angle):
+    """cos and sin of `angle` degrees, exact (0, 1, -1) at multiples of 90 degrees as
+    scipy.special.cosdg/sindg (which scipy's rotate uses)."""
+    x = float(angle)
+    sign = -1.0 if x < 0 else 1.0
+    x = math.fmod(abs(x), 360.0)
+    q = int(round(x / 90.0))
+    r = math.radians(x - 90.0 * q)
+    c, s = math.cos(r), math.sin(r)
+    c, s = [(c, s), (-s, c), (-c, -s), (s, -c)][q % 4]
+    return c, sign * s
+
+
+def rotate(input, angle, axes=(1, 0), reshape=True, output=None, order=3, mode="constant",
+           cval=0.0, prefilter=True):
+    """Rotates `input` by `angle` degrees in the plane of `axes` (scipy.ndimage.rotate); in 3-D
+    every plane parallel to `axes` is rotated on its own, as scipy does. reshape=True sizes the
+    output to hold the whole rotated input. 2-D or 3-D input (ValueError otherwise); sampled in
+    blocks of output points through affine_transform's path, on every core."""
+    a = _as_input(input)
+    ndim = a.ndim
+    if ndim < 2:
+        raise ValueError("input array should be at least 2D")
+    _check_rank(a)
+    order = _check_order(order)
+    mode = _check_mode(mode)
+    axes = list(axes)
+    if len(axes) != 2:
+        raise ValueError("axes should contain exactly two values")
+    if not all(float(ax).is_integer() for ax in axes):
+        raise ValueError("axes should contain only integer values")
+    axes = [int(ax) for ax in axes]
+    if axes[0] < 0:
+        axes[0] += ndim
+    if axes[1] < 0:
+        axes[1] += ndim
+    if axes[0] < 0 or axes[1] < 0 or axes[0] >= ndim or axes[1] >= ndim:
+        raise ValueError("invalid rotation plane specified")
+    axes.sort()
+    c, s = _cos_sin_degrees(angle)
+    rot = np.array([[c, s], [-s, c]])
+    img_shape = np.asarray(a.shape)
+    in_plane_shape = img_shape[axes]
+    if reshape:
+        iy, ix = in_plane_shape
+        out_bounds = rot @ [[0, 0, iy, iy], [0, ix, 0, ix]]
+        out_plane_shape = (np.ptp(out_bounds, axis=1) + 0.5).astype(int)
+    else:
+        out_plane_shape = img_shape[axes]
+    out_center = rot @ ((out_plane_shape - 1) / 2)
+    in_center = (in_plane_shape - 1) / 2
+    offset = in_center - out_center
+    output_shape = img_shape.copy()
+    output_shape[axes] = out_plane_shape
+    output_shape = tuple(int(n) for n in output_shape)
+    if min(output_shape) <= 0:
+        return _empty_result(output_shape, output, a.dtype)
+    matrix = [float(v) for v in rot.ravel()]
+    off = [float(v) for v in offset]
+    if ndim == 2:
+        result = _core.affine_transform(a, matrix, off, list(output_shape), order, mode,
+                                        float(cval), bool(prefilter), False)
+    else:
+        result = _core.affine_transform_planes(a, axes[0], axes[1], matrix, off,
+                                               int(out_plane_shape[0]), int(out_plane_shape[1]),
+                                               order, mode, float(cval), bool(prefilter))
+    return _store(result, output, output_shape, a.dtype)
