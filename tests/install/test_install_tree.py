@@ -14,6 +14,9 @@
 4. Without its modules (the executable copied alone) or with a damaged one, --backend gl,
    upscale-video and a DICOM input fail with exit 1 and one line naming the module and the
    reason; commands that need no module still work.
+6. The Python package is installed in P/lib/python3.X/dist-packages/splineview, imports from
+   there (PYTHONPATH set to that folder; Debian's python3 reads /usr/local/lib/python3.X/
+   dist-packages by itself) and its map_coordinates equals the build tree's bit for bit.
 5. The installed viewer (headless, EGL) renders its default image from P/share/splineview/assets
    (--report's path), and the screenshot is not blank. Skipped, with the reason, without a viewer.
 
@@ -66,6 +69,56 @@ def one_line_error(r, what, module):
     if module not in lines[0] or not lines[0].startswith("splinetool: "):
         fail("%s: the error does not name %s: %r" % (what, module, lines[0]))
     return lines[0]
+
+
+PACKAGE_PROBE = """
+import sys, numpy as np, splineview
+rng = np.random.default_rng(5)
+a = rng.random((17, 13))
+c = rng.uniform(-3, 20, (2, 500))
+np.save(sys.argv[1], splineview.map_coordinates(a, c, order=3, mode="mirror"))
+print(splineview.__file__)
+"""
+
+
+def check_python_package(build, prefix):
+    """6. The installed package imports from the prefix (Debian's dist-packages layout) and
+    computes what the build tree's package computes, bit for bit."""
+    built = os.path.join(build, "python", "splineview")
+    if not os.path.isdir(built):
+        print("SKIP Python package: this build has none (needs python3-dev and pybind11-dev)")
+        return
+    found = [os.path.join(root) for root, dirs, files in os.walk(os.path.join(prefix, "lib"))
+             if os.path.basename(root) == "splineview" and "__init__.py" in files]
+    if len(found) != 1 or "dist-packages" not in found[0]:
+        fail("installed Python package: expected one <prefix>/lib/python3*/dist-packages/"
+             "splineview, found %r" % found)
+    site = os.path.dirname(found[0])
+    env = dict(ENV, PYTHONNOUSERSITE="1", PYTHONDONTWRITEBYTECODE="1")
+    core = [f for f in os.listdir(found[0]) if f.startswith("_core")]
+    if not core:
+        fail("installed Python package: no _core module in %s" % found[0])
+    # A sanitized build's module needs the sanitizer runtimes loaded first (ldd names them).
+    deps = run(["ldd", os.path.join(found[0], core[0])]).stdout
+    preload = [line.split("=>")[1].split()[0] for line in deps.splitlines()
+               if ("libasan" in line or "libubsan" in line) and "=>" in line]
+    if preload:
+        env["LD_PRELOAD"] = ":".join(preload)
+    outs = []
+    for where in (site, os.path.dirname(built)):
+        out = tempfile.mktemp(suffix=".npy")
+        r = run([sys.executable, "-c", PACKAGE_PROBE, out], env=dict(env, PYTHONPATH=where))
+        if r.returncode != 0:
+            fail("import splineview from %s: exit %d: %s" % (where, r.returncode, r.stderr[-2000:]))
+        imported = r.stdout.strip().splitlines()[-1]
+        if not imported.startswith(where):
+            fail("splineview imported from %s, expected under %s" % (imported, where))
+        outs.append(np.load(out))
+        os.remove(out)
+    if not np.array_equal(outs[0], outs[1]):
+        fail("the installed package's map_coordinates differs from the build tree's")
+    print("Python package installed in %s: imports from there, map_coordinates as the build "
+          "tree's" % site)
 
 
 def main():
@@ -190,6 +243,9 @@ def main():
                               "--backend gl with a damaged module", "splinetool-gl.so")
         print("damaged: " + line)
     shutil.rmtree(os.path.dirname(lone))
+
+    # 6. the installed Python package
+    check_python_package(build, prefix)
 
     # 5. the installed viewer
     if not has_viewer:
