@@ -101,6 +101,16 @@ double reflect_position(double x, long n) {
 
 }  // namespace
 
+bool axis_weights(double x, long n, int degree, Boundary b, int derivative, double* w, long* k) {
+  if (b == Boundary::Wrap) x = wrap_position(x, n);
+  if (b == Boundary::Mirror && degree == 0) x = mirror_position(x, n);
+  if (b == Boundary::Reflect && degree == 0) x = reflect_position(x, n);
+  const bool inside = b != Boundary::Constant || (x >= 0 && x <= static_cast<double>(n - 1));
+  const long first = bspline_weights<double>(degree, x, w, derivative);
+  for (int j = 0; j <= degree; ++j) k[j] = extend_index(first + j, n, b);
+  return inside;
+}
+
 template <class T>
 void sample(const Array<T>& c, const double* positions, std::size_t m, double* out,
             const SamplerOptions& opt) {
@@ -139,24 +149,19 @@ void sample(const Array<T>& c, const double* positions, std::size_t m, double* o
       bool outside = false;
       for (std::size_t d = 0; d < rank; ++d) {
         const int deriv = (static_cast<int>(d) == opt.derivative_axis) ? 1 : 0;
-        const long len = static_cast<long>(c.dim(d));
-        double x = positions[p * rank + d];
-        if (opt.boundary == Boundary::Wrap) x = wrap_position(x, len);
-        if (opt.boundary == Boundary::Mirror && n == 0) x = mirror_position(x, len);
-        if (opt.boundary == Boundary::Reflect && n == 0) x = reflect_position(x, len);
-        if (opt.boundary == Boundary::Constant && (x < 0 || x > static_cast<double>(len - 1)))
+        long k[kMaxDegree + 1];
+        if (!axis_weights(positions[p * rank + d], static_cast<long>(c.dim(d)), n, opt.boundary,
+                          deriv, w[d], k))
           outside = true;
-        const long first = bspline_weights<double>(n, x, w[d], deriv);
         double sum_all = 0, sum_in = 0;
         for (int j = 0; j < taps; ++j) {
-          const long k = extend_index(first + j, len, opt.boundary);
           sum_all += w[d][j];
-          if (k < 0) {  // GridConstant, outside
+          if (k[j] < 0) {  // GridConstant, outside
             w[d][j] = 0;
             idx[d][j] = 0;
           } else {
             sum_in += w[d][j];
-            idx[d][j] = k * static_cast<long>(stride[d]);
+            idx[d][j] = k[j] * static_cast<long>(stride[d]);
           }
         }
         all *= sum_all;

@@ -9,6 +9,9 @@ The functions take scipy.ndimage's arguments and return what scipy returns; they
 double precision in C++ (splineview._core), release the GIL while they work and use every core.
 """
 from ._core import __version__
-from ._ndimage import map_coordinates, spline_filter, spline_filter1d
+from ._geometric import geometric_transform
+from ._ndimage import (affine_transform, map_coordinates, rotate, shift, spline_filter,
+                       spline_filter1d, zoom)
 
-__all__ = ["__version__", "map_coordinates", "spline_filter", "spline_filter1d"]
+__all__ = ["__version__", "affine_transform", "geometric_transform", "map_coordinates",
+           "rotate", "shift", "spline_filter", "spline_filter1d", "zoom"]

@@ -252,17 +252,67 @@ def affine_transform(input, matrix, offset=0.0, output_shape=None, output=None, 
     return _store(result, output, output_shape, a.dtype)
 
 
-def _cos_sin_degrees(angle):
-    """cos and sin of `angle` degrees, exact (0, 1, -1) at multiples of 90 degrees as
-    scipy.special.cosdg/sindg (which scipy's rotate uses)."""
-    x = float(angle)
-    sign = -1.0 if x < 0 else 1.0
-    x = math.fmod(abs(x), 360.0)
-    q = int(round(x / 90.0))
-    r = math.radians(x - 90.0 * q)
-    c, s = math.cos(r), math.sin(r)
-    c, s = [(c, s), (-s, c), (-c, -s), (s, -c)][q % 4]
-    return c, sign * s
+# cos and sin in degrees as scipy.special.cosdg/sindg (Cephes), which scipy's rotate uses: the
+# same reduction to octants and polynomials, so the rotation matrix is scipy's to the last bit
+# (an ulp decides order-0 ties such as the centre of an odd output). Checked bit for bit against
+# scipy.special in tests/python/test_transforms.py.
+_SINCOF = (1.58962301572218447952E-10, -2.50507477628503540135E-8, 2.75573136213856773549E-6,
+           -1.98412698295895384658E-4, 8.33333333332211858862E-3, -1.66666666666666307295E-1)
+_COSCOF = (1.13678171382044553091E-11, -2.08758833757683644217E-9, 2.75573155429816611547E-7,
+           -2.48015872936186303776E-5, 1.38888888888806666760E-3, -4.16666666666666348141E-2,
+           4.99999999999999999798E-1)
+_PI180 = 1.74532925199432957692E-2
+
+
+def _polevl(x, coef):
+    ans = coef[0]
+    for c in coef[1:]:
+        ans = ans * x + c
+    return ans
+
+
+def _octant(x):
+    y = math.floor(x / 45.0)
+    z = y - math.ldexp(math.floor(math.ldexp(y, -4)), 4)
+    j = int(z)
+    if j & 1:
+        j += 1
+        y += 1.0
+    z = (x - y * 45.0) * _PI180
+    return j & 7, z, z * z
+
+
+def _sindg(x):
+    sign = 1
+    if x < 0:
+        x, sign = -x, -1
+    if x > 1.0e14:
+        return 0.0
+    j, z, zz = _octant(x)
+    if j > 3:
+        sign, j = -sign, j - 4
+    if j in (1, 2):
+        y = 1.0 - zz * _polevl(zz, _COSCOF)
+    else:
+        y = z + z * (zz * _polevl(zz, _SINCOF))
+    return -y if sign < 0 else y
+
+
+def _cosdg(x):
+    sign = 1
+    x = abs(x)
+    if x > 1.0e14:
+        return 0.0
+    j, z, zz = _octant(x)
+    if j > 3:
+        sign, j = -sign, j - 4
+    if j > 1:
+        sign = -sign
+    if j in (1, 2):
+        y = z + z * (zz * _polevl(zz, _SINCOF))
+    else:
+        y = 1.0 - zz * _polevl(zz, _COSCOF)
+    return -y if sign < 0 else y
 
 
 def rotate(input, angle, axes=(1, 0), reshape=True, output=None, order=3, mode="constant",
@@ -291,7 +341,7 @@ def rotate(input, angle, axes=(1, 0), reshape=True, output=None, order=3, mode="
     if axes[0] < 0 or axes[1] < 0 or axes[0] >= ndim or axes[1] >= ndim:
         raise ValueError("invalid rotation plane specified")
     axes.sort()
-    c, s = _cos_sin_degrees(angle)
+    c, s = _cosdg(float(angle)), _sindg(float(angle))
     rot = np.array([[c, s], [-s, c]])
     img_shape = np.asarray(a.shape)
     in_plane_shape = img_shape[axes]

@@ -22,6 +22,7 @@
 #include "splineview/interpolant.h"
 #include "splineview/prefilter.h"
 #include "splineview/sampler.h"
+#include "splineview/transform.h"
 #include "splineview/version.h"
 
 namespace py = pybind11;
@@ -151,6 +152,100 @@ py::array_t<double> map_coordinates(const Float64& input, const Float64& coordin
   return py::array_t<double>(out_shape, result->data(), free_when_done);
 }
 
+sv::SamplerOptions sampler_options(int order, const std::string& mode, double cval) {
+  check_order(order);
+  sv::SamplerOptions opt;
+  opt.degree = order;
+  opt.boundary = mode_of(mode);
+  opt.cval = cval;
+  return opt;
+}
+
+std::vector<std::size_t> extents(const std::vector<py::ssize_t>& shape, const char* what) {
+  if (shape.empty() || shape.size() > 3)
+    throw py::value_error(std::string(what) + " must have 1, 2 or 3 dimensions (got " +
+                          std::to_string(shape.size()) + "); splineview handles up to 3-D data");
+  std::vector<std::size_t> dims;
+  for (py::ssize_t s : shape) {
+    if (s <= 0) throw py::value_error(std::string(what) + " has an empty axis");
+    dims.push_back(static_cast<std::size_t>(s));
+  }
+  return dims;
+}
+
+py::array_t<double> result(sv::Array<double>&& a) {
+  const std::vector<py::ssize_t> shape(a.dims().begin(), a.dims().end());
+  return to_numpy(std::move(a), shape);
+}
+
+// scipy.ndimage.zoom to the output shape out_shape (computed by the caller as scipy does).
+py::array_t<double> zoom(const Float64& input, const std::vector<py::ssize_t>& out_shape, int order,
+                         const std::string& mode, double cval, bool prefilter, bool grid_mode) {
+  const sv::SamplerOptions opt = sampler_options(order, mode, cval);
+  const std::vector<std::size_t> out_dims = extents(out_shape, "output");
+  sv::Array<double> a = to_array(input, "input");
+  sv::Array<double> out;
+  {
+    py::gil_scoped_release release;
+    out = sv::zoom(std::move(a), out_dims, grid_mode, opt, prefilter);
+  }
+  return result(std::move(out));
+}
+
+py::array_t<double> shift(const Float64& input, const std::vector<double>& shift, int order,
+                          const std::string& mode, double cval, bool prefilter) {
+  const sv::SamplerOptions opt = sampler_options(order, mode, cval);
+  sv::Array<double> a = to_array(input, "input");
+  sv::Array<double> out;
+  {
+    py::gil_scoped_release release;
+    out = sv::shift(std::move(a), shift, opt, prefilter);
+  }
+  return result(std::move(out));
+}
+
+// matrix: (ndim, out ndim) row-major, or the ndim diagonal of scipy's 1-D form (diagonal_1d).
+py::array_t<double> affine_transform(const Float64& input, const std::vector<double>& matrix,
+                                     const std::vector<double>& offset,
+                                     const std::vector<py::ssize_t>& out_shape, int order,
+                                     const std::string& mode, double cval, bool prefilter,
+                                     bool diagonal_1d) {
+  const sv::SamplerOptions opt = sampler_options(order, mode, cval);
+  const std::vector<std::size_t> out_dims = extents(out_shape, "output");
+  sv::Array<double> a = to_array(input, "input");
+  sv::Array<double> out;
+  {
+    py::gil_scoped_release release;
+    out = sv::affine_transform(std::move(a), matrix, offset, out_dims, opt, prefilter, diagonal_1d);
+  }
+  return result(std::move(out));
+}
+
+// The 2x2 affine map on every plane (axis_a, axis_b) of a 3-D input (scipy's rotate in 3-D).
+py::array_t<double> affine_transform_planes(const Float64& input, int axis_a, int axis_b,
+                                            const std::vector<double>& matrix,
+                                            const std::vector<double>& offset, py::ssize_t out_a,
+                                            py::ssize_t out_b, int order, const std::string& mode,
+                                            double cval, bool prefilter) {
+  const sv::SamplerOptions opt = sampler_options(order, mode, cval);
+  if (matrix.size() != 4 || offset.size() != 2)
+    throw py::value_error("affine_transform_planes: a 2x2 matrix and 2 offsets");
+  if (out_a <= 0 || out_b <= 0) throw py::value_error("output has an empty axis");
+  if (input.ndim() != 3) throw py::value_error("affine_transform_planes: input must be 3-D");
+  if (axis_a < 0 || axis_b <= axis_a || axis_b > 2)
+    throw py::value_error("affine_transform_planes: axes must satisfy 0 <= a < b <= 2");
+  const sv::Array<double> a = to_array(input, "input");
+  sv::Array<double> out;
+  {
+    py::gil_scoped_release release;
+    out = sv::affine_transform_planes(a, static_cast<std::size_t>(axis_a),
+                                      static_cast<std::size_t>(axis_b), matrix.data(),
+                                      offset.data(), static_cast<std::size_t>(out_a),
+                                      static_cast<std::size_t>(out_b), opt, prefilter);
+  }
+  return result(std::move(out));
+}
+
 }  // namespace
 
 PYBIND11_MODULE(_core, m) {
@@ -169,5 +264,15 @@ PYBIND11_MODULE(_core, m) {
         py::arg("mode"));
   m.def("spline_filter", &spline_filter, py::arg("input"), py::arg("order"), py::arg("mode"));
   m.def("map_coordinates", &map_coordinates, py::arg("input"), py::arg("coordinates"),
+        py::arg("order"), py::arg("mode"), py::arg("cval"), py::arg("prefilter"));
+  m.def("zoom", &zoom, py::arg("input"), py::arg("output_shape"), py::arg("order"), py::arg("mode"),
+        py::arg("cval"), py::arg("prefilter"), py::arg("grid_mode"));
+  m.def("shift", &shift, py::arg("input"), py::arg("shift"), py::arg("order"), py::arg("mode"),
+        py::arg("cval"), py::arg("prefilter"));
+  m.def("affine_transform", &affine_transform, py::arg("input"), py::arg("matrix"),
+        py::arg("offset"), py::arg("output_shape"), py::arg("order"), py::arg("mode"),
+        py::arg("cval"), py::arg("prefilter"), py::arg("diagonal_1d"));
+  m.def("affine_transform_planes", &affine_transform_planes, py::arg("input"), py::arg("axis_a"),
+        py::arg("axis_b"), py::arg("matrix"), py::arg("offset"), py::arg("out_a"), py::arg("out_b"),
         py::arg("order"), py::arg("mode"), py::arg("cval"), py::arg("prefilter"));
 }

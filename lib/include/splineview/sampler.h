@@ -52,6 +52,14 @@ long extend_index(long k, long n, Boundary b);
 // double precision (the neglected tail of the coefficients), 33 for degree 3 up to 69 for 7.
 std::size_t interpolation_pad(Boundary b, int degree);
 
+// The per-axis part of sample(), shared with the separable resampling (transform.h): the
+// `degree + 1` weights w[] (of the derivative when `derivative` is 1) and coefficient indices
+// k[] in [0, n-1] for coordinate x on an axis of n coefficients, after the mode's position
+// mapping (Wrap; Mirror and Reflect at degree 0). k[j] = -1 where GridConstant puts cval (w[j]
+// is kept). Returns false when the mode is Constant and x is outside [0, n-1] (the value at the
+// point is cval). The value of a d-D spline is the tensor product of its axes' sums.
+bool axis_weights(double x, long n, int degree, Boundary b, int derivative, double* w, long* k);
+
 // Evaluates the spline with coefficients `c` at m positions (positions[i*rank + d]) and writes
 // m * channels values (interleaved). Accumulates in double whatever T is.
 template <class T>
