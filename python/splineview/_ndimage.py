@@ -5,6 +5,8 @@ Each function takes the arguments of its scipy.ndimage namesake and returns what
 C++ library in splineview._core. Differences from scipy are documented per function and in the
 project's docs/ACCURACY.md ("Boundary modes and scipy").
 """
+import functools
+import inspect
 import math
 import warnings
 
@@ -369,3 +371,55 @@ def rotate(input, angle, axes=(1, 0), reshape=True, output=None, order=3, mode="
                                                int(out_plane_shape[0]), int(out_plane_shape[1]),
                                                order, mode, float(cval), bool(prefilter))
     return _store(result, output, output_shape, a.dtype)
+
+
+# Complex data, as scipy.ndimage takes it: the real and imaginary parts are interpolated
+# separately (every operation here is linear in the data), cval split the same way. Output
+# dtype: the input's complex dtype by default; a real dtype asked for is promoted to complex
+# with scipy's warning; a real output array is refused (RuntimeError), as in scipy.
+def _complex_aware(fn):
+    signature = inspect.signature(fn)
+
+    @functools.wraps(fn)
+    def wrapper(*args, **kwargs):
+        bound = signature.bind(*args, **kwargs)
+        bound.apply_defaults()
+        arguments = dict(bound.arguments)
+        a = np.asarray(arguments["input"])
+        if not np.iscomplexobj(a):
+            return fn(*args, **kwargs)
+        output = arguments.get("output")
+        if output is None:
+            out_dtype = a.dtype
+        elif isinstance(output, np.ndarray):
+            if output.dtype.kind != "c":
+                raise RuntimeError("output must have complex dtype")
+            out_dtype = output.dtype
+        else:
+            out_dtype = np.dtype(output)
+            if out_dtype.kind != "c":
+                warnings.warn("promoting specified output dtype to complex")
+                out_dtype = np.promote_types(out_dtype, np.complex64)
+        cval = arguments.get("cval", 0.0)
+        parts = []
+        for part, part_cval in ((a.real, np.real(cval)), (a.imag, np.imag(cval))):
+            call = dict(arguments, input=np.asarray(part, dtype=np.float64), output=np.float64)
+            if "cval" in call:
+                call["cval"] = float(part_cval)
+            parts.append(fn(**call))
+        result = parts[0] + 1j * parts[1]
+        if isinstance(output, np.ndarray):
+            output[...] = result
+            return None
+        return result.astype(out_dtype, copy=False)
+
+    return wrapper
+
+
+spline_filter1d = _complex_aware(spline_filter1d)
+spline_filter = _complex_aware(spline_filter)
+map_coordinates = _complex_aware(map_coordinates)
+zoom = _complex_aware(zoom)
+shift = _complex_aware(shift)
+affine_transform = _complex_aware(affine_transform)
+rotate = _complex_aware(rotate)
