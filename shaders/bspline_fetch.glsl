@@ -1,7 +1,8 @@
 // bspline_fetch.glsl: the fetch library shared by every pass that reconstructs a 2-D or 3-D
 // signal from a texture (the viewer's view.frag, the evaluator's evaluate.frag). Included by
 // the host-side expander; one variant is compiled, chosen with a #define:
-//   SV_FETCH_NEAREST        nearest sample: texelFetch at floor(p + 0.5), indices extended by
+//   SV_FETCH_NEAREST        nearest sample: texelFetch at floor(y + 0.5) (y: p mapped as scipy maps
+//                           it outside the array, for ties), indices extended by
 //                           the boundary mode (ties round up, as the CPU reference)
 //   SV_FETCH_LINEAR         hardware (bi/tri)linear filtering
 //   SV_FETCH_CUBIC          cubic B-spline from 2^rank linear fetches with the weights computed
@@ -25,9 +26,38 @@
 //    GL_LINEAR filtering, no mipmaps, and the wrap mode of the boundary (bspline_common.glsl).
 #include "bspline_common.glsl"
 
-// The sample nearest to position p (ties round up, as floor(p + 0.5)).
+// The position nearest rounds: scipy.ndimage's mapping of positions below 0 or at n and beyond
+// for reflect and mirror (sv::sample's, lib/src/sampler.cpp), so that ties outside the array go
+// where scipy sends them (mirror: -1/2 -> sample 1, n - 1/2 -> n-2; reflect: -3/2 -> sample 1,
+// n + 1/2 -> n-1). Away from ties the nearest extended sample is the same. Periodic: unmapped.
+SV_VEC sv_nearest_position(SV_VEC x, SV_VEC n) {
+#if defined(SV_BOUNDARY_PERIODIC)
+  return x;
+#else
+#if defined(SV_BOUNDARY_MIRROR)
+  SV_VEC p = 2.0 * n - 2.0;
+  SV_VEC lo = x + p * trunc(-x / p);
+  lo = mix(-lo, lo + p, lessThanEqual(lo, 1.0 - n));
+  SV_VEC hi = x - p * trunc(x / p);
+  hi = mix(hi, p - hi, greaterThanEqual(hi, n));
+#else
+  SV_VEC p = 2.0 * n;
+  SV_VEC lo = mix(x, x + p * trunc(-x / p), lessThan(x, -p));
+  lo = mix(-lo - 1.0, lo + p, lessThan(lo, -n));
+  SV_VEC hi = x - p * trunc(x / p);
+  hi = mix(hi, p - hi - 1.0, greaterThanEqual(hi, n));
+#endif
+  SV_VEC y = mix(x, lo, lessThan(x, SV_VEC(0.0)));
+  y = mix(y, hi, greaterThanEqual(x, n));
+  return mix(y, SV_VEC(0.0), lessThanEqual(n, SV_VEC(1.0)));
+#endif
+}
+
+// The sample nearest to position p (ties round up, as floor(y + 0.5) of the mapped position).
 vec4 sv_fetch_nearest(SV_SAMPLER tex, SV_VEC p) {
-  return texelFetch(tex, sv_extend(SV_IVEC(floor(p + 0.5)), textureSize(tex, 0)), 0);
+  SV_IVEC size = textureSize(tex, 0);
+  SV_VEC y = sv_nearest_position(p, SV_VEC(size));
+  return texelFetch(tex, sv_extend(SV_IVEC(floor(y + 0.5)), size), 0);
 }
 
 // Hardware (bi/tri)linear interpolation at position p.

@@ -56,4 +56,32 @@ __device__ __forceinline__ int extend(int k, int n, int boundary) {
   return r < n ? r : p - 1 - r;
 }
 
+// The position the nearest fetch rounds, floor(y + 0.5): scipy.ndimage's mapping of positions
+// below 0 or at n and beyond for reflect and mirror (sv::sample's, lib/src/sampler.cpp), so that
+// ties outside the array go where scipy sends them (mirror: -1/2 -> sample 1, n - 1/2 -> n-2;
+// reflect: -3/2 -> sample 1, n + 1/2 -> n-1). Away from ties it changes nothing: the nearest
+// extended sample is the same. Periodic positions are not mapped. Exact in float for ties
+// (half-integers) of moderate size.
+__device__ __forceinline__ float nearest_position(float x, int n, int boundary) {
+  if (boundary == kPeriodic || (x >= 0.0f && x < static_cast<float>(n))) return x;
+  if (n <= 1) return 0.0f;
+  const float fn = static_cast<float>(n);
+  if (boundary == kMirror) {
+    const float p = 2.0f * fn - 2.0f;
+    if (x < 0.0f) {
+      x += p * truncf(-x / p);
+      return x <= 1.0f - fn ? x + p : -x;
+    }
+    x -= p * truncf(x / p);
+    return x >= fn ? p - x : x;
+  }
+  const float p = 2.0f * fn;
+  if (x < 0.0f) {
+    if (x < -p) x += p * truncf(-x / p);
+    return x < -fn ? x + p : -x - 1.0f;
+  }
+  x -= p * truncf(x / p);
+  return x >= fn ? p - x - 1.0f : x;
+}
+
 }  // namespace sv::cuda::detail

@@ -227,10 +227,12 @@ template <class V, int R>
 __device__ __forceinline__ V fetch_nearest(const Params& p, const float* x) {
   int e[3] = {0, 0, 0};
   for (int d = 0; d < R; ++d) {
-    // floor(x + 0.5) as the reference computes it in double: x + 0.5 may round up in float
-    // (x = 0.5 - 2^-25), x - floor(x) is exact.
-    const float f = safe_floor(x[d]);
-    const int k = static_cast<int>(f) + (x[d] - f >= 0.5f ? 1 : 0);
+    // floor(y + 0.5) as the reference computes it in double: y + 0.5 may round up in float
+    // (y = 0.5 - 2^-25), y - floor(y) is exact. y: the position mapped as scipy maps it, which
+    // decides ties outside the array (boundary.cuh).
+    const float y = nearest_position(x[d], p.n[d], p.boundary);
+    const float f = safe_floor(y);
+    const int k = static_cast<int>(f) + (y - f >= 0.5f ? 1 : 0);
     e[d] = extend(k, p.n[d], p.boundary);
   }
   return texel<V, R>(p.point, e[0], e[1], e[2]);
