@@ -47,6 +47,7 @@ constexpr int kBlock = 256;
 
 using detail::boundary_code;
 using detail::extend;
+using detail::nearest_position;
 using detail::kMirror;
 using detail::kPeriodic;
 using detail::kReflect;
