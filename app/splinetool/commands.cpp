@@ -17,6 +17,7 @@
 #include <vector>
 
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include <nlohmann/json.hpp>
 
@@ -28,6 +29,7 @@
 #include "splineview/io.h"
 #include "splineview/metrics.h"
 #include "splineview/text.h"
+#include "splineview/transform.h"
 #include "splineview/version.h"
 
 namespace splinetool {
@@ -35,9 +37,20 @@ namespace {
 
 using Json = nlohmann::json;
 
-// An input array: by its extension, or with --raw as headerless data when the extension names
-// no format (COORDS is always .npy and does not come through here).
+// "-": standard input (an input) or standard output (OUT), always as .npy.
+bool is_stdio(const std::string& path) {
+  return path == "-";
+}
+
+// Where the reports go (the --json object, resample's metric lines): stdout, or stderr when OUT
+// is "-" and stdout carries the data.
+std::FILE* g_report = stdout;
+
+// An input array: "-" is a .npy on standard input; else by its extension, or with --raw as
+// headerless data when the extension names no format (COORDS is always .npy and does not come
+// through here).
 sv::Loaded load_input(const std::string& path, bool channels, const CommonArgs& common) {
+  if (is_stdio(path)) return sv::load_npy_stdin(channels);
   if (common.raw.empty()) return sv::load_any(path, channels);
   return sv::load_any(path, channels, sv::parse_raw_spec(common.raw));
 }
@@ -147,11 +160,29 @@ std::vector<Named> with_data_file(const Named& n, bool output) {
 // exist yet cannot be an input. Checked before any input is read.
 void check_out_is_not_an_input(const std::string& out, const std::vector<Named>& inputs,
                                const char* command) {
+  // Standard input and output: at most one input may be "-"; OUT "-" must not be a terminal
+  // (a .npy is binary), and the reports then go to stderr.
+  const Named* from_stdin = nullptr;
+  for (const Named& given : inputs) {
+    if (!is_stdio(given.path)) continue;
+    if (from_stdin)
+      throw UsageError(std::string(command) + ": " + from_stdin->role + " and " + given.role +
+                       " are both '-'; only one input can come from standard input");
+    from_stdin = &given;
+  }
+  if (is_stdio(out)) {
+    if (::isatty(1))
+      throw UsageError(std::string(command) +
+                       ": OUT '-' writes a binary .npy to standard output, which is a terminal; "
+                       "redirect it to a file or a pipe");
+    g_report = stderr;
+    return;
+  }
   for (const Named& o : with_data_file({"OUT", out}, true)) {
     struct stat so {};
     if (::stat(o.path.c_str(), &so) != 0) continue;
     for (const Named& given : inputs) {
-      if (given.path.empty()) continue;
+      if (given.path.empty() || is_stdio(given.path)) continue;
       for (const Named& i : with_data_file(given, false)) {
         struct stat si {};
         if (::stat(i.path.c_str(), &si) != 0) continue;
@@ -244,6 +275,7 @@ Json gpu_json(const Backend& backend, const std::string& fetch, const CommonArgs
 // Throws unless OUT's extension is one of `allowed` (checked before any work is done).
 void check_output(const std::string& path, const std::vector<std::string>& allowed,
                   const char* command) {
+  if (is_stdio(path)) return;  // standard output: .npy
   const std::string e = extension(path);
   if (std::find(allowed.begin(), allowed.end(), e) != allowed.end()) return;
   std::string list;
@@ -305,20 +337,32 @@ Json stats_json(const Measured& m) {
 
 void print_stats(const Measured& m) {
   const sv::ErrorStats& s = m.stats;
-  std::printf("max_abs %.9g\nrms     %.9g\nsse     %.9g\npsnr_db %.9g\ncount   %zu\n", s.max_abs,
-              s.rms, s.sse, s.psnr, s.count);
+  std::fprintf(g_report, "max_abs %.9g\nrms     %.9g\nsse     %.9g\npsnr_db %.9g\ncount   %zu\n",
+               s.max_abs, s.rms, s.sse, s.psnr, s.count);
   // The non-finite lines only when there is something to say (finite data prints as before).
   if (s.nonfinite_a + s.nonfinite_b > 0) {
-    std::printf("nonfinite_a %zu%s\nnonfinite_b %zu%s\nnonfinite_mismatch %zu\n", s.nonfinite_a,
-                m.first_text(s.nonfinite_a, s.first_nonfinite_a, m.first_a).c_str(), s.nonfinite_b,
-                m.first_text(s.nonfinite_b, s.first_nonfinite_b, m.first_b).c_str(),
-                s.nonfinite_mismatch);
+    std::fprintf(g_report, "nonfinite_a %zu%s\nnonfinite_b %zu%s\nnonfinite_mismatch %zu\n",
+                 s.nonfinite_a, m.first_text(s.nonfinite_a, s.first_nonfinite_a, m.first_a).c_str(),
+                 s.nonfinite_b, m.first_text(s.nonfinite_b, s.first_nonfinite_b, m.first_b).c_str(),
+                 s.nonfinite_mismatch);
   }
-  std::printf("identical %s\n", s.identical() ? "yes" : "no");
+  std::fprintf(g_report, "identical %s\n", s.identical() ? "yes" : "no");
 }
 
 void print_json(const Json& j) {
-  std::cout << j.dump(2) << "\n";
+  const std::string text = j.dump(2) + "\n";
+  std::fputs(text.c_str(), g_report);
+}
+
+// Writes a result to OUT: a file by its extension, or "-" as .npy on standard output (no
+// geometry), only now that the whole result is computed.
+void save_result(const std::string& out, const sv::ArrayD& a, sv::DType dtype, bool channel_axis,
+                 const sv::Geometry& geometry) {
+  if (is_stdio(out)) {
+    sv::write_npy_stdout(a, dtype, channel_axis);
+    return;
+  }
+  sv::save_any(out, a, dtype, channel_axis, geometry);
 }
 
 class Stopwatch {
@@ -343,7 +387,7 @@ constexpr double kMaxCoordinate = 1e12;
 
 // Reads the coordinates file of `sample`: (M, rank) or, for a 1-D input, (M,); float32/64.
 Coordinates load_coordinates(const std::string& path, std::size_t rank, const CommonArgs& common) {
-  sv::Loaded c = sv::load_npy(path, false);
+  sv::Loaded c = is_stdio(path) ? sv::load_npy_stdin(false) : sv::load_npy(path, false);
   if (c.dtype != sv::DType::F32 && c.dtype != sv::DType::F64)
     throw sv::Error("sample: coordinates in '" + shown(path) + "' are " + sv::dtype_name(c.dtype) +
                     "; they must be float32 or float64");
@@ -469,34 +513,275 @@ sv::ArrayD resampled(Backend& backend, sv::ArrayD&& input, const ResampleArgs& a
   // never reaches the trigonometry as a number whose radians overflow.
   const double angle = std::fmod(args.rotate, 360.0);
   for (int k = 0; k < args.repeat; ++k)
-    a = args.has_rotate ? backend.rotate(a, angle, opt) : backend.zoom(a, args.zoom, opt);
+    a = args.has_rotate ? backend.rotate(a, angle, opt) : backend.zoom(a, args.zoom[0], opt);
   return cast<double>(std::move(a));
 }
 
-// The extents of every --zoom step (round(N * F) per axis, as sv::zoom computes them), checked
-// before any work: no axis may become empty and no step may produce more than kMaxResultValues
-// scalars, so the work and the output stay bounded whatever the factor and --repeat.
-void check_zoom_steps(const sv::ArrayD& input, const ResampleArgs& args) {
+// cos and sin of an angle in degrees as scipy.special.cosdg/sindg (Cephes), which
+// scipy.ndimage.rotate uses: the same reduction to octants and polynomials, so the rotation
+// matrix is scipy's to the last bit (an ulp decides order-0 ties; cosdg(90) is exactly 0).
+constexpr double kSinCof[] = {1.58962301572218447952E-10, -2.50507477628503540135E-8,
+                              2.75573136213856773549E-6,  -1.98412698295895384658E-4,
+                              8.33333333332211858862E-3,  -1.66666666666666307295E-1};
+constexpr double kCosCof[] = {1.13678171382044553091E-11, -2.08758833757683644217E-9,
+                              2.75573155429816611547E-7,  -2.48015872936186303776E-5,
+                              1.38888888888806666760E-3,  -4.16666666666666348141E-2,
+                              4.99999999999999999798E-1};
+constexpr double kPi180 = 1.74532925199432957692E-2;
+
+template <std::size_t N>
+double polevl(double x, const double (&coef)[N]) {
+  double ans = coef[0];
+  for (std::size_t i = 1; i < N; ++i) ans = ans * x + coef[i];
+  return ans;
+}
+
+// x >= 0: the octant j (0..7) and the reduced angle z in radians.
+int octant(double x, double* z) {
+  double y = std::floor(x / 45.0);
+  const double r = y - std::ldexp(std::floor(std::ldexp(y, -4)), 4);
+  int j = static_cast<int>(r);
+  if (j & 1) {
+    j += 1;
+    y += 1.0;
+  }
+  *z = (x - y * 45.0) * kPi180;
+  return j & 7;
+}
+
+double sindg(double x) {
+  int sign = 1;
+  if (x < 0) {
+    x = -x;
+    sign = -1;
+  }
+  if (x > 1.0e14) return 0.0;
+  double z = 0;
+  int j = octant(x, &z);
+  const double zz = z * z;
+  if (j > 3) {
+    sign = -sign;
+    j -= 4;
+  }
+  const double y =
+      (j == 1 || j == 2) ? 1.0 - zz * polevl(zz, kCosCof) : z + z * (zz * polevl(zz, kSinCof));
+  return sign < 0 ? -y : y;
+}
+
+double cosdg(double x) {
+  int sign = 1;
+  x = std::fabs(x);
+  if (x > 1.0e14) return 0.0;
+  double z = 0;
+  int j = octant(x, &z);
+  const double zz = z * z;
+  if (j > 3) {
+    sign = -sign;
+    j -= 4;
+  }
+  if (j > 1) sign = -sign;
+  const double y =
+      (j == 1 || j == 2) ? z + z * (zz * polevl(zz, kSinCof)) : 1.0 - zz * polevl(zz, kCosCof);
+  return sign < 0 ? -y : y;
+}
+
+// round(x) as Python 3 rounds, which scipy.ndimage.zoom uses for its output shape: halves to
+// even (5 x 0.5 -> 2, 7 x 0.5 -> 4).
+double round_half_even(double x) {
+  return std::nearbyint(x);  // the default rounding mode: to nearest, ties to even
+}
+
+enum class Op { Zoom, Shape, Shift, Rotate };
+
+// One resampling step, worked out before any work: the extents in and out, and for --rotate
+// scipy's matrix and offset in the plane (axis_a, axis_b).
+struct Step {
+  std::vector<std::size_t> in_dims, out_dims;
+  double matrix[4] = {1, 0, 0, 1};
+  double offset[2] = {0, 0};
+};
+
+struct Plan {
+  Op op = Op::Zoom;
+  std::vector<Step> steps;
+  std::vector<double> zoom, shift;  // per spatial axis
+  std::size_t axis_a = 0, axis_b = 1;
+};
+
+std::string list_text(const std::vector<double>& v) {
+  std::string t;
+  for (std::size_t i = 0; i < v.size(); ++i) t += (i ? "," : "") + sv::format_number(v[i]);
+  return t;
+}
+
+// One value per spatial axis from a list of one (every axis) or `rank` values.
+std::vector<double> per_axis(const std::vector<double>& given, std::size_t rank, const char* option,
+                             const sv::ArrayD& input) {
+  if (given.size() == 1) return std::vector<double>(rank, given[0]);
+  if (given.size() == rank) return given;
+  throw sv::Error("resample: " + std::string(option) + " " + list_text(given) + " gives " +
+                  std::to_string(given.size()) + " values for the " + std::to_string(rank) +
+                  "-D input (" + sv::describe_shape(input.dims(), input.channels()) +
+                  "); give one, or one per axis in array order");
+}
+
+// The steps of a resample, their extents checked before any work: no axis may become empty and
+// no step may produce more than kMaxResultValues scalars, so the work and the output stay
+// bounded whatever the factors, shape and --repeat.
+Plan plan_resample(const sv::ArrayD& input, const ResampleArgs& args) {
+  Plan plan;
+  const std::size_t rank = input.rank();
+  plan.op = args.has_zoom    ? Op::Zoom
+            : args.has_shape ? Op::Shape
+            : args.has_shift ? Op::Shift
+                             : Op::Rotate;
+  const std::string what = sv::describe_shape(input.dims(), input.channels());
+  if (plan.op == Op::Zoom) plan.zoom = per_axis(args.zoom, rank, "--zoom", input);
+  if (plan.op == Op::Shift) plan.shift = per_axis(args.shift, rank, "--shift", input);
+  if (plan.op == Op::Shape && args.shape.size() != rank)
+    throw sv::Error("resample: --shape gives " + std::to_string(args.shape.size()) +
+                    " extents for the " + std::to_string(rank) + "-D input (" + what +
+                    "); give one per spatial axis, in array order");
+  double c = 1, s = 0;
+  if (plan.op == Op::Rotate) {
+    if (rank != 2 && rank != 3)
+      throw sv::Error("resample: --rotate needs a 2-D or 3-D array; '" + shown(args.in) + "' is " +
+                      std::to_string(rank) + "-D (" + what + "); use --zoom");
+    // scipy's axes: default (1, 0); negative values count from the end; the order does not
+    // matter (scipy sorts them).
+    std::vector<long> axes{1, 0};
+    if (!args.axes.empty()) axes.assign(args.axes.begin(), args.axes.end());
+    for (long& a : axes) {
+      if (a < 0) a += static_cast<long>(rank);
+      if (a < 0 || a >= static_cast<long>(rank))
+        throw sv::Error("resample: --axes names no plane of the " + std::to_string(rank) +
+                        "-D input (" + what + "); axes are 0.." + std::to_string(rank - 1) +
+                        " (or -" + std::to_string(rank) + "..-1)");
+    }
+    if (axes[0] == axes[1]) throw sv::Error("resample: --axes must name two different axes");
+    plan.axis_a = static_cast<std::size_t>(std::min(axes[0], axes[1]));
+    plan.axis_b = static_cast<std::size_t>(std::max(axes[0], axes[1]));
+    const double angle = std::fmod(args.rotate, 360.0);
+    c = cosdg(angle);
+    s = sindg(angle);
+  }
   std::vector<std::size_t> dims = input.dims();
   for (int k = 0; k < args.repeat; ++k) {
+    Step st;
+    st.in_dims = dims;
     double total = static_cast<double>(input.channels());
-    for (std::size_t& d : dims) {
-      const double e = std::round(static_cast<double>(d) * args.zoom);
-      if (e < 1)
-        throw sv::Error("resample: --zoom " + sv::format_number(args.zoom) +
+    std::vector<double> out(rank);
+    for (std::size_t d = 0; d < rank; ++d) out[d] = static_cast<double>(dims[d]);
+    if (plan.op == Op::Zoom)
+      for (std::size_t d = 0; d < rank; ++d) out[d] = round_half_even(out[d] * plan.zoom[d]);
+    if (plan.op == Op::Shape)
+      for (std::size_t d = 0; d < rank; ++d) out[d] = static_cast<double>(args.shape[d]);
+    if (plan.op == Op::Rotate) {
+      // scipy.ndimage.rotate: rot = [[c, s], [-s, c]] on (axis_a, axis_b); with reshape the
+      // plane holds the whole rotated input; output o takes the input at rot o + offset.
+      const double iy = out[plan.axis_a], ix = out[plan.axis_b];
+      double oy = iy, ox = ix;
+      if (args.reshape) {
+        // out_bounds = rot @ [[0, 0, iy, iy], [0, ix, 0, ix]]; extents (ptp + 0.5) truncated
+        const double r0[4] = {c * 0 + s * 0, c * 0 + s * ix, c * iy + s * 0, c * iy + s * ix};
+        const double r1[4] = {-s * 0 + c * 0, -s * 0 + c * ix, -s * iy + c * 0, -s * iy + c * ix};
+        oy = std::trunc(*std::max_element(r0, r0 + 4) - *std::min_element(r0, r0 + 4) + 0.5);
+        ox = std::trunc(*std::max_element(r1, r1 + 4) - *std::min_element(r1, r1 + 4) + 0.5);
+      }
+      out[plan.axis_a] = oy;
+      out[plan.axis_b] = ox;
+      const double ocy = (oy - 1) / 2, ocx = (ox - 1) / 2;
+      st.matrix[0] = c;
+      st.matrix[1] = s;
+      st.matrix[2] = -s;
+      st.matrix[3] = c;
+      st.offset[0] = (iy - 1) / 2 - (c * ocy + s * ocx);
+      st.offset[1] = (ix - 1) / 2 - (-s * ocy + c * ocx);
+    }
+    for (std::size_t d = 0; d < rank; ++d) {
+      if (out[d] < 1)
+        throw sv::Error("resample: " +
+                        std::string(plan.op == Op::Zoom ? "--zoom " + list_text(args.zoom)
+                                                        : std::string("--rotate --reshape")) +
                         " leaves an empty axis" +
-                        (k > 0 ? " at step " + std::to_string(k + 1) : "") + " of the " +
-                        sv::describe_shape(input.dims(), input.channels()) + " input");
-      total *= e;
-      d = total <= static_cast<double>(kMaxResultValues) ? static_cast<std::size_t>(e) : 0;
+                        (k > 0 ? " at step " + std::to_string(k + 1) : "") + " of the " + what +
+                        " input");
+      total *= out[d];
     }
     if (total > static_cast<double>(kMaxResultValues))
-      throw sv::Error("resample: --zoom " + sv::format_number(args.zoom) +
+      throw sv::Error("resample: " +
+                      std::string(plan.op == Op::Zoom    ? "--zoom " + list_text(args.zoom)
+                                  : plan.op == Op::Shape ? "--shape"
+                                                         : "--rotate --reshape") +
                       (args.repeat > 1 ? " (step " + std::to_string(k + 1) + ")" : "") +
-                      " would make " + sv::format_number(total) + " values of the " +
-                      sv::describe_shape(input.dims(), input.channels()) + " input; the limit is " +
-                      std::to_string(kMaxResultValues) + " (2^27) per result");
+                      " would make " + sv::format_number(total) + " values of the " + what +
+                      " input; the limit is " + std::to_string(kMaxResultValues) +
+                      " (2^27) per result");
+    for (std::size_t d = 0; d < rank; ++d) dims[d] = static_cast<std::size_t>(out[d]);
+    st.out_dims = dims;
+    plan.steps.push_back(st);
   }
+  return plan;
+}
+
+// The CPU path: every step through the streamed transforms of the core (sv::zoom, sv::shift,
+// sv::affine_transform(_planes): no array of positions; memory input + coefficients + output
+// + a few slices), in T. Single precision rounds each step's result to float, as before.
+template <class T>
+sv::ArrayD transformed(sv::ArrayD&& input, const Plan& plan, const ResampleArgs& args,
+                       const sv::SamplerOptions& sopt, bool prefilter) {
+  sv::ArrayD a = std::move(input);
+  for (const Step& st : plan.steps) {
+    sv::Array<T> t = cast<T>(std::move(a));
+    a = sv::ArrayD();
+    switch (plan.op) {
+      case Op::Zoom:
+      case Op::Shape:
+        a = sv::zoom(std::move(t), st.out_dims, args.grid_mode, sopt, prefilter);
+        break;
+      case Op::Shift:
+        a = sv::shift(std::move(t), plan.shift, sopt, prefilter);
+        break;
+      case Op::Rotate:
+        if (t.rank() == 2)
+          a = sv::affine_transform(std::move(t), {st.matrix, st.matrix + 4},
+                                   {st.offset, st.offset + 2}, st.out_dims, sopt, prefilter);
+        else
+          a = sv::affine_transform_planes(t, plan.axis_a, plan.axis_b, st.matrix, st.offset,
+                                          st.out_dims[plan.axis_a], st.out_dims[plan.axis_b], sopt,
+                                          prefilter);
+        break;
+    }
+    if constexpr (std::is_same_v<T, float>)
+      for (double& v : a.vec()) v = static_cast<double>(static_cast<float>(v));
+  }
+  return a;
+}
+
+// The output's grid in the world after the steps: output index q of a step sits at input index
+// scale q + offset per axis (geometry_resampled works in i, j, k = x, y, z order, the reverse
+// of the array's). Zoom: the positions of the step; --shift and --rotate keep the grid (the
+// content moves within it), --reshape moves the plane's centre to the new one's.
+sv::Geometry resampled_geometry(sv::Geometry g, const Plan& plan, bool grid_mode) {
+  for (const Step& st : plan.steps) {
+    const std::size_t rank = st.in_dims.size();
+    sv::Vec3 scale{1, 1, 1}, offset{0, 0, 0};
+    for (std::size_t d = 0; d < rank; ++d) {
+      const std::size_t ijk = rank - 1 - d;
+      const double in = static_cast<double>(st.in_dims[d]);
+      const double out = static_cast<double>(st.out_dims[d]);
+      if (plan.op == Op::Zoom || plan.op == Op::Shape) {
+        double z = grid_mode ? in / out : (out > 1 ? (in - 1) / (out - 1) : 1.0);
+        if (!(z > 0)) z = in / out;  // one input sample: every output sits on it
+        scale[ijk] = z;
+        offset[ijk] = grid_mode ? 0.5 * z - 0.5 : 0.0;
+      } else if (plan.op == Op::Rotate && (d == plan.axis_a || d == plan.axis_b)) {
+        offset[ijk] = (in - 1) / 2 - (out - 1) / 2;
+      }
+    }
+    g = sv::geometry_resampled(g, scale, offset);
+  }
+  return g;
 }
 
 }  // namespace
@@ -524,8 +809,8 @@ void run_prefilter(const PrefilterArgs& args) {
   const double seconds = clock.seconds();
   check_result(result.data(), result.size(), result.dims(), result.channels(), in.channel_axis,
                "prefilter", precision_name(precision), args.common);
-  sv::save_any(args.out, result, precision == Precision::Single ? sv::DType::F32 : sv::DType::F64,
-               in.channel_axis, in.geometry);
+  save_result(args.out, result, precision == Precision::Single ? sv::DType::F32 : sv::DType::F64,
+              in.channel_axis, in.geometry);
   if (args.common.json) {
     Json j{{"command", "prefilter"},
            {"backend", backend->name()},
@@ -604,7 +889,10 @@ void run_sample(const SampleArgs& args) {
   for (std::size_t row : coords.nonfinite_rows)
     for (std::size_t c = 0; c < channels; ++c)
       out[row * channels + c] = std::numeric_limits<double>::quiet_NaN();
-  sv::save_npy(args.out, out, sv::DType::F64, in.channel_axis);
+  if (is_stdio(args.out))
+    sv::write_npy_stdout(out, sv::DType::F64, in.channel_axis);
+  else
+    sv::save_npy(args.out, out, sv::DType::F64, in.channel_axis);
   if (args.common.json) {
     Json j{{"command", "sample"},
            {"backend", backend->name()},
@@ -623,34 +911,82 @@ void run_sample(const SampleArgs& args) {
   }
 }
 
+// The method a --degree (and --no-prefilter) amounts to, for the report ("" when none does).
+const char* method_of_degree(int degree, bool prefilter) {
+  switch (degree) {
+    case 0:
+      return "nearest";
+    case 1:
+      return "linear";
+    case 3:
+      return prefilter ? "cubic" : "cubic-unfiltered";
+    case 5:
+      return prefilter ? "quintic" : "";
+    case 7:
+      return prefilter ? "septic" : "";
+    default:
+      return "";
+  }
+}
+
 void run_resample(const ResampleArgs& args) {
   std::unique_ptr<Backend> backend =
       make_backend(args.common.backend, backend_options(args.common));
   // The numbers are checked while parsing (main.cpp); these guard direct callers.
-  if (args.has_zoom == args.has_rotate)
-    throw UsageError("resample: give exactly one of --zoom F or --rotate DEG");
+  const int ops = static_cast<int>(args.has_zoom) + static_cast<int>(args.has_rotate) +
+                  static_cast<int>(args.has_shape) + static_cast<int>(args.has_shift);
+  if (ops != 1)
+    throw UsageError(
+        "resample: give exactly one of --zoom F, --shape N0,N1,.., --shift S or --rotate DEG");
   if (args.repeat < 1)
     throw UsageError("resample: --repeat must be at least 1, got " + std::to_string(args.repeat));
-  if (args.has_zoom && !(args.zoom > 0 && args.zoom <= kMaxZoom))
-    throw UsageError("resample: --zoom must be a number in (0, " + sv::format_number(kMaxZoom) +
-                     "], got " + sv::format_number(args.zoom));
+  if (args.has_zoom)
+    for (double z : args.zoom)
+      if (!(z > 0 && z <= kMaxZoom))
+        throw UsageError("resample: --zoom must be a number in (0, " + sv::format_number(kMaxZoom) +
+                         "], got " + sv::format_number(z));
   if (args.has_rotate && !std::isfinite(args.rotate))
     throw UsageError("resample: --rotate must be a finite angle in degrees, got " +
                      sv::format_number(args.rotate));
+  if ((!args.axes.empty() || args.reshape) && !args.has_rotate)
+    throw UsageError("resample: --axes and --reshape go with --rotate");
+  if (args.no_prefilter && args.degree < 0)
+    throw UsageError(
+        "resample: --no-prefilter goes with --degree N (or use --method "
+        "cubic-unfiltered)");
   if (!(args.disc >= 0 && std::isfinite(args.disc)))
     throw UsageError("resample: --disc must be a fraction >= 0, got " +
                      sv::format_number(args.disc));
   if (!(args.peak > 0 && std::isfinite(args.peak)))
     throw UsageError("resample: --peak must be a positive number, got " +
                      sv::format_number(args.peak));
-  const sv::ResampleOptions opt{sv::parse_method(args.method), resolve_boundary(args, "resample"),
-                                args.common.threads, args.cval};
+  const sv::Method method = sv::parse_method(args.method);
+  if (args.degree >= 0) sv::check_degree(args.degree, 0, sv::kMaxDegree);
+  const int degree = args.degree >= 0 ? args.degree : sv::method_degree(method);
+  const bool prefilter = args.degree >= 0 ? !args.no_prefilter : sv::method_prefilters(method);
+  const sv::ResampleOptions opt{method, resolve_boundary(args, "resample"), args.common.threads,
+                                args.cval};
+  const sv::SamplerOptions sopt{degree, opt.boundary, -1, args.common.threads, args.cval};
   const Precision precision = resolve_precision(args.precision, args.common.backend, "resample");
   // On gl and cuda: the method picks the fetch; --fetch picks the flavour of the prefiltered
   // cubic (on cuda also of cubic-unfiltered, which has no fetch of its own there).
   std::string fetch;
   const std::string& name = args.common.backend;
-  if (is_gpu(name)) {
+  const bool gpu = is_gpu(name);
+  if (gpu) {
+    // scipy's extras are CPU only: the GPU backends zoom by one factor with aligned pixel areas
+    // and rotate 2-D images in place.
+    const char* cpu_only = args.has_shape                          ? "--shape"
+                           : args.has_shift                        ? "--shift"
+                           : args.has_zoom && args.zoom.size() > 1 ? "a per-axis --zoom"
+                           : !args.grid_mode                       ? "--grid-mode false"
+                           : !args.axes.empty()                    ? "--axes"
+                           : args.reshape                          ? "--reshape"
+                           : args.degree >= 0                      ? "--degree"
+                                                                   : nullptr;
+    if (cpu_only)
+      throw UsageError(std::string("resample: ") + cpu_only + " is CPU only (use --backend cpu); " +
+                       "--backend " + name + " zooms by one factor or rotates a 2-D image");
     const bool cuda = name == "cuda";
     const std::string& f = args.common.fetch;
     if (!f.empty() && !fetch_is_prefiltered(f))
@@ -676,21 +1012,24 @@ void run_resample(const ResampleArgs& args) {
   sv::Loaded in = load_input(args.in, args.channels, args.common);
   check_finite(in, args.in, args.common);
   const sv::ArrayD& input = in.array;
-  if (args.has_rotate && input.rank() != 2)
-    throw sv::Error("resample: --rotate needs a 2-D image; '" + shown(args.in) + "' is " +
-                    std::to_string(input.rank()) + "-D (" +
-                    sv::describe_shape(input.dims(), input.channels()) + "); use --zoom");
+  if (args.has_rotate && gpu && input.rank() != 2)
+    throw sv::Error("resample: --rotate on --backend " + name + " needs a 2-D image; '" +
+                    shown(args.in) + "' is " + std::to_string(input.rank()) + "-D (" +
+                    sv::describe_shape(input.dims(), input.channels()) +
+                    "); use --backend cpu or --zoom");
+  const Plan plan = plan_resample(input, args);
   if (extension(args.out) == ".png" && input.rank() != 2)
     throw sv::Error("resample: a .png output needs a 2-D result; '" + shown(args.in) + "' is " +
                     std::to_string(input.rank()) + "-D");
-  if (args.has_zoom) check_zoom_steps(input, args);
   double input_max = -HUGE_VAL;
   for (double v : input.vec()) input_max = std::max(input_max, v);
 
-  // What to measure the result against, if anything (loaded before the work starts).
+  // What to measure the result against, if anything (loaded before the work starts). A full
+  // turn is measured against the input, unless --reshape changed the shape.
   const double step = std::fmod(args.rotate, 360.0);
   const double total = args.has_rotate ? std::fmod(step * args.repeat, 360.0) : 0.0;
-  const bool full_turn = args.has_rotate && std::fabs(std::remainder(total, 360.0)) < 1e-9;
+  const bool full_turn = args.has_rotate && std::fabs(std::remainder(total, 360.0)) < 1e-9 &&
+                         plan.steps.back().out_dims == input.dims();
   std::unique_ptr<sv::ArrayD> reference;
   std::string against;
   double peak = args.has_peak ? args.peak : sv::dtype_full_scale(in.dtype);
@@ -706,9 +1045,15 @@ void run_resample(const ResampleArgs& args) {
   }
 
   const Stopwatch clock;
-  sv::ArrayD result = precision == Precision::Single
-                          ? resampled<float>(*backend, std::move(in.array), args, opt)
-                          : resampled<double>(*backend, std::move(in.array), args, opt);
+  sv::ArrayD result;
+  if (gpu)
+    result = precision == Precision::Single
+                 ? resampled<float>(*backend, std::move(in.array), args, opt)
+                 : resampled<double>(*backend, std::move(in.array), args, opt);
+  else
+    result = precision == Precision::Single
+                 ? transformed<float>(std::move(in.array), plan, args, sopt, prefilter)
+                 : transformed<double>(std::move(in.array), plan, args, sopt, prefilter);
   const double seconds = clock.seconds();
   check_result(result.data(), result.size(), result.dims(), result.channels(), in.channel_axis,
                "resample", precision_name(precision), args.common);
@@ -723,30 +1068,22 @@ void run_resample(const ResampleArgs& args) {
     measured = measure(result, *reference, args.disc, peak, in.channel_axis);
   }
 
-  const std::string ext = extension(args.out);
+  const std::string ext = is_stdio(args.out) ? ".npy" : extension(args.out);
   const sv::DType dtype = ext == ".png"                    ? png_dtype(in.dtype, input_max)
                           : precision == Precision::Single ? sv::DType::F32
                                                            : sv::DType::F64;
   std::size_t clipped = 0;
   if (ext == ".png") clipped = warn_png_mapping(args.out, result, dtype);
-  // The output's grid in the world: rotation keeps the grid (the content turns within it); each
-  // zoom step puts output sample q at input position (q + 1/2) / F - 1/2 on every axis.
-  sv::Geometry geometry = in.geometry;
-  if (args.has_zoom) {
-    sv::Vec3 scale{1, 1, 1}, offset{0, 0, 0};
-    for (std::size_t axis = 0; axis < result.rank(); ++axis) {
-      scale[axis] = 1.0 / args.zoom;
-      offset[axis] = 0.5 / args.zoom - 0.5;
-    }
-    for (int k = 0; k < args.repeat; ++k)
-      geometry = sv::geometry_resampled(geometry, scale, offset);
-  }
-  sv::save_any(args.out, result, dtype, in.channel_axis, geometry);
+  save_result(args.out, result, dtype, in.channel_axis,
+              resampled_geometry(in.geometry, plan, args.grid_mode));
 
   if (args.common.json) {
+    const char* m = args.degree >= 0 ? method_of_degree(degree, prefilter) : args.method.c_str();
     Json j{{"command", "resample"},
            {"backend", backend->name()},
-           {"method", sv::method_name(opt.method)},
+           {"method", *m ? Json(m) : Json(nullptr)},
+           {"degree", degree},
+           {"prefilter", prefilter},
            {"boundary", sv::boundary_name(opt.boundary)},
            {"mode", sv::boundary_scipy_name(opt.boundary)},
            {"cval", args.cval},
@@ -754,10 +1091,18 @@ void run_resample(const ResampleArgs& args) {
            {"steps", args.repeat},
            {"seconds", seconds},
            {"shape", shape_json(result.dims(), result.channels(), in.channel_axis)}};
-    if (args.has_rotate)
+    if (args.has_rotate) {
       j["rotate_degrees"] = args.rotate;
-    else
-      j["zoom"] = args.zoom;
+      j["axes"] = {plan.axis_a, plan.axis_b};
+      j["reshape"] = args.reshape;
+    } else if (args.has_zoom) {
+      j["zoom"] = args.zoom.size() == 1 ? Json(args.zoom[0]) : Json(args.zoom);
+    } else if (args.has_shape) {
+      j["output_shape"] = args.shape;
+    } else {
+      j["shift"] = args.shift.size() == 1 ? Json(args.shift[0]) : Json(args.shift);
+    }
+    if (args.has_zoom || args.has_shape) j["grid_mode"] = args.grid_mode;
     if (ext == ".png") {
       j["png_dtype"] = sv::dtype_name(dtype);
       j["clipped"] = clipped;
@@ -783,6 +1128,8 @@ void run_compare(const CompareArgs& args) {
   if (!(args.peak > 0 && std::isfinite(args.peak)))
     throw UsageError("compare: --peak must be a positive number, got " +
                      sv::format_number(args.peak));
+  if (is_stdio(args.a) && is_stdio(args.b))
+    throw UsageError("compare: A and B are both '-'; only one input can come from standard input");
   const sv::Loaded la = load_input(args.a, args.channels, args.common);
   check_finite(la, args.a, args.common);
   const sv::Loaded lb = load_input(args.b, args.channels, args.common);

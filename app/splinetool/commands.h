@@ -6,6 +6,7 @@
 
 #include <cstddef>
 #include <string>
+#include <vector>
 
 #include "splineview/error.h"
 
@@ -66,11 +67,23 @@ struct SampleArgs {
 struct ResampleArgs {
   CommonArgs common;
   std::string in, out;
-  bool has_zoom = false, has_rotate = false;
-  double zoom = 1.0;    // (0, kMaxZoom]; each step's result at most kMaxResultValues scalars
-  double rotate = 0.0;  // degrees per step (any finite angle; reduced modulo 360 exactly)
+  // Exactly one operation: --zoom, --shape, --shift or --rotate.
+  bool has_zoom = false, has_rotate = false, has_shape = false, has_shift = false;
+  // --zoom: one factor for every spatial axis, or one per axis (array order); each in
+  // (0, kMaxZoom]; each step's result at most kMaxResultValues scalars.
+  std::vector<double> zoom{1.0};
+  std::vector<std::size_t> shape;  // --shape: the output's spatial extents (array order)
+  std::vector<double> shift;       // --shift: one per axis or one for all (output i takes i - s)
+  // --grid-mode: true (the default) aligns pixel areas, output i at (i + 1/2) in/out - 1/2;
+  // false aligns the corner samples, output i at i (in - 1)/(out - 1) (scipy's grid_mode).
+  bool grid_mode = true;
+  double rotate = 0.0;    // degrees per step (any finite angle; reduced modulo 360 exactly)
+  std::vector<int> axes;  // --axes I,J: the plane of --rotate (default the last two axes)
+  bool reshape = false;   // --reshape: the output holds the whole rotated input (scipy's default)
   int repeat = 1;
   std::string method = "cubic";
+  int degree = -1;            // --degree N: the spline of degree N (0..7) instead of --method
+  bool no_prefilter = false;  // with --degree: the input is the coefficients
   std::string boundary = "reflect";
   std::string mode;       // --mode: scipy.ndimage's name; "" = --boundary decides
   double cval = 0.0;      // --cval: the value outside for mode constant and grid-constant

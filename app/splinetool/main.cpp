@@ -91,6 +91,41 @@ CLI::Validator one_of(const std::vector<std::string>& names) {
       "", "");
 }
 
+// A comma-separated list of 1..3 numbers (array order), each accepted by `one` (a validator's
+// function: "" when fine, else why); parsed by parse_list after CLI11 has checked it.
+CLI::Validator list_of(const CLI::Validator& one, const std::string& what) {
+  return CLI::Validator(
+      [=](std::string& text) -> std::string {
+        if (text.empty() || text.size() > 4096) return "expected " + what;
+        std::size_t count = 0, begin = 0;
+        while (true) {
+          const std::size_t comma = text.find(',', begin);
+          std::string item =
+              text.substr(begin, comma == std::string::npos ? std::string::npos : comma - begin);
+          if (++count > 3) return "expected " + what + " (at most 3 values)";
+          const std::string why = one(item);
+          if (!why.empty()) return why;
+          if (comma == std::string::npos) break;
+          begin = comma + 1;
+        }
+        return {};
+      },
+      "", "");
+}
+
+std::vector<double> parse_list(const std::string& text) {
+  std::vector<double> out;
+  std::size_t begin = 0;
+  while (true) {
+    const std::size_t comma = text.find(',', begin);
+    out.push_back(*parse_number(
+        text.substr(begin, comma == std::string::npos ? std::string::npos : comma - begin)));
+    if (comma == std::string::npos) break;
+    begin = comma + 1;
+  }
+  return out;
+}
+
 const char* const kBoundaryHelp =
     "extension beyond the edges: reflect (half-sample symmetric), mirror (whole-sample "
     "symmetric) or periodic";
@@ -349,6 +384,7 @@ int main(int argc, char** argv) {
   add_common(sample, smp.common);
 
   splinetool::ResampleArgs res;
+  std::string res_zoom, res_shape, res_shift, res_axes, res_grid_mode;
   CLI::App* resample = app.add_subcommand(
       "resample",
       "zoom (any rank) or rotate about the centre (2-D) a whole array, optionally "
@@ -362,27 +398,78 @@ int main(int argc, char** argv) {
       ->required();
   CLI::Option* zoom =
       resample
-          ->add_option("--zoom", res.zoom,
-                       "zoom factor in (0, 10000] (output extent round(N * F) per axis; each "
-                       "step's result at most 2^27 values)")
-          ->type_name("F")
-          ->check(number_in(0, true, splinetool::kMaxZoom, "in (0, 10000]"));
+          ->add_option("--zoom", res_zoom,
+                       "zoom factor in (0, 10000], one for every axis or one per axis in array "
+                       "order (F or F0,F1[,F2]; scipy.ndimage.zoom): output extent round(N * F) "
+                       "per axis (halves to even, as scipy); each step's result at most 2^27 "
+                       "values")
+          ->type_name("F[,F..]")
+          ->check(list_of(number_in(0, true, splinetool::kMaxZoom, "in (0, 10000]"),
+                          "factors in (0, 10000] joined by commas"));
+  CLI::Option* shape =
+      resample
+          ->add_option("--shape", res_shape,
+                       "zoom to this output shape (spatial extents in array order, N0[,N1[,N2]]; "
+                       "scipy.ndimage.zoom's output shape: the factors are out/in per axis)")
+          ->type_name("N[,N..]")
+          ->check(list_of(integer_in(1, 100000000, "in 1..100000000"),
+                          "extents in 1..100000000 joined by commas"));
+  CLI::Option* shift_opt =
+      resample
+          ->add_option("--shift", res_shift,
+                       "shift by S samples, one for every axis or one per axis in array order "
+                       "(scipy.ndimage.shift: output i takes the spline at i - S)")
+          ->type_name("S[,S..]")
+          ->check(list_of(number_in(-1e9, false, 1e9, "in [-1e9, 1e9]"),
+                          "shifts in [-1e9, 1e9] joined by commas"));
+  CLI::Option* grid_mode =
+      resample
+          ->add_option("--grid-mode", res_grid_mode,
+                       "with --zoom or --shape: true (default) aligns pixel areas, output i at "
+                       "(i + 1/2) in/out - 1/2 (scipy grid_mode=True); false aligns the corner "
+                       "samples, output i at i (in - 1)/(out - 1) (scipy's default)")
+          ->type_name("true|false")
+          ->check(one_of({"true", "false"}));
   CLI::Option* rotate =
       resample
           ->add_option("--rotate", res.rotate,
                        "rotate by DEG degrees per step (counter-clockwise as displayed; any "
-                       "finite angle, reduced modulo 360)")
+                       "finite angle, reduced modulo 360; scipy.ndimage.rotate's matrix)")
           ->type_name("DEG")
           ->check(number_in(-HUGE_VAL, false, HUGE_VAL, "(a finite angle in degrees)"));
+  CLI::Option* axes =
+      resample
+          ->add_option("--axes", res_axes,
+                       "with --rotate: the plane, two array axes I,J (default 1,0: the first "
+                       "two; negative counts from the end; order does not matter, as in scipy)")
+          ->type_name("I,J")
+          ->check(list_of(integer_in(-3, 2, "in -3..2"), "two axes joined by a comma"));
+  resample->add_flag("--reshape", res.reshape,
+                     "with --rotate: the output plane holds the whole rotated input (scipy's "
+                     "reshape=True); without it the shape is kept");
   zoom->excludes(rotate);
+  for (CLI::Option* a : {zoom, rotate, shape, shift_opt})
+    for (CLI::Option* b : {zoom, rotate, shape, shift_opt})
+      if (a != b) a->excludes(b);
   resample->add_option("--repeat", res.repeat, "K steps, each on the previous result")
       ->type_name("K")
       ->check(integer_in(1, 1000000, "in 1..1000000"))
       ->capture_default_str();
-  resample->add_option("--method", res.method, "interpolation method")
-      ->type_name("M")
-      ->check(one_of({"nearest", "linear", "cubic-unfiltered", "cubic", "quintic", "septic"}))
-      ->capture_default_str();
+  CLI::Option* res_method =
+      resample->add_option("--method", res.method, "interpolation method")
+          ->type_name("M")
+          ->check(one_of({"nearest", "linear", "cubic-unfiltered", "cubic", "quintic", "septic"}))
+          ->capture_default_str();
+  CLI::Option* res_degree =
+      resample
+          ->add_option("--degree", res.degree,
+                       "the interpolating spline of degree N, 0..7 (scipy's order), instead of "
+                       "--method (CPU only)")
+          ->type_name("N")
+          ->check(integer_in(0, 7, "in 0..7"));
+  res_degree->excludes(res_method);
+  resample->add_flag("--no-prefilter", res.no_prefilter,
+                     "with --degree: IN is the coefficients (scipy's prefilter=False)");
   add_boundary(resample, res);
   add_precision(resample, res.precision);
   resample->add_flag("--channels", res.channels, kChannelsHelp);
@@ -557,6 +644,22 @@ int main(int argc, char** argv) {
     if (resample->parsed()) {
       res.has_zoom = zoom->count() > 0;
       res.has_rotate = rotate->count() > 0;
+      res.has_shape = shape->count() > 0;
+      res.has_shift = shift_opt->count() > 0;
+      if (res.has_zoom) res.zoom = parse_list(res_zoom);
+      if (res.has_shift) res.shift = parse_list(res_shift);
+      if (res.has_shape)
+        for (double v : parse_list(res_shape)) res.shape.push_back(static_cast<std::size_t>(v));
+      if (axes->count() > 0) {
+        for (double v : parse_list(res_axes)) res.axes.push_back(static_cast<int>(v));
+        if (res.axes.size() != 2)
+          throw splinetool::UsageError("resample: --axes takes two axes I,J");
+      }
+      if (grid_mode->count() > 0) {
+        if (!res.has_zoom && !res.has_shape)
+          throw splinetool::UsageError("resample: --grid-mode goes with --zoom or --shape");
+        res.grid_mode = res_grid_mode == "true";
+      }
       res.has_peak = res_peak->count() > 0;
       splinetool::run_resample(res);
     }

@@ -288,7 +288,7 @@ class UsageErrors(Base):
         f2, p2, out = self.f2, self.p2, self.w.path("out.npy")
         long_number = "1" * 300
         cases = [
-            (["resample", f2, out], "--zoom F or --rotate DEG"),
+            (["resample", f2, out], "--shift S or --rotate DEG"),
             (["resample", f2, out, "--zoom", 0], "--zoom"),
             (["resample", f2, out, "--zoom", -2], "--zoom"),
             (["resample", f2, out, "--zoom", "nan"], "--zoom"),

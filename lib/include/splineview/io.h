@@ -277,6 +277,19 @@ bool natural_order_less(const std::string& a, const std::string& b);
 // it is. The loaders themselves never do this (stored values are the values).
 void scale_to_unit(Loaded& l);
 
+// Standard input and output as .npy streams (splinetool's "-").
+// load_npy_stdin reads a .npy from standard input as load_npy reads a file, through the input
+// guard's special-file path whatever InputOptions::allow_special says (a pipe is read only as
+// far as its header claims, plus one byte that shows trailing data; a regular file redirected
+// to it is bounded by its size). Errors start with "standard input: "; a terminal on standard
+// input is refused (nothing would end the read), as is a stream that is not a .npy ("standard
+// input: not a .npy file (bad magic; expected \x93NUMPY)").
+Loaded load_npy_stdin(bool channel_axis);
+// Writes `a` as save_npy(path, a, dtype, channel_axis) writes a file, byte for byte, to standard
+// output, converting in blocks (no second copy of the data). Throws sv::Error("standard output:
+// cannot write: <reason>") when a write fails.
+void write_npy_stdout(const ArrayD& a, DType dtype, bool channel_axis);
+
 // Chooses by extension: .png .jpg .jpeg .bmp .gif .hdr .pgm .ppm .pnm .tga -> image (whose
 // signature then decides the format), .npy -> npy, .nrrd .nhdr -> nrrd,
 // .nii .nii.gz -> nifti, .tif .tiff -> tiff, .dcm or a folder -> dicom; a file with another or no
