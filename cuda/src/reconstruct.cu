@@ -47,10 +47,10 @@ constexpr int kBlock = 256;
 
 using detail::boundary_code;
 using detail::extend;
-using detail::nearest_position;
 using detail::kMirror;
 using detail::kPeriodic;
 using detail::kReflect;
+using detail::nearest_position;
 
 // ---- small vector arithmetic on float, float2, float4 (CUDA defines no operators for them) ----
 
