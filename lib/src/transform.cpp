@@ -14,7 +14,10 @@ namespace sv {
 
 namespace {
 
-constexpr std::size_t kPointBlock = 4096;                   // output points per block (affine)
+constexpr std::size_t kPointBlock = 4096;              // output points per thread at least (affine)
+constexpr std::size_t kTileRows = 32, kTileCols = 32;  // affine output tiles
+constexpr std::size_t kPlaneGroup = 4;                 // planes sampled together (rotate 3-D)
+constexpr std::size_t kPlaneGroupBytes = std::size_t{16} << 20;
 constexpr std::size_t kWindowBytes = std::size_t{8} << 20;  // sliding window target (separable)
 
 // The taps of one axis for every output index: what sv::sample computes per point and axis.
@@ -238,40 +241,295 @@ void check_options(const SamplerOptions& opt, const char* what) {
     throw Error(std::string(what) + ": derivatives are not supported by the transforms");
 }
 
-// Output points [begin, end) of the affine map into out (channels per point), single-threaded.
+// The B-spline weights of degree N at x and the first coefficient index: bspline_weights (deriv
+// 0) with the degree known at compile time, the same operations in the same order, so the
+// weights are bit for bit those of the generic sampler. |x| < 1e12 (floor through the integer
+// conversion, exact there).
+template <int N>
+inline long weights_of(double x, double* w) {
+  const double t = (N % 2 == 0) ? x + 0.5 : x;
+  double fl = static_cast<double>(static_cast<long>(t));
+  if (fl > t) fl -= 1.0;
+  double u = t - fl;
+  if (u >= 1.0) u = 0.0;
+  w[0] = 1.0;
+  for (int d = 1; d <= N; ++d) {
+    const double inv = 1.0 / static_cast<double>(d);
+    double prev = w[0];
+    w[0] = (1.0 - u) * prev * inv;
+    for (int j = 1; j < d; ++j) {
+      const double cur = w[j];
+      w[j] =
+          ((u + static_cast<double>(d - j)) * prev + (static_cast<double>(j + 1) - u) * cur) * inv;
+      prev = cur;
+    }
+    w[d] = u * prev * inv;
+  }
+  return static_cast<long>(fl) - N / 2;
+}
+
+// The tensor-product sum of sv::sample for C channels, in its order: the last axis innermost,
+// each partial sum started at 0. off[d][j]: offset of tap j on axis d (index * stride).
+template <int N, int R, int C, class T>
+inline void tap_sum(const T* data, const double (*w)[N + 1], const std::size_t (*off)[N + 1],
+                    double* o) {
+  constexpr int taps = N + 1;
+  double acc[C] = {};
+  if constexpr (R == 1) {
+    for (int a = 0; a < taps; ++a)
+      for (int c = 0; c < C; ++c) acc[c] += w[0][a] * data[off[0][a] + c];
+  } else if constexpr (R == 2) {
+    for (int a = 0; a < taps; ++a) {
+      const T* r = data + off[0][a];
+      double row[C] = {};
+      for (int b = 0; b < taps; ++b)
+        for (int c = 0; c < C; ++c) row[c] += w[1][b] * r[off[1][b] + c];
+      for (int c = 0; c < C; ++c) acc[c] += w[0][a] * row[c];
+    }
+  } else {
+    for (int a = 0; a < taps; ++a) {
+      double plane[C] = {};
+      for (int b = 0; b < taps; ++b) {
+        const T* r = data + off[0][a] + off[1][b];
+        double row[C] = {};
+        for (int e = 0; e < taps; ++e)
+          for (int c = 0; c < C; ++c) row[c] += w[2][e] * r[off[2][e] + c];
+        for (int c = 0; c < C; ++c) plane[c] += w[1][b] * row[c];
+      }
+      for (int c = 0; c < C; ++c) acc[c] += w[0][a] * plane[c];
+    }
+  }
+  for (int c = 0; c < C; ++c) o[c] = acc[c];
+}
+
+// The same with every axis's taps contiguous from first[d] (stride[R-1] is C).
+template <int N, int R, int C, class T>
+inline void tap_sum_inside(const T* data, const double (*w)[N + 1], const long* first,
+                           const std::size_t* stride, double* o) {
+  constexpr int taps = N + 1;
+  double acc[C] = {};
+  if constexpr (R == 1) {
+    const T* p = data + static_cast<std::size_t>(first[0]) * C;
+    for (int a = 0; a < taps; ++a)
+      for (int c = 0; c < C; ++c) acc[c] += w[0][a] * p[a * C + c];
+  } else if constexpr (R == 2) {
+    const T* p = data + static_cast<std::size_t>(first[0]) * stride[0] +
+                 static_cast<std::size_t>(first[1]) * C;
+    for (int a = 0; a < taps; ++a) {
+      const T* r = p + static_cast<std::size_t>(a) * stride[0];
+      double row[C] = {};
+      for (int b = 0; b < taps; ++b)
+        for (int c = 0; c < C; ++c) row[c] += w[1][b] * r[b * C + c];
+      for (int c = 0; c < C; ++c) acc[c] += w[0][a] * row[c];
+    }
+  } else {
+    const T* p = data + static_cast<std::size_t>(first[0]) * stride[0] +
+                 static_cast<std::size_t>(first[1]) * stride[1] +
+                 static_cast<std::size_t>(first[2]) * C;
+    for (int a = 0; a < taps; ++a) {
+      double plane[C] = {};
+      for (int b = 0; b < taps; ++b) {
+        const T* r =
+            p + static_cast<std::size_t>(a) * stride[0] + static_cast<std::size_t>(b) * stride[1];
+        double row[C] = {};
+        for (int e = 0; e < taps; ++e)
+          for (int c = 0; c < C; ++c) row[c] += w[2][e] * r[e * C + c];
+        for (int c = 0; c < C; ++c) plane[c] += w[1][b] * row[c];
+      }
+      for (int c = 0; c < C; ++c) acc[c] += w[0][a] * plane[c];
+    }
+  }
+  for (int c = 0; c < C; ++c) o[c] = acc[c];
+}
+
+// What the affine rows need to know of the spline and the map.
 template <class T>
-void affine_points(const Interpolant<T>& spline, const std::vector<double>& matrix,
-                   const std::vector<double>& offset, const std::vector<std::size_t>& out_dims,
-                   const SamplerOptions& opt, std::size_t begin, std::size_t end, double* out) {
-  const std::size_t in_rank = spline.rank(), out_rank = out_dims.size();
-  const double pad = static_cast<double>(spline.pad());
-  SamplerOptions one = opt;
-  one.threads = 1;
-  std::vector<double> pos(kPointBlock * in_rank);
+struct AffineMap {
+  const Array<T>* c = nullptr;  // the coefficients (padded by `pad` per side)
+  double pad = 0;
+  const double* matrix = nullptr;  // in_rank x out_rank, row-major
+  const double* offset = nullptr;  // in_rank
+  std::size_t in_rank = 0, out_rank = 0;
+  const std::size_t* out_dims = nullptr;
+  SamplerOptions opt;  // threads = 1
+};
+
+// One output row (the last output axis, len points, the outer indices o[0..out_rank-2] fixed)
+// into out (point j at out + j * step, channels values). Positions as scipy 1.10 computes them
+// (the columns in order, then the offset), per point. One channel: a point whose position is
+// inside [0, N-1] on every axis with all its taps inside the coefficients is summed with
+// contiguous taps (no mode applies there); outside or near the edges, the modes that only
+// extend indices (Reflect, Mirror and Constant from degree 1, Periodic, Nearest) get their
+// indices from extend_index, and Constant gives cval outside [0, N-1]; both with the weights and
+// the order of sums of sv::sample, so the values are sv::sample's. The remaining points (Wrap
+// and GridConstant near or beyond the edges, degree 0 Mirror and Reflect there, several
+// channels, positions too large for the index arithmetic) go through sv::sample itself.
+template <int N, int R, int C, class T>
+void affine_row(const AffineMap<T>& g, const std::size_t* o, std::size_t j0, std::size_t j1,
+                double* out, std::size_t step, std::vector<double>& border_pos,
+                std::vector<std::size_t>& border_at, std::vector<double>& border_val) {
+  constexpr int taps = N + 1;
+  const std::size_t ch = g.c->channels(), out_rank = g.out_rank, last = out_rank - 1;
+  const Boundary mode = g.opt.boundary;
+  const bool extend =
+      (mode == Boundary::Reflect || mode == Boundary::Mirror)
+          ? N >= 1
+          : mode == Boundary::Periodic || mode == Boundary::Nearest || mode == Boundary::Constant;
+  long n[R];
+  double hi[R];
+  std::size_t stride[R];
+  double base[R], col[R];
+  {
+    std::size_t s = ch;
+    for (int d = R; d-- > 0;) {
+      n[d] = static_cast<long>(g.c->dim(static_cast<std::size_t>(d)));
+      hi[d] = static_cast<double>(n[d] - 1);
+      stride[d] = s;
+      s *= g.c->dim(static_cast<std::size_t>(d));
+    }
+  }
+  for (int h = 0; h < R; ++h) {
+    // The outer columns' sum, in scipy's order (it starts at 0 and adds column l = 0, 1, ...).
+    double t = 0;
+    for (std::size_t l = 0; l < last; ++l)
+      t += static_cast<double>(o[l]) * g.matrix[static_cast<std::size_t>(h) * out_rank + l];
+    base[h] = t;
+    col[h] = g.matrix[static_cast<std::size_t>(h) * out_rank + last];
+  }
+  const T* data = g.c->data();
+  border_pos.clear();
+  border_at.clear();
+  for (std::size_t j = j0; j < j1; ++j) {
+    double x[R];
+    bool usable = ch == C, inside = true;
+    for (int h = 0; h < R; ++h) {
+      double t = base[h];
+      t += static_cast<double>(j) * col[h];
+      t += g.offset[h];
+      x[h] = t + g.pad;
+      usable = usable && std::fabs(x[h]) < 1e12;  // false for NaN too
+      inside = inside && x[h] >= 0 && x[h] <= hi[h];
+    }
+    if (usable && inside) {
+      double w[R][taps];
+      long first[R];
+      bool taps_inside = true;
+      for (int h = 0; h < R; ++h) {
+        first[h] = weights_of<N>(x[h], w[h]);
+        taps_inside = taps_inside && first[h] >= 0 && first[h] + N < n[h];
+      }
+      if (taps_inside) {
+        tap_sum_inside<N, R, C>(data, w, first, stride, out + j * step);
+        continue;
+      }
+      if (extend) {
+        std::size_t off[R][taps];
+        for (int h = 0; h < R; ++h)
+          for (int k = 0; k < taps; ++k)
+            off[h][k] =
+                static_cast<std::size_t>(extend_index(first[h] + k, n[h], mode)) * stride[h];
+        tap_sum<N, R, C>(data, w, off, out + j * step);
+        continue;
+      }
+    } else if (usable && extend) {
+      if (mode == Boundary::Constant) {
+        for (int c = 0; c < C; ++c) out[j * step + static_cast<std::size_t>(c)] = g.opt.cval;
+        continue;
+      }
+      double w[R][taps];
+      std::size_t off[R][taps];
+      for (int h = 0; h < R; ++h) {
+        const long first = weights_of<N>(x[h], w[h]);
+        for (int k = 0; k < taps; ++k)
+          off[h][k] = static_cast<std::size_t>(extend_index(first + k, n[h], mode)) * stride[h];
+      }
+      tap_sum<N, R, C>(data, w, off, out + j * step);
+      continue;
+    }
+    for (int h = 0; h < R; ++h) border_pos.push_back(x[h]);
+    border_at.push_back(j);
+  }
+  if (border_at.empty()) return;
+  border_val.resize(border_at.size() * ch);
+  sample(*g.c, border_pos.data(), border_at.size(), border_val.data(), g.opt);
+  for (std::size_t i = 0; i < border_at.size(); ++i)
+    for (std::size_t c = 0; c < ch; ++c) out[border_at[i] * step + c] = border_val[i * ch + c];
+}
+
+template <class T>
+using AffineRowFn = void (*)(const AffineMap<T>&, const std::size_t*, std::size_t, std::size_t,
+                             double*, std::size_t, std::vector<double>&, std::vector<std::size_t>&,
+                             std::vector<double>&);
+
+template <int N, int R, class T>
+AffineRowFn<T> affine_row_for_channels(std::size_t channels) {
+  // One channel, or four (rotate's groups of planes); other counts go through sv::sample.
+  return channels == 4 ? &affine_row<N, R, 4, T> : &affine_row<N, R, 1, T>;
+}
+
+template <int N, class T>
+AffineRowFn<T> affine_row_for_rank(std::size_t rank, std::size_t channels) {
+  switch (rank) {
+    case 1:
+      return affine_row_for_channels<N, 1, T>(channels);
+    case 2:
+      return affine_row_for_channels<N, 2, T>(channels);
+    default:
+      return affine_row_for_channels<N, 3, T>(channels);
+  }
+}
+
+template <class T>
+AffineRowFn<T> affine_row_for(int degree, std::size_t rank, std::size_t channels) {
+  switch (degree) {
+    case 0:
+      return affine_row_for_rank<0, T>(rank, channels);
+    case 1:
+      return affine_row_for_rank<1, T>(rank, channels);
+    case 2:
+      return affine_row_for_rank<2, T>(rank, channels);
+    case 3:
+      return affine_row_for_rank<3, T>(rank, channels);
+    case 4:
+      return affine_row_for_rank<4, T>(rank, channels);
+    case 5:
+      return affine_row_for_rank<5, T>(rank, channels);
+    case 6:
+      return affine_row_for_rank<6, T>(rank, channels);
+    default:
+      return affine_row_for_rank<7, T>(rank, channels);
+  }
+}
+
+// Output rows [begin, end) (a row: every index of the last output axis, the others fixed; rows
+// numbered row-major) into out, whose axis l has stride out_stride[l] (in doubles),
+// single-threaded. In tiles of kTileRows rows x kTileCols points, so that the input a tile reads
+// (a few tens of kB for rotations) stays in the first-level cache and TLB while the tile is
+// done, instead of a whole diagonal line of the input per output row.
+template <class T>
+void affine_rows(const AffineMap<T>& g, std::size_t begin, std::size_t end, double* out,
+                 const std::size_t* out_stride) {
+  const AffineRowFn<T> row = affine_row_for<T>(g.opt.degree, g.in_rank, g.c->channels());
+  const std::size_t last = g.out_rank - 1, len = g.out_dims[last];
+  std::vector<double> border_pos, border_val;
+  std::vector<std::size_t> border_at;
+  border_pos.reserve(std::min(len, kTileCols) * g.in_rank);
+  border_at.reserve(std::min(len, kTileCols));
   std::size_t o[kMaxRank] = {0, 0, 0};
-  for (std::size_t start = begin; start < end; start += kPointBlock) {
-    const std::size_t n = std::min(kPointBlock, end - start);
-    std::size_t q = start;
-    for (std::size_t l = out_rank; l-- > 0;) {
-      o[l] = q % out_dims[l];
-      q /= out_dims[l];
-    }
-    for (std::size_t i = 0; i < n; ++i) {
-      for (std::size_t h = 0; h < in_rank; ++h) {
-        // scipy 1.10's arithmetic (established on order-0 ties): the columns in order, then
-        // the offset.
-        double t = 0;
-        for (std::size_t l = 0; l < out_rank; ++l)
-          t += static_cast<double>(o[l]) * matrix[h * out_rank + l];
-        t += offset[h];
-        pos[i * in_rank + h] = t + pad;
-      }
-      for (std::size_t l = out_rank; l-- > 0;) {
-        if (++o[l] < out_dims[l]) break;
-        o[l] = 0;
+  for (std::size_t rb = begin; rb < end; rb += kTileRows) {
+    const std::size_t re = std::min(end, rb + kTileRows);
+    for (std::size_t j0 = 0; j0 < len; j0 += kTileCols) {
+      const std::size_t j1 = std::min(len, j0 + kTileCols);
+      for (std::size_t r = rb; r < re; ++r) {
+        std::size_t q = r, at = 0;
+        for (std::size_t l = last; l-- > 0;) {
+          o[l] = q % g.out_dims[l];
+          q /= g.out_dims[l];
+          at += o[l] * out_stride[l];
+        }
+        row(g, o, j0, j1, out + at, out_stride[last], border_pos, border_at, border_val);
       }
     }
-    sample(spline.coefficients(), pos.data(), n, out + (start - begin) * spline.channels(), one);
   }
 }
 
@@ -414,13 +672,107 @@ Array<double> affine_transform(Array<T> samples, const std::vector<double>& matr
     return resample_axes(spline, axes, opt);
   }
   Array<double> out(out_dims, spline.channels());
-  const std::size_t m = out.points();
-  const std::size_t blocks = (m + kPointBlock - 1) / kPointBlock;
-  const unsigned threads = detail::thread_count(opt.threads, blocks, 1);
-  detail::parallel_for(blocks, threads, [&](std::size_t b, std::size_t e) {
-    const std::size_t begin = b * kPointBlock, end = std::min(m, e * kPointBlock);
-    affine_points(spline, matrix, offset, out_dims, opt, begin, end,
-                  out.data() + begin * spline.channels());
+  AffineMap<T> g;
+  g.c = &spline.coefficients();
+  g.pad = static_cast<double>(spline.pad());
+  g.matrix = matrix.data();
+  g.offset = offset.data();
+  g.in_rank = in_rank;
+  g.out_rank = out_rank;
+  g.out_dims = out_dims.data();
+  g.opt = opt;
+  g.opt.threads = 1;
+  std::size_t out_stride[kMaxRank];
+  out_stride[out_rank - 1] = spline.channels();
+  for (std::size_t l = out_rank - 1; l-- > 0;) out_stride[l] = out_stride[l + 1] * out_dims[l + 1];
+  const std::size_t len = out_dims[out_rank - 1], rows = out.points() / len;
+  // Rows in contiguous bands, one per thread (neighbouring rows read neighbouring input).
+  const unsigned threads = detail::thread_count(opt.threads, out.points(), kPointBlock);
+  detail::parallel_for(rows, threads, [&](std::size_t b, std::size_t e) {
+    affine_rows(g, b, e, out.data(), out_stride);
+  });
+  return out;
+}
+
+template <class T>
+Array<double> affine_transform_planes(const std::vector<std::size_t>& dims, std::size_t ch,
+                                      const PlaneLoader<T>& load, std::size_t axis_a,
+                                      std::size_t axis_b, const double matrix[4],
+                                      const double offset[2], std::size_t out_a, std::size_t out_b,
+                                      const SamplerOptions& opt, bool prefilter) {
+  check_options(opt, "rotate");
+  if (dims.size() != 3 || axis_a >= axis_b || axis_b > 2)
+    throw Error("affine_transform_planes: needs a 3-D array and axes a < b <= 2");
+  if (out_a == 0 || out_b == 0) throw Error("rotate: the output has a zero-size axis");
+  const std::size_t axis_c = 3 - axis_a - axis_b;
+  const std::size_t na = dims[axis_a], nb = dims[axis_b], nc = dims[axis_c];
+  std::vector<std::size_t> out_dims(3);
+  out_dims[axis_a] = out_a;
+  out_dims[axis_b] = out_b;
+  out_dims[axis_c] = nc;
+  Array<double> out(out_dims, ch);
+  std::size_t out_stride[3];
+  out_stride[2] = ch;
+  for (std::size_t d = 2; d-- > 0;) out_stride[d] = out_stride[d + 1] * out_dims[d + 1];
+  const std::size_t plane_dims[2] = {out_a, out_b};
+  const std::size_t plane_stride[2] = {out_stride[axis_a], out_stride[axis_b]};
+  // Planes over the threads where there are enough, else the rows of each plane. Each plane is
+  // read (through `load`), prefiltered and sampled on its own, as scipy does: the memory beyond
+  // the output is one plane's coefficients per thread.
+  const unsigned hw = detail::thread_count(opt.threads, std::size_t{1} << 30, 1);
+  const bool by_plane = nc >= hw;
+  const unsigned plane_threads = by_plane ? detail::thread_count(opt.threads, nc, 1) : 1;
+  // One channel: planes in groups of kPlaneGroup, interleaved as the channels of one 2-D array,
+  // so that each output point's weights serve the whole group and the group's input and output
+  // values lie side by side (for rotate's default axes, the planes are the fastest axis). The
+  // values are the same as plane by plane (sv::sample sums each channel on its own). Groups only
+  // while a group's coefficients stay small (kPlaneGroupBytes).
+  const std::size_t group =
+      (ch == 1 && kPlaneGroup * na * nb * sizeof(T) <= kPlaneGroupBytes) ? kPlaneGroup : 1;
+  detail::parallel_for(nc, plane_threads, [&](std::size_t b, std::size_t e) {
+    SamplerOptions popt = opt;
+    if (by_plane) popt.threads = 1;
+    for (std::size_t pc = b; pc < e;) {
+      const std::size_t count = e - pc >= group ? group : 1;
+      Array<T> plane({na, nb}, ch * count);
+      load(pc, count, plane.data());
+      const Interpolant<T> spline(std::move(plane), popt, prefilter);
+      AffineMap<T> g;
+      g.c = &spline.coefficients();
+      g.pad = static_cast<double>(spline.pad());
+      g.matrix = matrix;
+      g.offset = offset;
+      g.in_rank = 2;
+      g.out_rank = 2;
+      g.out_dims = plane_dims;
+      g.opt = opt;
+      g.opt.threads = 1;
+      const unsigned row_threads =
+          by_plane ? 1 : detail::thread_count(opt.threads, out_a * out_b, kPointBlock);
+      if (count == 1) {
+        double* base = out.data() + pc * out_stride[axis_c];
+        detail::parallel_for(out_a, row_threads, [&](std::size_t rb, std::size_t re) {
+          affine_rows(g, rb, re, base, plane_stride);
+        });
+      } else {
+        // The group's rows into a scratch array of out_b points x count values, then to the
+        // planes.
+        std::vector<double> rows(kTileRows * out_b * count);
+        const std::size_t scratch_stride[2] = {out_b * count, count};
+        for (std::size_t r0 = 0; r0 < out_a; r0 += kTileRows) {
+          const std::size_t r1 = std::min(out_a, r0 + kTileRows);
+          affine_rows(g, r0, r1, rows.data() - r0 * out_b * count, scratch_stride);
+          for (std::size_t r = r0; r < r1; ++r)
+            for (std::size_t ob = 0; ob < out_b; ++ob) {
+              const double* src = rows.data() + ((r - r0) * out_b + ob) * count;
+              double* dst = out.data() + pc * out_stride[axis_c] + r * out_stride[axis_a] +
+                            ob * out_stride[axis_b];
+              for (std::size_t k = 0; k < count; ++k) dst[k * out_stride[axis_c]] = src[k];
+            }
+        }
+      }
+      pc += count;
+    }
   });
   return out;
 }
@@ -430,50 +782,23 @@ Array<double> affine_transform_planes(const Array<T>& samples, std::size_t axis_
                                       std::size_t axis_b, const double matrix[4],
                                       const double offset[2], std::size_t out_a, std::size_t out_b,
                                       const SamplerOptions& opt, bool prefilter) {
-  check_options(opt, "rotate");
   if (samples.rank() != 3 || axis_a >= axis_b || axis_b > 2)
     throw Error("affine_transform_planes: needs a 3-D array and axes a < b <= 2");
-  if (out_a == 0 || out_b == 0) throw Error("rotate: the output has a zero-size axis");
   const std::size_t axis_c = 3 - axis_a - axis_b, ch = samples.channels();
-  const std::size_t na = samples.dim(axis_a), nb = samples.dim(axis_b), nc = samples.dim(axis_c);
-  std::vector<std::size_t> out_dims(3);
-  out_dims[axis_a] = out_a;
-  out_dims[axis_b] = out_b;
-  out_dims[axis_c] = nc;
-  Array<double> out(out_dims, ch);
-  std::size_t in_stride[3], out_stride[3];
-  in_stride[2] = out_stride[2] = ch;
-  for (std::size_t d = 2; d-- > 0;) {
-    in_stride[d] = in_stride[d + 1] * samples.dim(d + 1);
-    out_stride[d] = out_stride[d + 1] * out_dims[d + 1];
-  }
-  const std::vector<double> m(matrix, matrix + 4), off(offset, offset + 2);
-  const std::vector<std::size_t> plane_dims{out_a, out_b};
-  // Planes over the threads where there are enough, else the points of each plane.
-  const unsigned hw = detail::thread_count(opt.threads, std::size_t{1} << 30, 1);
-  const bool by_plane = nc >= hw;
-  const unsigned plane_threads = by_plane ? detail::thread_count(opt.threads, nc, 1) : 1;
-  detail::parallel_for(nc, plane_threads, [&](std::size_t b, std::size_t e) {
-    SamplerOptions popt = opt;
-    if (by_plane) popt.threads = 1;
-    for (std::size_t pc = b; pc < e; ++pc) {
-      Array<T> plane({na, nb}, ch);
-      for (std::size_t ia = 0; ia < na; ++ia)
-        for (std::size_t ib = 0; ib < nb; ++ib)
+  const std::size_t na = samples.dim(axis_a), nb = samples.dim(axis_b);
+  std::size_t in_stride[3];
+  in_stride[2] = ch;
+  for (std::size_t d = 2; d-- > 0;) in_stride[d] = in_stride[d + 1] * samples.dim(d + 1);
+  const PlaneLoader<T> load = [&](std::size_t first, std::size_t count, T* dst) {
+    for (std::size_t ia = 0; ia < na; ++ia)
+      for (std::size_t ib = 0; ib < nb; ++ib)
+        for (std::size_t k = 0; k < count; ++k)
           for (std::size_t c = 0; c < ch; ++c)
-            plane[(ia * nb + ib) * ch + c] =
-                samples[pc * in_stride[axis_c] + ia * in_stride[axis_a] + ib * in_stride[axis_b] +
-                        c];
-      const Array<double> res =
-          affine_transform(std::move(plane), m, off, plane_dims, popt, prefilter);
-      for (std::size_t oa = 0; oa < out_a; ++oa)
-        for (std::size_t ob = 0; ob < out_b; ++ob)
-          for (std::size_t c = 0; c < ch; ++c)
-            out[pc * out_stride[axis_c] + oa * out_stride[axis_a] + ob * out_stride[axis_b] + c] =
-                res[(oa * out_b + ob) * ch + c];
-    }
-  });
-  return out;
+            *dst++ = samples[(first + k) * in_stride[axis_c] + ia * in_stride[axis_a] +
+                             ib * in_stride[axis_b] + c];
+  };
+  return affine_transform_planes(samples.dims(), ch, load, axis_a, axis_b, matrix, offset, out_a,
+                                 out_b, opt, prefilter);
 }
 
 #define SV_TRANSFORM_INSTANTIATE(T)                                                                \
@@ -488,7 +813,11 @@ Array<double> affine_transform_planes(const Array<T>& samples, std::size_t axis_
       const std::vector<std::size_t>&, const SamplerOptions&, bool, bool);                         \
   template Array<double> affine_transform_planes<T>(const Array<T>&, std::size_t, std::size_t,     \
                                                     const double[4], const double[2], std::size_t, \
-                                                    std::size_t, const SamplerOptions&, bool);
+                                                    std::size_t, const SamplerOptions&, bool);     \
+  template Array<double> affine_transform_planes<T>(                                               \
+      const std::vector<std::size_t>&, std::size_t, const PlaneLoader<T>&, std::size_t,            \
+      std::size_t, const double[4], const double[2], std::size_t, std::size_t,                     \
+      const SamplerOptions&, bool);
 SV_TRANSFORM_INSTANTIATE(float)
 SV_TRANSFORM_INSTANTIATE(double)
 #undef SV_TRANSFORM_INSTANTIATE

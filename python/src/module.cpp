@@ -3,15 +3,17 @@
 // module takes float64 data and returns float64 results.
 //
 // Copies: the input is converted once into the library's float64 array (the copy scipy makes
-// too), filtered in place, and the result's buffer is handed to NumPy without another copy (a
-// capsule owns it). Coordinates of map_coordinates are read in blocks of kBlock points, so no
-// (M, d) position array is ever materialised. The GIL is released while the library works.
+// too; rotate in 3-D reads plane by plane instead, as scipy does), filtered in place, and the
+// result's buffer is handed to NumPy without another copy (a capsule owns it). Coordinates of
+// map_coordinates are read in blocks of kBlock points, so no (M, d) position array is ever
+// materialised. The GIL is released while the library works.
 #include <pybind11/numpy.h>
 #include <pybind11/pybind11.h>
 #include <pybind11/stl.h>
 
 #include <algorithm>
 #include <cstddef>
+#include <cstdint>
 #include <cstring>
 #include <memory>
 #include <string>
@@ -221,8 +223,47 @@ py::array_t<double> affine_transform(const Float64& input, const std::vector<dou
   return result(std::move(out));
 }
 
-// The 2x2 affine map on every plane (axis_a, axis_b) of a 3-D input (scipy's rotate in 3-D).
-py::array_t<double> affine_transform_planes(const Float64& input, int axis_a, int axis_b,
+// Plane p of a 3-D NumPy array of element type S, any strides (bytes), converted to double.
+template <class S>
+sv::PlaneLoader<double> strided_planes(const py::array& a, std::size_t axis_a, std::size_t axis_b) {
+  const std::size_t axis_c = 3 - axis_a - axis_b;
+  const char* base = static_cast<const char*>(a.data());
+  const py::ssize_t sa = a.strides(static_cast<py::ssize_t>(axis_a));
+  const py::ssize_t sb = a.strides(static_cast<py::ssize_t>(axis_b));
+  const py::ssize_t sc = a.strides(static_cast<py::ssize_t>(axis_c));
+  const py::ssize_t na = a.shape(static_cast<py::ssize_t>(axis_a));
+  const py::ssize_t nb = a.shape(static_cast<py::ssize_t>(axis_b));
+  return [=](std::size_t first, std::size_t count, double* dst) {
+    const char* plane = base + static_cast<py::ssize_t>(first) * sc;
+    const py::ssize_t k_end = static_cast<py::ssize_t>(count);
+    for (py::ssize_t ia = 0; ia < na; ++ia) {
+      const char* row = plane + ia * sa;
+      for (py::ssize_t ib = 0; ib < nb; ++ib) {
+        const char* at = row + ib * sb;
+        for (py::ssize_t k = 0; k < k_end; ++k) {
+          S v;  // memcpy: NumPy buffers need not be aligned
+          std::memcpy(&v, at + k * sc, sizeof(S));
+          *dst++ = static_cast<double>(v);
+        }
+      }
+    }
+  };
+}
+
+template <class S>
+bool try_planes(const py::array& a, std::size_t axis_a, std::size_t axis_b,
+                sv::PlaneLoader<double>& load) {
+  if (!a.dtype().is(py::dtype::of<S>())) return false;  // also false for a foreign byte order
+  load = strided_planes<S>(a, axis_a, axis_b);
+  return true;
+}
+
+// The 2x2 affine map on every plane (axis_a, axis_b) of a 3-D input (scipy's rotate in 3-D). The
+// planes are read one at a time straight from the NumPy buffer (native byte order, bool, integer
+// or float32/64 elements, any strides) and converted to float64 plane by plane, as scipy does:
+// no copy of the whole input. Other dtypes (float16, long double, swapped byte order) are first
+// converted whole.
+py::array_t<double> affine_transform_planes(const py::array& input, int axis_a, int axis_b,
                                             const std::vector<double>& matrix,
                                             const std::vector<double>& offset, py::ssize_t out_a,
                                             py::ssize_t out_b, int order, const std::string& mode,
@@ -234,14 +275,29 @@ py::array_t<double> affine_transform_planes(const Float64& input, int axis_a, in
   if (input.ndim() != 3) throw py::value_error("affine_transform_planes: input must be 3-D");
   if (axis_a < 0 || axis_b <= axis_a || axis_b > 2)
     throw py::value_error("affine_transform_planes: axes must satisfy 0 <= a < b <= 2");
-  const sv::Array<double> a = to_array(input, "input");
+  const std::vector<std::size_t> dims = dims_of(input, "input");
+  const std::size_t a = static_cast<std::size_t>(axis_a), b = static_cast<std::size_t>(axis_b);
+  py::array source = input;
+  sv::PlaneLoader<double> load;
+  if (!(try_planes<double>(source, a, b, load) || try_planes<float>(source, a, b, load) ||
+        try_planes<std::int8_t>(source, a, b, load) ||
+        try_planes<std::uint8_t>(source, a, b, load) ||
+        try_planes<std::int16_t>(source, a, b, load) ||
+        try_planes<std::uint16_t>(source, a, b, load) ||
+        try_planes<std::int32_t>(source, a, b, load) ||
+        try_planes<std::uint32_t>(source, a, b, load) ||
+        try_planes<std::int64_t>(source, a, b, load) ||
+        try_planes<std::uint64_t>(source, a, b, load) || try_planes<bool>(source, a, b, load))) {
+    source = Float64::ensure(input);
+    if (!source) throw py::error_already_set();
+    load = strided_planes<double>(source, a, b);
+  }
   sv::Array<double> out;
   {
     py::gil_scoped_release release;
-    out = sv::affine_transform_planes(a, static_cast<std::size_t>(axis_a),
-                                      static_cast<std::size_t>(axis_b), matrix.data(),
-                                      offset.data(), static_cast<std::size_t>(out_a),
-                                      static_cast<std::size_t>(out_b), opt, prefilter);
+    out = sv::affine_transform_planes<double>(dims, 1, load, a, b, matrix.data(), offset.data(),
+                                              static_cast<std::size_t>(out_a),
+                                              static_cast<std::size_t>(out_b), opt, prefilter);
   }
   return result(std::move(out));
 }

@@ -1,7 +1,8 @@
 // The streamed geometric transforms (transform.h): the separable path equals the reference
 // sampler at the same positions for every mode, degree, rank and channel count; the blockwise
 // affine path equals sv::interpolate at the positions it computes; integer shifts reproduce the
-// samples; the plane-wise affine equals a 2-D affine per plane.
+// samples; the plane-wise affine equals a 2-D affine per plane; the general affine path's
+// specialised evaluator equals the generic sampler exactly.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -172,6 +173,90 @@ TEST(Transform, AffineEqualsInterpolateAtItsPositions) {
           }
       EXPECT_LE(max_abs_diff(sv::interpolate(f, dpos, opt), sep.data()), 1e-13)
           << sv::boundary_name(b) << " degree " << degree << " (diagonal)";
+    }
+}
+
+// The general affine path sums interior points (and, for the modes that only extend indices,
+// border and outside points) with an evaluator specialised per degree, rank and channel count;
+// it must give exactly what the generic sampler gives at the same positions. Dyadic matrices and
+// offsets put positions exactly on 0, N-1, the half-integers (degree 0 ties) and beyond.
+TEST(Transform, AffineFastPathEqualsGenericSampler) {
+  const auto seed = svtest::fresh_seed();
+  SCOPED_TRACE("seed " + std::to_string(seed));
+  struct Case {
+    std::vector<std::size_t> in_dims, out_dims;
+    std::vector<double> m, off;
+  };
+  const Case cases[] = {
+      {{9, 12}, {14, 19}, {0.5, -0.25, 0.75, 0.5}, {-1.5, -2.0}},
+      {{7, 10}, {9, 13}, {0.8660254037844387, 0.5, -0.5, 0.8660254037844387}, {0.3, 2.1}},
+      {{5, 6, 7}, {6, 7, 8}, {0.5, 0.25, 0, -0.25, 0.75, 0.5, 0, -0.5, 1}, {-1.0, 0.5, -1.5}},
+  };
+  for (const Case& cs : cases)
+    for (std::size_t channels : {1, 4}) {  // the specialised counts (2 and 3 go to sv::sample)
+      const ArrayD f = svtest::random_array<double>(cs.in_dims, channels, seed);
+      const std::size_t in_rank = cs.in_dims.size(), out_rank = cs.out_dims.size();
+      std::vector<double> pos;
+      std::vector<std::size_t> o(out_rank, 0);
+      std::size_t m = 1;
+      for (std::size_t d : cs.out_dims) m *= d;
+      for (std::size_t p = 0; p < m; ++p) {
+        for (std::size_t h = 0; h < in_rank; ++h) {
+          double t = 0;  // scipy's order: the columns, then the offset
+          for (std::size_t l = 0; l < out_rank; ++l)
+            t += static_cast<double>(o[l]) * cs.m[h * out_rank + l];
+          t += cs.off[h];
+          pos.push_back(t);
+        }
+        for (std::size_t l = out_rank; l-- > 0;) {
+          if (++o[l] < cs.out_dims[l]) break;
+          o[l] = 0;
+        }
+      }
+      for (Boundary b : kModes)
+        for (int degree = 0; degree <= sv::kMaxDegree; ++degree) {
+          sv::SamplerOptions opt;
+          opt.degree = degree;
+          opt.boundary = b;
+          opt.cval = 0.75;
+          const ArrayD got = sv::affine_transform(f, cs.m, cs.off, cs.out_dims, opt);
+          const std::vector<double> want = sv::interpolate(f, pos, opt);
+          ASSERT_EQ(want.size(), got.size());
+          std::size_t differ = 0;
+          for (std::size_t i = 0; i < want.size(); ++i)
+            if (!(want[i] == got.data()[i])) ++differ;
+          EXPECT_EQ(differ, 0u) << sv::boundary_name(b) << " degree " << degree << ", " << in_rank
+                                << "-D, " << channels << " channel(s)";
+        }
+    }
+}
+
+// rotate's plane-wise path samples planes in groups (as the channels of one array): every mode
+// and degree gives what the 2-D affine path gives per plane.
+TEST(Transform, PlaneGroupsEqualPlaneByPlane) {
+  const auto seed = svtest::fresh_seed();
+  SCOPED_TRACE("seed " + std::to_string(seed));
+  const ArrayD f = svtest::random_array<double>({7, 6, 9}, 1, seed);  // 9 planes: 2 groups + 1
+  const double m[4] = {0.5, -0.75, 0.75, 0.5}, off[2] = {1.5, -0.5};
+  for (Boundary b : kModes)
+    for (int degree = 0; degree <= sv::kMaxDegree; ++degree) {
+      sv::SamplerOptions opt;
+      opt.degree = degree;
+      opt.boundary = b;
+      opt.cval = -0.25;
+      const ArrayD got = sv::affine_transform_planes(f, 0, 1, m, off, 8, 7, opt);
+      std::size_t differ = 0;
+      for (std::size_t x = 0; x < 9; ++x) {
+        ArrayD plane({7, 6}, 1);
+        for (std::size_t z = 0; z < 7; ++z)
+          for (std::size_t y = 0; y < 6; ++y) plane.at2(z, y) = f.at3(z, y, x);
+        const ArrayD want = sv::affine_transform(plane, std::vector<double>(m, m + 4),
+                                                 std::vector<double>(off, off + 2), {8, 7}, opt);
+        for (std::size_t a = 0; a < 8; ++a)
+          for (std::size_t c = 0; c < 7; ++c)
+            if (!(got.at3(a, c, x) == want.at2(a, c))) ++differ;
+      }
+      EXPECT_EQ(differ, 0u) << sv::boundary_name(b) << " degree " << degree;
     }
 }
 

@@ -17,11 +17,16 @@
 // rounding (the same products, summed in the same order; Constant and GridConstant put cval in
 // line by line).
 //
-// General matrices are blockwise: output points in blocks of 4096, their positions computed per
-// block, sampled through the prepared spline (interpolant.h), blocks spread over the threads.
+// General matrices go row by row (the last output axis), rows in contiguous bands over the
+// threads; each point's position is computed with scipy's arithmetic. Points whose taps all lie
+// inside the coefficients (and inside [0, N-1] per axis) are summed by an evaluator specialised
+// per degree and rank (weights by the same recursion, products summed in the same order as
+// sv::sample, so the values are identical to sv::sample's); the rest of the row (borders,
+// outside, several channels) goes through sv::sample, where the mode decides.
 #pragma once
 
 #include <cstddef>
+#include <functional>
 #include <vector>
 
 #include "splineview/array.h"
@@ -68,12 +73,28 @@ Array<double> affine_transform(Array<T> samples, const std::vector<double>& matr
                                const std::vector<std::size_t>& out_dims, const SamplerOptions& opt,
                                bool prefilter = true, bool diagonal_1d = false);
 
+// Fills planes first .. first + count - 1 (indices along the third axis) of a 3-D array,
+// interleaved: na x nb points, row-major (axis_a, axis_b), each with the `channels` values of
+// plane first, then those of plane first + 1, ... Called from several threads at once.
+template <class T>
+using PlaneLoader = std::function<void(std::size_t first, std::size_t count, T* dst)>;
+
 // The 2-D affine transform (2x2 matrix, offset) applied to every plane of a 3-D array parallel
 // to axes (axis_a, axis_b), axis_a < axis_b, each plane interpolated on its own (prefiltered in
 // 2-D), as scipy.ndimage.rotate does for 3-D input. The output has out_a x out_b planes, the
 // third axis unchanged. Planes are spread over the threads.
 template <class T>
 Array<double> affine_transform_planes(const Array<T>& samples, std::size_t axis_a,
+                                      std::size_t axis_b, const double matrix[4],
+                                      const double offset[2], std::size_t out_a, std::size_t out_b,
+                                      const SamplerOptions& opt, bool prefilter = true);
+
+// The same for an array of extents `dims` and `channels` held elsewhere (e.g. a NumPy buffer
+// with any strides), read one plane at a time through `load`: nothing beyond the output and
+// one plane's coefficients per thread is allocated.
+template <class T>
+Array<double> affine_transform_planes(const std::vector<std::size_t>& dims, std::size_t channels,
+                                      const PlaneLoader<T>& load, std::size_t axis_a,
                                       std::size_t axis_b, const double matrix[4],
                                       const double offset[2], std::size_t out_a, std::size_t out_b,
                                       const SamplerOptions& opt, bool prefilter = true);
