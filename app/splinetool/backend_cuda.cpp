@@ -90,7 +90,8 @@ class CudaBackend final : public Backend {
                       sv::format_number(factor));
     std::vector<std::size_t> dims;
     for (std::size_t d : a.dims()) {
-      const double e = std::round(static_cast<double>(d) * factor);
+      // round(N * F) with halves to even, as scipy.ndimage.zoom (Python round) and the CPU path.
+      const double e = std::nearbyint(static_cast<double>(d) * factor);
       if (e < 1)
         throw sv::Error("zoom: factor " + sv::format_number(factor) + " leaves an empty axis");
       if (e > 1e6)

@@ -86,7 +86,8 @@ class GlBackend final : public Backend {
   sv::ArrayF zoom(const sv::ArrayF& a, double factor, const sv::ResampleOptions& opt) override {
     std::vector<std::size_t> dims;
     for (std::size_t d : a.dims()) {
-      const double e = std::round(static_cast<double>(d) * factor);
+      // round(N * F) with halves to even, as scipy.ndimage.zoom (Python round) and the CPU path.
+      const double e = std::nearbyint(static_cast<double>(d) * factor);
       if (e < 1) throw sv::Error("zoom: factor " + format_value(factor) + " leaves an empty axis");
       if (e > 65536)
         throw sv::Error("zoom: factor " + format_value(factor) +

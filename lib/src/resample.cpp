@@ -84,7 +84,8 @@ Array<T> zoom(const Array<T>& samples, double factor, const ResampleOptions& opt
     throw Error("zoom: the factor must be a positive number, got " + std::to_string(factor));
   std::vector<std::size_t> dims;
   for (std::size_t d : samples.dims()) {
-    const double e = std::round(static_cast<double>(d) * factor);
+    // round(N * F) with halves to even, as scipy.ndimage.zoom (Python round) and the CPU path.
+    const double e = std::nearbyint(static_cast<double>(d) * factor);
     if (e < 1) throw Error("zoom: factor " + std::to_string(factor) + " leaves an empty axis");
     if (e > 1e6) throw Error("zoom: factor " + std::to_string(factor) + " gives an axis over 1e6");
     dims.push_back(static_cast<std::size_t>(e));

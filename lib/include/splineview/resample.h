@@ -22,8 +22,9 @@ struct ResampleOptions {
   double cval = 0.0;  // the value outside for Boundary::Constant and GridConstant
 };
 
-// Output extent round(N * factor) per axis; output sample j sits at input position
-// (j + 1/2) / factor - 1/2 (pixel areas aligned; the image keeps its extent).
+// Output extent round(N * factor) per axis (halves to even, as scipy.ndimage.zoom); output sample j
+// sits at input position (j + 1/2) / factor - 1/2 (pixel areas aligned; the image keeps its
+// extent).
 template <class T>
 Array<T> zoom(const Array<T>& samples, double factor, const ResampleOptions& opt = {});
 
