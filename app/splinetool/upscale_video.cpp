@@ -221,8 +221,9 @@ void run_upscale_video(const UpscaleVideoArgs& a) {
   sv::video::Decoder dec(a.in);
   const sv::video::StreamInfo& info = dec.info();
   if (info.fps_num <= 0) throw sv::Error("'" + a.in + "': the video stream states no frame rate");
-  const int out_w = static_cast<int>(std::lround(info.width * a.scale));
-  const int out_h = static_cast<int>(std::lround(info.height * a.scale));
+  // round(N * F), halves to even: the extent sv::zoom gives every frame (resample.h).
+  const int out_w = static_cast<int>(std::nearbyint(info.width * a.scale));
+  const int out_h = static_cast<int>(std::nearbyint(info.height * a.scale));
   if (out_w < 2 || out_h < 2 || out_w > 16384 || out_h > 16384)
     throw UsageError("--scale " + number(a.scale) + " makes " + std::to_string(info.width) + "x" +
                      std::to_string(info.height) + " frames " + std::to_string(out_w) + "x" +
