@@ -1,6 +1,5 @@
 // load_any / save_any: choose the file format from the (case-insensitive) extension.
 #include <algorithm>
-#include <cerrno>
 #include <cstring>
 #include <filesystem>
 #include <string>
@@ -160,88 +159,6 @@ Loaded load_npy_stdin(bool channel_axis) {
     if (m.compare(0, kPrefix.size(), kPrefix) == 0)
       throw Error("standard input: " + m.substr(kPrefix.size()));
     throw;
-  }
-}
-
-namespace {
-
-void write_all(const unsigned char* p, std::size_t n) {
-  while (n > 0) {
-    const ssize_t w = ::write(1, p, n);
-    if (w < 0 && errno == EINTR) continue;
-    if (w <= 0)
-      throw Error(std::string("standard output: cannot write: ") +
-                  (w < 0 ? std::strerror(errno) : "no progress"));
-    p += w;
-    n -= static_cast<std::size_t>(w);
-  }
-}
-
-// The .npy preamble and header save_npy writes (version 1.0, data at a multiple of 64 bytes).
-std::string npy_stream_header(const char* descr, const std::vector<std::size_t>& shape) {
-  std::string text = "(";
-  for (std::size_t i = 0; i < shape.size(); ++i) text += (i ? ", " : "") + std::to_string(shape[i]);
-  if (shape.size() == 1) text += ",";
-  text += ")";
-  std::string dict =
-      std::string("{'descr': '") + descr + "', 'fortran_order': False, 'shape': " + text + ", }";
-  const std::size_t total = 10 + dict.size() + 1;
-  dict.append((total + 63) / 64 * 64 - total, ' ');
-  dict += '\n';
-  const std::size_t hlen = dict.size();
-  std::string out = "\x93NUMPY";
-  out += static_cast<char>(1);
-  out += static_cast<char>(0);
-  out += static_cast<char>(hlen & 0xffu);
-  out += static_cast<char>((hlen >> 8) & 0xffu);
-  return out + dict;
-}
-
-const char* stream_descr(DType t) {
-  switch (t) {
-    case DType::Bool:
-      return "|b1";
-    case DType::I8:
-      return "|i1";
-    case DType::U8:
-      return "|u1";
-    case DType::I16:
-      return "<i2";
-    case DType::U16:
-      return "<u2";
-    case DType::I32:
-      return "<i4";
-    case DType::U32:
-      return "<u4";
-    case DType::I64:
-      return "<i8";
-    case DType::U64:
-      return "<u8";
-    case DType::F16:
-      return "<f2";
-    case DType::F32:
-      return "<f4";
-    case DType::F64:
-      return "<f8";
-  }
-  return "<f8";
-}
-
-}  // namespace
-
-void write_npy_stdout(const ArrayD& a, DType dtype, bool channel_axis) {
-  if (a.empty()) throw Error("standard output: cannot save an empty array");
-  std::vector<std::size_t> shape = a.dims();
-  if (channel_axis || a.channels() > 1) shape.push_back(a.channels());
-  const std::string head = npy_stream_header(stream_descr(dtype), shape);
-  write_all(reinterpret_cast<const unsigned char*>(head.data()), head.size());
-  const io::Scalar s = io::scalar_of(dtype);
-  const std::size_t size = io::scalar_size(s), block = std::size_t{1} << 17;
-  std::vector<unsigned char> buf(block * size);
-  for (std::size_t i = 0; i < a.size(); i += block) {
-    const std::size_t n = std::min(block, a.size() - i);
-    io::encode_values(a.data() + i, n, s, buf.data());
-    write_all(buf.data(), n * size);
   }
 }
 

@@ -3,6 +3,10 @@
 // dict literal {'descr': ..., 'fortran_order': ..., 'shape': (...)}, followed by the raw data.
 // Every numeric dtype is read (bool, int8..int64, uint8..uint64, float16/32/64) in either byte
 // order and either memory order (Fortran order is reordered into ours, C order).
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
 #include <cstring>
 #include <string>
 #include <vector>
@@ -426,6 +430,39 @@ const char* npy_descr(DType t) {
 Loaded load_npy(const std::string& path, bool channel_axis) {
   return io::guard_memory(
       path, [&] { return io::finish_loaded(path, load_npy_impl(path, channel_axis)); });
+}
+
+namespace {
+
+void write_all(const unsigned char* p, std::size_t n) {
+  while (n > 0) {
+    const ssize_t w = ::write(1, p, n);
+    if (w < 0 && errno == EINTR) continue;
+    if (w <= 0)
+      throw Error(std::string("standard output: cannot write: ") +
+                  (w < 0 ? std::strerror(errno) : "no progress"));
+    p += w;
+    n -= static_cast<std::size_t>(w);
+  }
+}
+
+}  // namespace
+
+// The bytes save_npy would write, in blocks to standard output (splinetool's "-"), once the
+// whole result exists.
+void write_npy_stdout(const ArrayD& a, DType dtype, bool channel_axis) {
+  const std::string where = "standard output";
+  const std::vector<unsigned char> head =
+      npy_header(npy_descr(dtype), save_shape(where, a, channel_axis));
+  write_all(head.data(), head.size());
+  const io::Scalar s = io::scalar_of(dtype);
+  const std::size_t size = io::scalar_size(s), block = std::size_t{1} << 17;
+  std::vector<unsigned char> buf(block * size);
+  for (std::size_t i = 0; i < a.size(); i += block) {
+    const std::size_t n = std::min(block, a.size() - i);
+    io::encode_values(a.data() + i, n, s, buf.data());
+    write_all(buf.data(), n * size);
+  }
 }
 
 void save_npy(const std::string& path, const ArrayD& a, DType dtype, bool channel_axis) {
