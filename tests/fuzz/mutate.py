@@ -19,6 +19,9 @@ runs every case through the (ASan/UBSan) splinetool in a subprocess, judging eac
   seed     the unmutated seed must load (exit 0); a format whose loader is not in the build yet
            ("unsupported file extension") is skipped with the reason printed.
 
+Half of the .npy cases (i mod 4 = 2, 3) are piped into `prefilter - OUT` instead of named: the
+standard-input path, whose one-line message must name "standard input".
+
 Deterministic: case i of --seed S always gets the same mutations (independent of --jobs).
 
     /usr/bin/python3 tests/fuzz/mutate.py build-test/app/splinetool/splinetool
@@ -690,9 +693,9 @@ SANITIZER_MEMORY = re.compile(rb"rss limit exhausted|allocation-size-too-big|"
                               rb"requested allocation size|out of memory|allocator is out of")
 
 
-def run_tool(argv, cwd, timeout):
-    """Runs argv in cwd; returns (status, stderr bytes, seconds, peak RSS bytes, timed_out).
-    status: the exit code, or -signal."""
+def run_tool(argv, cwd, timeout, stdin_path=None):
+    """Runs argv in cwd (standard input: stdin_path, else nothing); returns (status, stderr
+    bytes, seconds, peak RSS bytes, timed_out). status: the exit code, or -signal."""
     err_path = os.path.join(cwd, ".stderr")
     env = dict(os.environ)
     env["ASAN_OPTIONS"] = ("exitcode=86:detect_leaks=1:hard_rss_limit_mb=1024:"
@@ -701,9 +704,10 @@ def run_tool(argv, cwd, timeout):
     env["UBSAN_OPTIONS"] = "exitcode=87:print_stacktrace=1:halt_on_error=1"
     env["LSAN_OPTIONS"] = "exitcode=88"
     env["SPLINEVIEW_FFMPEG_LOG"] = "0"
-    with open(err_path, "wb") as err, open(os.devnull, "wb") as out:
+    with open(err_path, "wb") as err, open(os.devnull, "wb") as out, \
+            open(stdin_path or os.devnull, "rb") as inp:
         t0 = time.monotonic()
-        p = subprocess.Popen(argv, cwd=cwd, stdout=out, stderr=err, stdin=subprocess.DEVNULL,
+        p = subprocess.Popen(argv, cwd=cwd, stdout=out, stderr=err, stdin=inp,
                              env=env, start_new_session=True)
         timed_out = []
 
@@ -812,14 +816,14 @@ def sanitizer_line(b):
     return first_line(b)
 
 
-def command_for(entry, case_name, spec):
+def command_for(entry, case_name, spec, via_stdin=False):
     name, fmt, extra = entry
     if fmt == "mp4":
         return ["upscale-video", case_name, "out.mp4", "--scale", "1", "--quiet"], "out.mp4"
     args = list(extra)
     if spec is not None:
         args = ["--raw", spec]
-    return ["prefilter", case_name, "out.npy"] + args, "out.npy"
+    return ["prefilter", "-" if via_stdin else case_name, "out.npy"] + args, "out.npy"
 
 
 def case_file_name(entry):
@@ -828,9 +832,10 @@ def case_file_name(entry):
     return "case" + ext
 
 
-def run_case(tool, entry, data, spec, workdir, precreate, timeout_opts):
-    """Writes the case (and its companions) into a clean workdir, runs it, returns the raw
-    result and the names used."""
+def run_case(tool, entry, data, spec, workdir, precreate, timeout_opts, via_stdin=False):
+    """Writes the case (and its companions) into a clean workdir, runs it (via_stdin: the case
+    piped into `prefilter -`), returns the raw result, the names used and the name a message
+    must contain ("standard input" when piped)."""
     for f in os.listdir(workdir):
         p = os.path.join(workdir, f)
         if os.path.isdir(p) and not os.path.islink(p):
@@ -842,12 +847,13 @@ def run_case(tool, entry, data, spec, workdir, precreate, timeout_opts):
         f.write(data)
     for comp in COMPANIONS.get(entry[0], []):
         shutil.copy(os.path.join(SEEDS, comp), os.path.join(workdir, comp))
-    args, out_name = command_for(entry, case_name, spec)
+    args, out_name = command_for(entry, case_name, spec, via_stdin)
     if precreate:
         with open(os.path.join(workdir, out_name), "wb") as f:
             f.write(SENTINEL)
-    res = run_tool([tool] + args, workdir, timeout_opts.timeout)
-    return case_name, out_name, args, res
+    res = run_tool([tool] + args, workdir, timeout_opts.timeout,
+                   os.path.join(workdir, case_name) if via_stdin else None)
+    return case_name, out_name, args, res, "standard input" if via_stdin else case_name
 
 
 def snapshot_tool(tool, tmp_root):
@@ -924,7 +930,7 @@ def main():
             name, fmt, _ = entry
             if wanted and fmt not in wanted:
                 continue
-            case_name, out_name, args, (status, stderr, secs, rss, to) = run_case(
+            case_name, out_name, args, (status, stderr, secs, rss, to), _ = run_case(
                 tool, entry, data[name], None, wd, False, opts)
             baseline[name] = rss
             if status == 0:
@@ -961,10 +967,13 @@ def main():
             if not hasattr(local, "wd"):
                 local.wd = tempfile.mkdtemp(dir=tmp_root)
             precreate = i % 2 == 1
-            case_name, out_name, args, res = run_case(tool, entry, d, spec, local.wd, precreate,
-                                                      opts)
+            # Half of the .npy cases go through standard input (`prefilter - OUT < case`): the
+            # pipe path of the input guard, bounded by the header like a file.
+            via_stdin = entry[1] == "npy" and spec is None and i % 4 >= 2
+            case_name, out_name, args, res, named = run_case(tool, entry, d, spec, local.wd,
+                                                             precreate, opts, via_stdin)
             status, stderr, secs, rss, timed_out = res
-            fails = judge(entry, case_name, out_name, status, stderr, secs, rss, timed_out,
+            fails = judge(entry, named, out_name, status, stderr, secs, rss, timed_out,
                           local.wd, precreate, baseline[entry[0]], len(d), spec is not None,
                           must_reject, opts)
             fmt = entry[1]
