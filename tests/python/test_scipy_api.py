@@ -35,24 +35,8 @@ except ImportError:
 
 import splineview
 
-MODES = ["reflect", "grid-mirror", "mirror", "grid-wrap", "wrap", "nearest", "constant",
-         "grid-constant"]
-TOL = 1e-12
-FAILURES = []
+from scipy_oracle import FAILURES, MODES, TOL, check, maxdiff, padded_oracle  # noqa: E402
 
-
-def check(cond, what):
-    if not cond:
-        FAILURES.append(what)
-        print("FAIL: " + what)
-
-
-def maxdiff(a, b):
-    a = np.asarray(a, dtype=np.float64)
-    b = np.asarray(b, dtype=np.float64)
-    if a.shape != b.shape:
-        return float("inf")
-    return float(np.max(np.abs(a - b))) if a.size else 0.0
 
 
 def random_shape(rng, rank, mode="mirror", order=3):
@@ -62,19 +46,6 @@ def random_shape(rng, rank, mode="mirror", order=3):
     else:
         lo, hi = 7, 14 if rank == 3 else 24
     return tuple(int(rng.integers(lo, hi)) for _ in range(rank))
-
-
-def padded_oracle(a, coords, order, mode, cval):
-    """scipy's own map_coordinates(prefilter=True) algorithm for 'nearest' and 'grid-constant'
-    with 200 samples of padding instead of its 12: exact to double precision."""
-    pad = 200
-    if mode == "nearest":
-        p = np.pad(a, pad, mode="edge")
-    else:
-        p = np.pad(a, pad, mode="constant", constant_values=cval)
-    c = ndi.spline_filter(p, order=order, mode="mirror")
-    return ndi.map_coordinates(c, coords + pad, order=order, mode=mode, cval=cval,
-                               prefilter=False)
 
 
 def test_spline_filter(rng):
