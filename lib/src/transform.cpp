@@ -822,4 +822,75 @@ SV_TRANSFORM_INSTANTIATE(float)
 SV_TRANSFORM_INSTANTIATE(double)
 #undef SV_TRANSFORM_INSTANTIATE
 
+namespace {
+
+// sindg/cosdg (transform.h): the reduction to octants and the polynomial coefficients of the
+// Cephes library's sindg.c (Stephen L. Moshier), which scipy.special.sindg/cosdg wrap.
+constexpr double kSinCof[] = {1.58962301572218447952E-10, -2.50507477628503540135E-8,
+                              2.75573136213856773549E-6,  -1.98412698295895384658E-4,
+                              8.33333333332211858862E-3,  -1.66666666666666307295E-1};
+constexpr double kCosCof[] = {1.13678171382044553091E-11, -2.08758833757683644217E-9,
+                              2.75573155429816611547E-7,  -2.48015872936186303776E-5,
+                              1.38888888888806666760E-3,  -4.16666666666666348141E-2,
+                              4.99999999999999999798E-1};
+constexpr double kPi180 = 1.74532925199432957692E-2;
+
+template <std::size_t N>
+double polevl(double x, const double (&coef)[N]) {
+  double ans = coef[0];
+  for (std::size_t i = 1; i < N; ++i) ans = ans * x + coef[i];
+  return ans;
+}
+
+// x >= 0: the octant j (0..7) and the reduced angle z in radians.
+int octant(double x, double* z) {
+  double y = std::floor(x / 45.0);
+  const double r = y - std::ldexp(std::floor(std::ldexp(y, -4)), 4);
+  int j = static_cast<int>(r);
+  if (j & 1) {
+    j += 1;
+    y += 1.0;
+  }
+  *z = (x - y * 45.0) * kPi180;
+  return j & 7;
+}
+
+}  // namespace
+
+double sindg(double x) {
+  int sign = 1;
+  if (x < 0) {
+    x = -x;
+    sign = -1;
+  }
+  if (x > 1.0e14) return 0.0;
+  double z = 0;
+  int j = octant(x, &z);
+  const double zz = z * z;
+  if (j > 3) {
+    sign = -sign;
+    j -= 4;
+  }
+  const double y =
+      (j == 1 || j == 2) ? 1.0 - zz * polevl(zz, kCosCof) : z + z * (zz * polevl(zz, kSinCof));
+  return sign < 0 ? -y : y;
+}
+
+double cosdg(double x) {
+  int sign = 1;
+  x = std::fabs(x);
+  if (x > 1.0e14) return 0.0;
+  double z = 0;
+  int j = octant(x, &z);
+  const double zz = z * z;
+  if (j > 3) {
+    sign = -sign;
+    j -= 4;
+  }
+  if (j > 1) sign = -sign;
+  const double y =
+      (j == 1 || j == 2) ? z + z * (zz * polevl(zz, kSinCof)) : 1.0 - zz * polevl(zz, kCosCof);
+  return sign < 0 ? -y : y;
+}
+
 }  // namespace sv

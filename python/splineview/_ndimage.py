@@ -7,7 +7,6 @@ project's docs/ACCURACY.md ("Boundary modes and scipy").
 """
 import functools
 import inspect
-import math
 import warnings
 
 import numpy as np
@@ -254,69 +253,6 @@ def affine_transform(input, matrix, offset=0.0, output_shape=None, output=None, 
     return _store(result, output, output_shape, a.dtype)
 
 
-# cos and sin in degrees as scipy.special.cosdg/sindg (Cephes), which scipy's rotate uses: the
-# same reduction to octants and polynomials, so the rotation matrix is scipy's to the last bit
-# (an ulp decides order-0 ties such as the centre of an odd output). Checked bit for bit against
-# scipy.special in tests/python/test_transforms.py.
-_SINCOF = (1.58962301572218447952E-10, -2.50507477628503540135E-8, 2.75573136213856773549E-6,
-           -1.98412698295895384658E-4, 8.33333333332211858862E-3, -1.66666666666666307295E-1)
-_COSCOF = (1.13678171382044553091E-11, -2.08758833757683644217E-9, 2.75573155429816611547E-7,
-           -2.48015872936186303776E-5, 1.38888888888806666760E-3, -4.16666666666666348141E-2,
-           4.99999999999999999798E-1)
-_PI180 = 1.74532925199432957692E-2
-
-
-def _polevl(x, coef):
-    ans = coef[0]
-    for c in coef[1:]:
-        ans = ans * x + c
-    return ans
-
-
-def _octant(x):
-    y = math.floor(x / 45.0)
-    z = y - math.ldexp(math.floor(math.ldexp(y, -4)), 4)
-    j = int(z)
-    if j & 1:
-        j += 1
-        y += 1.0
-    z = (x - y * 45.0) * _PI180
-    return j & 7, z, z * z
-
-
-def _sindg(x):
-    sign = 1
-    if x < 0:
-        x, sign = -x, -1
-    if x > 1.0e14:
-        return 0.0
-    j, z, zz = _octant(x)
-    if j > 3:
-        sign, j = -sign, j - 4
-    if j in (1, 2):
-        y = 1.0 - zz * _polevl(zz, _COSCOF)
-    else:
-        y = z + z * (zz * _polevl(zz, _SINCOF))
-    return -y if sign < 0 else y
-
-
-def _cosdg(x):
-    sign = 1
-    x = abs(x)
-    if x > 1.0e14:
-        return 0.0
-    j, z, zz = _octant(x)
-    if j > 3:
-        sign, j = -sign, j - 4
-    if j > 1:
-        sign = -sign
-    if j in (1, 2):
-        y = z + z * (zz * _polevl(zz, _SINCOF))
-    else:
-        y = 1.0 - zz * _polevl(zz, _COSCOF)
-    return -y if sign < 0 else y
-
-
 def rotate(input, angle, axes=(1, 0), reshape=True, output=None, order=3, mode="constant",
            cval=0.0, prefilter=True):
     """Rotates `input` by `angle` degrees in the plane of `axes` (scipy.ndimage.rotate); in 3-D
@@ -343,7 +279,9 @@ def rotate(input, angle, axes=(1, 0), reshape=True, output=None, order=3, mode="
     if axes[0] < 0 or axes[1] < 0 or axes[0] >= ndim or axes[1] >= ndim:
         raise ValueError("invalid rotation plane specified")
     axes.sort()
-    c, s = _cosdg(float(angle)), _sindg(float(angle))
+    # cos and sin as scipy.special.cosdg/sindg, which scipy's rotate uses (sv::cosdg, sv::sindg):
+    # the matrix is scipy's to the last bit, which order-0 ties depend on.
+    c, s = _core.cosdg(float(angle)), _core.sindg(float(angle))
     rot = np.array([[c, s], [-s, c]])
     img_shape = np.asarray(a.shape)
     in_plane_shape = img_shape[axes]

@@ -319,6 +319,8 @@ PYBIND11_MODULE(_core, m) {
   m.def("spline_filter1d", &spline_filter1d, py::arg("input"), py::arg("order"), py::arg("axis"),
         py::arg("mode"));
   m.def("spline_filter", &spline_filter, py::arg("input"), py::arg("order"), py::arg("mode"));
+  m.def("cosdg", &sv::cosdg, py::arg("degrees"));  // as scipy.special, for rotate's matrix
+  m.def("sindg", &sv::sindg, py::arg("degrees"));
   m.def("map_coordinates", &map_coordinates, py::arg("input"), py::arg("coordinates"),
         py::arg("order"), py::arg("mode"), py::arg("cval"), py::arg("prefilter"));
   m.def("zoom", &zoom, py::arg("input"), py::arg("output_shape"), py::arg("order"), py::arg("mode"),

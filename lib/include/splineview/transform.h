@@ -99,4 +99,11 @@ Array<double> affine_transform_planes(const std::vector<std::size_t>& dims, std:
                                       const double offset[2], std::size_t out_a, std::size_t out_b,
                                       const SamplerOptions& opt, bool prefilter = true);
 
+// cos and sin of an angle in degrees as scipy.special.cosdg/sindg compute them, which
+// scipy.ndimage.rotate uses for its matrix: the same reduction to octants and polynomials, so
+// the rotation matrix is scipy's to the last bit (an ulp decides order-0 ties; cosdg(90) is
+// exactly 0). Used by splinetool's rotate and the Python package's.
+double sindg(double degrees);
+double cosdg(double degrees);
+
 }  // namespace sv
