@@ -11,7 +11,7 @@ import warnings
 
 import numpy as np
 
-from . import _core
+from . import _core, _gpu
 
 __all__ = ["spline_filter1d", "spline_filter", "map_coordinates", "zoom", "shift",
            "affine_transform", "rotate"]
@@ -36,6 +36,15 @@ def _check_order(order):
 
 
 def _as_input(input, allow_0d=False):
+    if _gpu.is_device_array(input):  # CuPy / torch on a CUDA device: the GPU path (_gpu.py)
+        a = _gpu.DeviceInput(input)
+        if a.dtype.kind == "c":
+            raise TypeError("complex input is not supported by splineview")
+        if not (np.issubdtype(a.dtype, np.number) or a.dtype == np.bool_):
+            raise TypeError("input must be a numeric array, got dtype %s" % a.dtype)
+        if a.ndim == 0 and not allow_0d:
+            raise RuntimeError("input must have at least one dimension")
+        return a
     a = np.asarray(input)
     if np.iscomplexobj(a):
         raise TypeError("complex input is not supported by splineview")
@@ -46,11 +55,19 @@ def _as_input(input, allow_0d=False):
     return a
 
 
-def _store(result, output, shape, input_dtype):
+def _engine(a):
+    """Where the work runs: the GPU path for device arrays, else the C++ CPU library."""
+    return _gpu if isinstance(a, _gpu.DeviceInput) else _core
+
+
+def _store(result, output, shape, input_dtype, a=None):
     """Returns (array, return_value) as scipy does: `output` None -> a new array of the input's
     dtype; a dtype (or type) -> a new array of it; an ndarray -> filled in place and None
     returned. Integer outputs are rounded half away from zero (scipy's rule) and clipped to the
-    type's range (where scipy's C cast is undefined)."""
+    type's range (where scipy's C cast is undefined). For a device input `a`, the same on the
+    device (_gpu.store)."""
+    if isinstance(a, _gpu.DeviceInput):
+        return _gpu.store(a, result, output, shape, input_dtype)
     if output is None:
         dtype = input_dtype
         target = None
@@ -87,11 +104,13 @@ def spline_filter1d(input, order=3, axis=-1, output=np.float64, mode="mirror"):
     a = _as_input(input)
     order = _check_order(order)
     mode = _check_mode(mode)
-    if order in (0, 1):
+    if isinstance(a, _gpu.DeviceInput):
+        result = _gpu.spline_filter1d(a, order, int(axis), mode, _filter_dtype(output))
+    elif order in (0, 1):
         result = a.astype(np.float64)
     else:
         result = _core.spline_filter1d(a, order, int(axis), mode)
-    return _store(result, output, a.shape, np.dtype(np.float64))
+    return _store(result, output, a.shape, np.dtype(np.float64), a)
 
 
 def spline_filter(input, order=3, output=np.float64, mode="mirror"):
@@ -100,11 +119,15 @@ def spline_filter(input, order=3, output=np.float64, mode="mirror"):
     a = _as_input(input, allow_0d=True)
     order = _check_order(order)
     mode = _check_mode(mode)
-    if order in (0, 1) or a.ndim == 0:
+    if isinstance(a, _gpu.DeviceInput):
+        if a.ndim == 0:
+            raise ValueError("a 0-D device array has no axis to filter")
+        result = _gpu.spline_filter(a, order, mode, _filter_dtype(output))
+    elif order in (0, 1) or a.ndim == 0:
         result = a.astype(np.float64)
     else:
         result = _core.spline_filter(a, order, mode)
-    return _store(result, output, a.shape, np.dtype(np.float64))
+    return _store(result, output, a.shape, np.dtype(np.float64), a)
 
 
 def map_coordinates(input, coordinates, output=None, order=3, mode="constant", cval=0.0,
@@ -115,14 +138,20 @@ def map_coordinates(input, coordinates, output=None, order=3, mode="constant", c
     a = _as_input(input)
     order = _check_order(order)
     mode = _check_mode(mode)
-    c = np.asarray(coordinates)
-    if np.iscomplexobj(c):
+    if isinstance(a, _gpu.DeviceInput) and _gpu.is_device_array(coordinates):
+        c = _gpu.DeviceInput(coordinates)
+    elif _gpu.is_device_array(coordinates):
+        raise TypeError("coordinates are on the GPU but the input is not; pass both on the "
+                        "same device")
+    else:
+        c = np.asarray(coordinates)
+    if c.dtype.kind == "c":
         raise TypeError("complex coordinates are not supported")
     if c.ndim < 1 or c.shape[0] != a.ndim:
         raise RuntimeError("invalid shape for coordinate array: %s for a %d-D input"
                            % (c.shape, a.ndim))
-    result = _core.map_coordinates(a, c, order, mode, float(cval), bool(prefilter))
-    return _store(result, output, c.shape[1:], a.dtype)
+    result = _engine(a).map_coordinates(a, c, order, mode, float(cval), bool(prefilter))
+    return _store(result, output, c.shape[1:], a.dtype, a)
 
 
 # The geometric transforms. splineview's arrays have 1 to 3 dimensions: the functions below
@@ -151,14 +180,38 @@ def _sequence(value, rank, what):
     return values
 
 
-def _empty_result(shape, output, input_dtype):
-    return _store(np.zeros(shape, dtype=np.float64), output, shape, input_dtype)
+def _empty_result(shape, output, input_dtype, a=None):
+    zeros = (_gpu.zeros(a, shape) if isinstance(a, _gpu.DeviceInput)
+             else np.zeros(shape, dtype=np.float64))
+    return _store(zeros, output, shape, input_dtype, a)
 
 
 def _output_shape_of(output, default):
-    if isinstance(output, np.ndarray):
-        return output.shape
+    if isinstance(output, np.ndarray) or _gpu.is_device_array(output):
+        return tuple(output.shape)
     return tuple(default)
+
+
+def _filter_dtype(output):
+    """The GPU prefilter's working dtype: the output's when it is float32 or float64 (scipy's
+    default output is float64), else float64."""
+    if output is None:
+        return np.dtype(np.float64)
+    if _gpu.is_device_array(output):
+        output = _gpu.DeviceInput(output).dtype
+    try:
+        dtype = np.dtype(output)
+    except TypeError:
+        return np.dtype(np.float64)
+    return dtype if dtype in (np.float32, np.float64) else np.dtype(np.float64)
+
+
+def _host_values(value):
+    """A matrix or offset given as a device array, brought to the host."""
+    if _gpu.is_device_array(value):
+        d = _gpu.DeviceInput(value)
+        return d.lib.to_host(d.array)
+    return value
 
 
 def zoom(input, zoom, output=None, order=3, mode="constant", cval=0.0, prefilter=True, *,
@@ -182,10 +235,10 @@ def zoom(input, zoom, output=None, order=3, mode="constant", cval=0.0, prefilter
         warnings.warn("It is recommended to use mode = %s instead of %s when grid_mode is True."
                       % ("grid-constant" if mode == "constant" else "grid-wrap", mode))
     if min(shape) <= 0:
-        return _empty_result(shape, output, a.dtype)
-    result = _core.zoom(a, list(shape), order, mode, float(cval), bool(prefilter),
-                        bool(grid_mode))
-    return _store(result, output, shape, a.dtype)
+        return _empty_result(shape, output, a.dtype, a)
+    result = _engine(a).zoom(a, list(shape), order, mode, float(cval), bool(prefilter),
+                             bool(grid_mode))
+    return _store(result, output, shape, a.dtype, a)
 
 
 def shift(input, shift, output=None, order=3, mode="constant", cval=0.0, prefilter=True):
@@ -196,8 +249,8 @@ def shift(input, shift, output=None, order=3, mode="constant", cval=0.0, prefilt
     order = _check_order(order)
     mode = _check_mode(mode)
     shifts = [float(s) for s in _sequence(shift, a.ndim, "shift")]
-    result = _core.shift(a, shifts, order, mode, float(cval), bool(prefilter))
-    return _store(result, output, a.shape, a.dtype)
+    result = _engine(a).shift(a, shifts, order, mode, float(cval), bool(prefilter))
+    return _store(result, output, a.shape, a.dtype, a)
 
 
 def affine_transform(input, matrix, offset=0.0, output_shape=None, output=None, order=3,
@@ -220,7 +273,7 @@ def affine_transform(input, matrix, offset=0.0, output_shape=None, output=None, 
     if len(output_shape) > 3:
         raise ValueError("output has %d dimensions; splineview handles 1-, 2- and 3-D data only"
                          % len(output_shape))
-    m = np.asarray(matrix, dtype=np.float64)
+    m = np.asarray(_host_values(matrix), dtype=np.float64)
     if m.ndim not in (1, 2) or m.shape[0] < 1:
         raise RuntimeError("no proper affine matrix provided")
     nd = a.ndim
@@ -237,7 +290,7 @@ def affine_transform(input, matrix, offset=0.0, output_shape=None, output=None, 
         raise RuntimeError("affine matrix has wrong number of rows")
     if m.ndim == 2 and m.shape[1] != len(output_shape):
         raise RuntimeError("affine matrix has wrong number of columns")
-    off = np.asarray(_sequence(offset, nd, "offset"), dtype=np.float64)
+    off = np.asarray(_sequence(_host_values(offset), nd, "offset"), dtype=np.float64)
     if off.ndim != 1:
         raise RuntimeError("no proper offset provided")
     if m.ndim == 1:
@@ -246,11 +299,11 @@ def affine_transform(input, matrix, offset=0.0, output_shape=None, output=None, 
         if len(output_shape) != nd:
             raise RuntimeError("a 1-D matrix needs an output of the input's rank")
     if min(output_shape) <= 0:
-        return _empty_result(output_shape, output, a.dtype)
-    result = _core.affine_transform(a, [float(v) for v in m.ravel()], [float(v) for v in off],
-                                    list(output_shape), order, mode, float(cval),
-                                    bool(prefilter), m.ndim == 1)
-    return _store(result, output, output_shape, a.dtype)
+        return _empty_result(output_shape, output, a.dtype, a)
+    result = _engine(a).affine_transform(a, [float(v) for v in m.ravel()],
+                                         [float(v) for v in off], list(output_shape), order,
+                                         mode, float(cval), bool(prefilter), m.ndim == 1)
+    return _store(result, output, output_shape, a.dtype, a)
 
 
 def rotate(input, angle, axes=(1, 0), reshape=True, output=None, order=3, mode="constant",
@@ -298,17 +351,19 @@ def rotate(input, angle, axes=(1, 0), reshape=True, output=None, order=3, mode="
     output_shape[axes] = out_plane_shape
     output_shape = tuple(int(n) for n in output_shape)
     if min(output_shape) <= 0:
-        return _empty_result(output_shape, output, a.dtype)
+        return _empty_result(output_shape, output, a.dtype, a)
     matrix = [float(v) for v in rot.ravel()]
     off = [float(v) for v in offset]
+    engine = _engine(a)
     if ndim == 2:
-        result = _core.affine_transform(a, matrix, off, list(output_shape), order, mode,
-                                        float(cval), bool(prefilter), False)
+        result = engine.affine_transform(a, matrix, off, list(output_shape), order, mode,
+                                         float(cval), bool(prefilter), False)
     else:
-        result = _core.affine_transform_planes(a, axes[0], axes[1], matrix, off,
-                                               int(out_plane_shape[0]), int(out_plane_shape[1]),
-                                               order, mode, float(cval), bool(prefilter))
-    return _store(result, output, output_shape, a.dtype)
+        result = engine.affine_transform_planes(a, axes[0], axes[1], matrix, off,
+                                                int(out_plane_shape[0]),
+                                                int(out_plane_shape[1]), order, mode,
+                                                float(cval), bool(prefilter))
+    return _store(result, output, output_shape, a.dtype, a)
 
 
 # Complex data, as scipy.ndimage takes it: the real and imaginary parts are interpolated
@@ -323,6 +378,11 @@ def _complex_aware(fn):
         bound = signature.bind(*args, **kwargs)
         bound.apply_defaults()
         arguments = dict(bound.arguments)
+        if _gpu.is_device_array(arguments["input"]):
+            d = _gpu.DeviceInput(arguments["input"])
+            if d.dtype.kind != "c":
+                return fn(*args, **kwargs)
+            return _complex_on_device(fn, arguments, d)
         a = np.asarray(arguments["input"])
         if not np.iscomplexobj(a):
             return fn(*args, **kwargs)
@@ -352,6 +412,35 @@ def _complex_aware(fn):
         return result.astype(out_dtype, copy=False)
 
     return wrapper
+
+
+def _complex_on_device(fn, arguments, d):
+    """_complex_aware for a complex device array: the parts on the device, the same rules."""
+    lib = d.lib
+    output = arguments.get("output")
+    if output is None:
+        out_dtype = d.dtype
+    elif _gpu.is_device_array(output):
+        if _gpu.DeviceInput(output).dtype.kind != "c":
+            raise RuntimeError("output must have complex dtype")
+        out_dtype = None
+    else:
+        out_dtype = np.dtype(output)
+        if out_dtype.kind != "c":
+            warnings.warn("promoting specified output dtype to complex")
+            out_dtype = np.promote_types(out_dtype, np.complex64)
+    cval = arguments.get("cval", 0.0)
+    parts = []
+    for part, part_cval in zip(lib.real_imag(d.array), (np.real(cval), np.imag(cval))):
+        call = dict(arguments, input=lib.contiguous(part, np.float64), output=np.float64)
+        if "cval" in call:
+            call["cval"] = float(part_cval)
+        parts.append(fn(**call))
+    result = parts[0] + 1j * parts[1]
+    if out_dtype is None:
+        lib.fill(lib.wrap(output), result)
+        return None
+    return lib.astype(result, out_dtype)
 
 
 spline_filter1d = _complex_aware(spline_filter1d)

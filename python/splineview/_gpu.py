@@ -1,0 +1,432 @@
+"""The GPU path of splineview's scipy.ndimage functions: CuPy arrays and torch tensors on a CUDA
+device (anything with __cuda_array_interface__ is taken through CuPy) are processed on their
+device, on the caller's current stream, and the results come back as arrays of the same library
+on the same device. The kernels are splineview._cuda (C++/CUDA, cuda_ndimage.h).
+
+Working precision, as cupyx.scipy.ndimage: float32 input is prefiltered and stored as float32
+coefficients, anything else as float64; the weights, positions and sums are double in every
+case, and positions are computed with scipy's arithmetic, so boundary modes, cval and order-0
+ties are scipy's. spline_filter/spline_filter1d compute in their output dtype when it is float32
+or float64 (scipy's default output is float64). A coordinate that is non-finite or beyond 1e12
+gives NaN on the device (the CPU path refuses it with an error).
+
+Without the CUDA module (a build without CUDA) or without a usable device, a device array is
+copied to the host, processed by the CPU path and copied back, with a warning once per process.
+"""
+import warnings
+
+import numpy as np
+
+try:
+    from . import _cuda
+except ImportError:  # a build without CUDA
+    _cuda = None
+
+_fallback_warned = False
+
+
+def _is_torch(x):
+    return type(x).__module__.split(".")[0] == "torch" and hasattr(x, "is_cuda")
+
+
+def is_device_array(x):
+    """True for a torch tensor on a CUDA device or an object with __cuda_array_interface__."""
+    if _is_torch(x):
+        return bool(x.is_cuda)
+    return hasattr(type(x), "__cuda_array_interface__")
+
+
+_availability = None
+
+
+def gpu_available():
+    """(True, "") when the CUDA path can run here, else (False, the reason). Asked of the CUDA
+    runtime once per process (the query costs about half a millisecond)."""
+    global _availability
+    if _availability is None:
+        if _cuda is None:
+            _availability = (False, "this build of splineview has no CUDA path "
+                                    "(splineview._cuda is missing)")
+        else:
+            ok, why = _cuda.available()
+            _availability = (bool(ok), why)
+    return _availability
+
+
+class _Cupy:
+    name = "cupy"
+
+    def __init__(self, x):
+        import cupy
+        self.xp = cupy
+        self.device = int(x.device.id)
+
+    def wrap(self, x):
+        return x if isinstance(x, self.xp.ndarray) else self.xp.asarray(x)
+
+    def owns(self, x):
+        return isinstance(x, self.xp.ndarray)
+
+    def dtype(self, a):
+        return np.dtype(a.dtype)
+
+    def ptr(self, a):
+        return int(a.data.ptr)
+
+    def stream(self):
+        with self.xp.cuda.Device(self.device):
+            return int(self.xp.cuda.get_current_stream().ptr)
+
+    def empty(self, shape, dtype):
+        with self.xp.cuda.Device(self.device):
+            return self.xp.empty(tuple(shape), dtype=dtype)
+
+    def contiguous(self, a, dtype):
+        with self.xp.cuda.Device(self.device):
+            return self.xp.ascontiguousarray(a.astype(dtype, copy=False))
+
+    def copy(self, a, dtype):
+        with self.xp.cuda.Device(self.device):
+            return a.astype(dtype, order="C", copy=True)
+
+    def round_half_away(self, r):
+        xp = self.xp
+        with xp.cuda.Device(self.device):
+            return xp.where(r >= 0, xp.floor(r + 0.5), xp.ceil(r - 0.5))
+
+    def clip(self, r, lo, hi):
+        with self.xp.cuda.Device(self.device):
+            return self.xp.clip(r, lo, hi)
+
+    def astype(self, a, dtype):
+        with self.xp.cuda.Device(self.device):
+            return a.astype(dtype)
+
+    def fill(self, target, result):
+        with self.xp.cuda.Device(self.device):
+            target[...] = result
+
+    def zeros(self, shape, dtype):
+        with self.xp.cuda.Device(self.device):
+            return self.xp.zeros(tuple(shape), dtype=dtype)
+
+    def to_host(self, a):
+        return self.xp.asnumpy(a)
+
+    def from_host(self, a):
+        with self.xp.cuda.Device(self.device):
+            return self.xp.asarray(a)
+
+    def real_imag(self, a):
+        return a.real, a.imag
+
+
+class _Torch:
+    name = "torch"
+
+    def __init__(self, x):
+        import torch
+        self.torch = torch
+        self.dev = x.device
+        self.device = int(x.device.index if x.device.index is not None else
+                          torch.cuda.current_device())
+        self._to_np = {torch.float16: np.float16, torch.float32: np.float32,
+                       torch.float64: np.float64, torch.uint8: np.uint8, torch.int8: np.int8,
+                       torch.int16: np.int16, torch.int32: np.int32, torch.int64: np.int64,
+                       torch.bool: np.bool_, torch.complex64: np.complex64,
+                       torch.complex128: np.complex128}
+        self._to_torch = {np.dtype(v): k for k, v in self._to_np.items()}
+
+    def wrap(self, x):
+        return x.detach()
+
+    def owns(self, x):
+        return isinstance(x, self.torch.Tensor) and x.is_cuda
+
+    def _t(self, dtype):
+        try:
+            return self._to_torch[np.dtype(dtype)]
+        except KeyError:
+            raise TypeError("torch has no tensor type for %s" % np.dtype(dtype)) from None
+
+    def dtype(self, a):
+        try:
+            return np.dtype(self._to_np[a.dtype])
+        except KeyError:
+            raise TypeError("input must be a numeric tensor, got %s" % a.dtype) from None
+
+    def ptr(self, a):
+        return int(a.data_ptr())
+
+    def stream(self):
+        return int(self.torch.cuda.current_stream(self.dev).cuda_stream)
+
+    def empty(self, shape, dtype):
+        return self.torch.empty(tuple(shape), dtype=self._t(dtype), device=self.dev)
+
+    def contiguous(self, a, dtype):
+        return a.to(dtype=self._t(dtype)).contiguous()
+
+    def copy(self, a, dtype):
+        out = self.empty(a.shape, dtype)
+        out.copy_(a)
+        return out
+
+    def round_half_away(self, r):
+        t = self.torch
+        return t.where(r >= 0, t.floor(r + 0.5), t.ceil(r - 0.5))
+
+    def clip(self, r, lo, hi):
+        return r.clamp(lo, hi)
+
+    def astype(self, a, dtype):
+        return a.to(dtype=self._t(dtype))
+
+    def fill(self, target, result):
+        target.copy_(result)
+
+    def zeros(self, shape, dtype):
+        return self.torch.zeros(tuple(shape), dtype=self._t(dtype), device=self.dev)
+
+    def to_host(self, a):
+        return a.cpu().numpy()
+
+    def from_host(self, a):
+        return self.torch.as_tensor(np.ascontiguousarray(a), device=self.dev)
+
+    def real_imag(self, a):
+        return a.real, a.imag
+
+
+class DeviceInput:
+    """A device array with its library: shape, ndim and dtype (a NumPy dtype) as NumPy's."""
+
+    def __init__(self, x):
+        if _is_torch(x):
+            self.lib = _Torch(x)
+        else:
+            import cupy
+            x = cupy.asarray(x)  # no copy: CuPy reads __cuda_array_interface__
+            self.lib = _Cupy(x)
+        self.array = self.lib.wrap(x)
+        self.shape = tuple(int(n) for n in self.array.shape)
+        self.ndim = len(self.shape)
+        self.dtype = self.lib.dtype(self.array)
+
+
+def _usable():
+    global _fallback_warned
+    ok, why = gpu_available()
+    if not ok and not _fallback_warned:
+        _fallback_warned = True
+        warnings.warn("splineview: device arrays are processed on the CPU (%s)" % why,
+                      RuntimeWarning, stacklevel=4)
+    return ok
+
+
+def _work_dtype(dtype):
+    return np.dtype(np.float32) if dtype in (np.float32, np.float16) else np.dtype(np.float64)
+
+
+def _code(dtype):
+    return "f" if np.dtype(dtype) == np.float32 else "d"
+
+
+def _call(a, fn, *args):
+    _cuda_fn = getattr(_cuda, fn)
+    _cuda_fn(*args, a.lib.stream(), a.lib.device)
+
+
+# ---- the operations, with the signatures of splineview._core's (plus the working dtype) ----
+
+def spline_filter1d(a, order, axis, mode, work):
+    """Coefficients along `axis`, computed in `work` (float32 or float64)."""
+    if not _usable():
+        from . import _core
+        return a.lib.from_host(_core.spline_filter1d(a.lib.to_host(a.array), order, axis, mode))
+    rank = a.ndim
+    if axis < -rank or axis >= rank:
+        raise ValueError("axis %d is out of range for a %d-D array" % (axis, rank))
+    out = a.lib.copy(a.array, work)
+    if order > 1:
+        _call(a, "spline_filter1d", a.lib.ptr(out), _code(work), list(a.shape), axis % rank,
+              order, mode)
+    return out
+
+
+def spline_filter(a, order, mode, work):
+    if not _usable():
+        from . import _core
+        return a.lib.from_host(_core.spline_filter(a.lib.to_host(a.array), order, mode))
+    out = a.lib.copy(a.array, work)
+    if order > 1:
+        _call(a, "spline_filter", a.lib.ptr(out), _code(work), list(a.shape), order, mode)
+    return out
+
+
+def _coefficients(a, order, mode, cval, prefilter):
+    """(coefficients, extents, shift): what sv::Interpolant holds, on the device."""
+    work = _work_dtype(a.dtype)
+    lib = a.lib
+    if not prefilter or order < 2:
+        return lib.contiguous(a.array, work), list(a.shape), 0.0
+    pad = int(_cuda.interpolation_pad(mode, order))
+    if pad:
+        src = lib.contiguous(a.array, work)
+        dims = [n + 2 * pad for n in a.shape]
+        coef = lib.empty(dims, work)
+        _call(a, "pad", lib.ptr(src), lib.ptr(coef), _code(work), list(a.shape), pad,
+              mode == "nearest", float(cval))
+    else:
+        dims = list(a.shape)
+        coef = lib.copy(a.array, work)
+    _call(a, "spline_filter", lib.ptr(coef), _code(work), dims, order, mode)
+    return coef, dims, float(pad)
+
+
+def _host_fallback(a, name, *args):
+    from . import _core
+    return a.lib.from_host(getattr(_core, name)(a.lib.to_host(a.array), *args))
+
+
+def map_coordinates(a, coordinates, order, mode, cval, prefilter):
+    """coordinates: a DeviceInput of the same library or a NumPy array, shape (d, ...)."""
+    lib = a.lib
+    if isinstance(coordinates, DeviceInput):
+        c = coordinates.array
+        cdtype = np.float32 if coordinates.dtype == np.float32 else np.float64
+        if not _usable():
+            return _host_fallback(a, "map_coordinates", lib.to_host(c).astype(np.float64),
+                                  order, mode, cval, prefilter)
+        c = lib.contiguous(c, cdtype)
+        shape = coordinates.shape[1:]
+    else:
+        host = np.ascontiguousarray(coordinates, dtype=np.float64)
+        if not _usable():
+            return _host_fallback(a, "map_coordinates", host, order, mode, cval, prefilter)
+        c = lib.from_host(host)
+        cdtype = np.float64
+        shape = host.shape[1:]
+    coef, dims, shift = _coefficients(a, order, mode, cval, prefilter)
+    work = _work_dtype(a.dtype)
+    out = lib.empty(shape, work)
+    m = int(np.prod(shape, dtype=np.int64))
+    if m:
+        _call(a, "map_coordinates", lib.ptr(coef), _code(work), dims, order, mode, float(cval),
+              shift, lib.ptr(c), _code(cdtype), m, lib.ptr(out))
+    return out
+
+
+def _tables(a, tables, order, mode, cval, prefilter):
+    coef, dims, shift = _coefficients(a, order, mode, cval, prefilter)
+    work = _work_dtype(a.dtype)
+    out = a.lib.empty([len(t) for t in tables], work)
+    _call(a, "sample_tables", a.lib.ptr(coef), _code(work), dims, order, mode, float(cval), shift,
+          [list(map(float, t)) for t in tables], a.lib.ptr(out))
+    return out
+
+
+# scipy's positions with its arithmetic (lib/include/splineview/transform.h); NumPy's float64
+# operations round each step as the C++ code does.
+def _zoom_positions(n_in, n_out, grid_mode):
+    num = float(n_in if grid_mode else n_in - 1)
+    div = float(n_out if grid_mode else n_out - 1)
+    z = num / div if div != 0 else 1.0
+    i = np.arange(n_out, dtype=np.float64)
+    return ((i + 0.5) * z) - 0.5 if grid_mode else i * z
+
+
+def zoom(a, shape, order, mode, cval, prefilter, grid_mode):
+    if not _usable():
+        return _host_fallback(a, "zoom", shape, order, mode, cval, prefilter, grid_mode)
+    tables = [_zoom_positions(n, m, grid_mode) for n, m in zip(a.shape, shape)]
+    return _tables(a, tables, order, mode, cval, prefilter)
+
+
+def shift(a, shifts, order, mode, cval, prefilter):
+    if not _usable():
+        return _host_fallback(a, "shift", shifts, order, mode, cval, prefilter)
+    tables = [np.arange(n, dtype=np.float64) + (-s) for n, s in zip(a.shape, shifts)]
+    return _tables(a, tables, order, mode, cval, prefilter)
+
+
+def affine_transform(a, matrix, offset, output_shape, order, mode, cval, prefilter, diagonal_1d):
+    if not _usable():
+        return _host_fallback(a, "affine_transform", matrix, offset, output_shape, order, mode,
+                              cval, prefilter, diagonal_1d)
+    if diagonal_1d:  # scipy's zoom_shift positions: (o + offset / m) * m
+        tables = []
+        for n, m, off in zip(output_shape, matrix, offset):
+            i = np.arange(n, dtype=np.float64)
+            tables.append((i + off / m) * m if m != 0 else i * 0.0 + off)
+        return _tables(a, tables, order, mode, cval, prefilter)
+    coef, dims, shift_ = _coefficients(a, order, mode, cval, prefilter)
+    work = _work_dtype(a.dtype)
+    out = a.lib.empty(output_shape, work)
+    _call(a, "sample_affine", a.lib.ptr(coef), _code(work), dims, order, mode, float(cval),
+          shift_, [float(v) for v in matrix], [float(v) for v in offset],
+          [int(n) for n in output_shape], a.lib.ptr(out))
+    return out
+
+
+def affine_transform_planes(a, axis_a, axis_b, matrix, offset, out_a, out_b, order, mode, cval,
+                            prefilter):
+    """3-D rotate: the 2-D transform of every plane parallel to (axis_a, axis_b), as one 3-D
+    transform whose matrix is the identity on the third axis. Its positions on that axis are
+    integers, where the 3-D spline equals the plane's 2-D spline (interpolation), so the result
+    is scipy's plane-by-plane one to rounding."""
+    if not _usable():
+        return _host_fallback(a, "affine_transform_planes", axis_a, axis_b, matrix, offset,
+                              out_a, out_b, order, mode, cval, prefilter)
+    m3 = np.eye(3)
+    m3[axis_a, axis_a], m3[axis_a, axis_b] = matrix[0], matrix[1]
+    m3[axis_b, axis_a], m3[axis_b, axis_b] = matrix[2], matrix[3]
+    off3 = [0.0, 0.0, 0.0]
+    off3[axis_a], off3[axis_b] = offset[0], offset[1]
+    shape = list(a.shape)
+    shape[axis_a], shape[axis_b] = out_a, out_b
+    return affine_transform(a, list(m3.ravel()), off3, shape, order, mode, cval, prefilter,
+                            False)
+
+
+def as_float64(a):
+    return a.lib.contiguous(a.array, np.float64)
+
+
+def zeros(a, shape):
+    return a.lib.zeros(shape, np.float64)
+
+
+def store(a, result, output, shape, input_dtype):
+    """_ndimage._store for device results: output None (the input's dtype), a dtype, or an
+    array of the input's library on its device to fill (then None is returned)."""
+    lib = a.lib
+    if output is None:
+        dtype, target = np.dtype(input_dtype), None
+    elif is_device_array(output):
+        target = lib.wrap(output)
+        if not lib.owns(target):
+            raise TypeError("output must be an array of the input's library (%s)" % lib.name)
+        if tuple(target.shape) != tuple(shape):
+            raise RuntimeError("output shape %s does not match the result's %s"
+                               % (tuple(target.shape), tuple(shape)))
+        dtype = lib.dtype(target)
+    elif isinstance(output, np.ndarray):
+        raise TypeError("output is a NumPy array but the input is on the GPU; pass an array of "
+                        "the input's library (%s) or a dtype" % lib.name)
+    else:
+        dtype, target = np.dtype(output), None
+    if np.issubdtype(dtype, np.complexfloating):
+        raise TypeError("complex output is not supported by splineview")
+    if np.issubdtype(dtype, np.integer) or dtype == np.bool_:
+        r = lib.round_half_away(result)
+        if dtype != np.bool_:
+            info = np.iinfo(dtype)
+            r = lib.clip(r, int(info.min), int(info.max))
+        result = r
+    if target is not None:
+        lib.fill(target, result)
+        return None
+    if lib.dtype(result) == dtype:
+        return result
+    return lib.astype(result, dtype)

@@ -1,0 +1,168 @@
+// splineview._cuda: the package's GPU path (pybind11 over cuda_ndimage.h). It takes raw device
+// pointers, extents and the caller's CUDA stream and device from the Python layer
+// (splineview/_gpu.py), which reads them from CuPy arrays or torch tensors, allocates the
+// results with the same library and keeps them alive; nothing here owns device memory beyond
+// the prefilter's stream-ordered scratch. Work is queued on the caller's stream; the GIL is
+// released while the host side queues it.
+#include <pybind11/pybind11.h>
+#include <pybind11/stl.h>
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "splineview/array.h"
+#include "splineview/cuda_memory.h"
+#include "splineview/cuda_ndimage.h"
+#include "splineview/error.h"
+#include "splineview/sampler.h"
+
+namespace py = pybind11;
+namespace nd = sv::cuda::nd;
+
+namespace {
+
+using Dims = std::vector<std::size_t>;
+
+sv::Boundary mode_of(const std::string& mode) {
+  try {
+    return sv::parse_boundary(mode);
+  } catch (const sv::Error& e) {
+    throw py::value_error(e.what());
+  }
+}
+
+// 'f' (float32) or 'd' (float64): the data types the kernels take.
+bool is_double(const std::string& dtype) {
+  if (dtype == "d") return true;
+  if (dtype == "f") return false;
+  throw py::value_error("CUDA path: data type code '" + dtype + "' (expected 'f' or 'd')");
+}
+
+template <class F>
+void on_device(int device, F&& f) {
+  py::gil_scoped_release release;
+  nd::use_device(device);
+  f();
+}
+
+void spline_filter1d(std::uintptr_t data, const std::string& dtype, const Dims& dims,
+                     std::size_t axis, int order, const std::string& mode, std::uintptr_t stream,
+                     int device) {
+  const sv::Boundary b = mode_of(mode);
+  on_device(device, [&] {
+    if (is_double(dtype))
+      nd::spline_filter1d(reinterpret_cast<double*>(data), dims, axis, order, b, stream);
+    else
+      nd::spline_filter1d(reinterpret_cast<float*>(data), dims, axis, order, b, stream);
+  });
+}
+
+void spline_filter(std::uintptr_t data, const std::string& dtype, const Dims& dims, int order,
+                   const std::string& mode, std::uintptr_t stream, int device) {
+  const sv::Boundary b = mode_of(mode);
+  on_device(device, [&] {
+    if (is_double(dtype))
+      nd::spline_filter(reinterpret_cast<double*>(data), dims, order, b, stream);
+    else
+      nd::spline_filter(reinterpret_cast<float*>(data), dims, order, b, stream);
+  });
+}
+
+void pad(std::uintptr_t src, std::uintptr_t dst, const std::string& dtype, const Dims& dims,
+         std::size_t width, bool edge, double cval, std::uintptr_t stream, int device) {
+  on_device(device, [&] {
+    if (is_double(dtype))
+      nd::pad(reinterpret_cast<const double*>(src), dims, width, edge, cval,
+              reinterpret_cast<double*>(dst), stream);
+    else
+      nd::pad(reinterpret_cast<const float*>(src), dims, width, edge, cval,
+              reinterpret_cast<float*>(dst), stream);
+  });
+}
+
+nd::Spline spline_of(std::uintptr_t coefficients, const Dims& dims, int order,
+                     const std::string& mode, double cval, double shift) {
+  nd::Spline s;
+  s.coefficients = reinterpret_cast<const void*>(coefficients);
+  s.dims = dims;
+  s.degree = order;
+  s.mode = mode_of(mode);
+  s.cval = cval;
+  s.shift = shift;
+  return s;
+}
+
+void map_coordinates(std::uintptr_t coefficients, const std::string& dtype, const Dims& dims,
+                     int order, const std::string& mode, double cval, double shift,
+                     std::uintptr_t coordinates, const std::string& coordinate_dtype, std::size_t m,
+                     std::uintptr_t out, std::uintptr_t stream, int device) {
+  const nd::Spline s = spline_of(coefficients, dims, order, mode, cval, shift);
+  const bool cd = is_double(coordinate_dtype);
+  on_device(device, [&] {
+    if (is_double(dtype)) {
+      if (cd)
+        nd::map_coordinates(s, reinterpret_cast<const double*>(coordinates), m,
+                            reinterpret_cast<double*>(out), stream);
+      else
+        nd::map_coordinates(s, reinterpret_cast<const float*>(coordinates), m,
+                            reinterpret_cast<double*>(out), stream);
+    } else {
+      if (cd)
+        nd::map_coordinates(s, reinterpret_cast<const double*>(coordinates), m,
+                            reinterpret_cast<float*>(out), stream);
+      else
+        nd::map_coordinates(s, reinterpret_cast<const float*>(coordinates), m,
+                            reinterpret_cast<float*>(out), stream);
+    }
+  });
+}
+
+void sample_tables(std::uintptr_t coefficients, const std::string& dtype, const Dims& dims,
+                   int order, const std::string& mode, double cval, double shift,
+                   const std::vector<std::vector<double>>& tables, std::uintptr_t out,
+                   std::uintptr_t stream, int device) {
+  const nd::Spline s = spline_of(coefficients, dims, order, mode, cval, shift);
+  on_device(device, [&] {
+    if (is_double(dtype))
+      nd::sample_tables(s, tables, reinterpret_cast<double*>(out), stream);
+    else
+      nd::sample_tables(s, tables, reinterpret_cast<float*>(out), stream);
+  });
+}
+
+void sample_affine(std::uintptr_t coefficients, const std::string& dtype, const Dims& dims,
+                   int order, const std::string& mode, double cval, double shift,
+                   const std::vector<double>& matrix, const std::vector<double>& offset,
+                   const Dims& out_dims, std::uintptr_t out, std::uintptr_t stream, int device) {
+  const nd::Spline s = spline_of(coefficients, dims, order, mode, cval, shift);
+  on_device(device, [&] {
+    if (is_double(dtype))
+      nd::sample_affine(s, matrix, offset, out_dims, reinterpret_cast<double*>(out), stream);
+    else
+      nd::sample_affine(s, matrix, offset, out_dims, reinterpret_cast<float*>(out), stream);
+  });
+}
+
+py::tuple available() {
+  std::string why;
+  const bool ok = sv::cuda::available(&why);
+  return py::make_tuple(ok, why);
+}
+
+}  // namespace
+
+PYBIND11_MODULE(_cuda, m) {
+  m.doc() = "splineview's GPU path for CuPy and torch arrays (used by splineview._gpu)";
+  m.def("available", &available);
+  m.def("interpolation_pad", [](const std::string& mode, int order) {
+    return sv::interpolation_pad(mode_of(mode), order);
+  });
+  m.def("spline_filter1d", &spline_filter1d);
+  m.def("spline_filter", &spline_filter);
+  m.def("pad", &pad);
+  m.def("map_coordinates", &map_coordinates);
+  m.def("sample_tables", &sample_tables);
+  m.def("sample_affine", &sample_affine);
+}

@@ -1,0 +1,33 @@
+#!/usr/bin/env bash
+# Builds the Python package with its CUDA module on the GPU machine (package-only: no viewer or
+# loader libraries needed there) for that machine's python3, then runs the GPU tests and the
+# benchmark against cupyx. Run from the repository root on the GPU machine:
+#   tools/gpu_python.sh [test|bench|memcheck|all]   (results under $OUT when set)
+set -euo pipefail
+what=${1:-all}
+out=${OUT:-/tmp/sv-gpu-out}
+mkdir -p "$out"
+build=/tmp/sv-pkg
+py=$(command -v python3)
+nvidia-smi --query-gpu=name,memory.total,driver_version --format=csv,noheader | tee "$out/gpu.txt"
+if [ ! -f "$build/CMakeCache.txt" ]; then
+  cmake -S . -B "$build" -DCMAKE_BUILD_TYPE=Release -DSPLINEVIEW_PACKAGE_ONLY=ON \
+    -DSPLINEVIEW_BUILD_TESTS=OFF -DPython3_EXECUTABLE="$py" \
+    -Dpybind11_DIR="$("$py" -m pybind11 --cmakedir)" > "$out/configure.log" 2>&1 ||
+    { tail -30 "$out/configure.log"; exit 1; }
+fi
+start=$(date +%s)
+cmake --build "$build" -j"$(nproc)" > "$out/build.log" 2>&1 || { tail -40 "$out/build.log"; exit 1; }
+echo "build (incremental): $(( $(date +%s) - start )) s"
+export PYTHONPATH="$build/python:$PWD/tests/python"
+if [ "$what" = test ] || [ "$what" = all ]; then
+  "$py" tests/python/test_gpu.py 2>&1 | tee "$out/test_gpu.txt" | tail -40
+fi
+if [ "$what" = memcheck ] || [ "$what" = all ]; then
+  SPLINEVIEW_GPU_TEST_QUICK=1 compute-sanitizer --tool memcheck --print-limit 20 \
+    "$py" tests/python/test_gpu.py > "$out/memcheck.txt" 2>&1 || true
+  tail -8 "$out/memcheck.txt"
+fi
+if [ "$what" = bench ] || [ "$what" = all ]; then
+  "$py" tools/bench_python_gpu.py --json "$out/bench_python_gpu.json" | tee "$out/bench.txt"
+fi
