@@ -108,6 +108,50 @@ __device__ __forceinline__ long long weights(double x, double* w) {
   return static_cast<long long>(fl) - N / 2;
 }
 
+// The weights of the first derivative from those of one degree lower (bspline_weights_frac's
+// step): beta_n'(t) = beta_{n-1}(t + 1/2) - beta_{n-1}(t - 1/2). w holds N entries on entry.
+template <int N>
+__device__ __forceinline__ void differentiate(double* w) {
+  w[N] = w[N - 1];
+#pragma unroll
+  for (int j = N - 1; j >= 1; --j) w[j] = w[j - 1] - w[j];
+  w[0] = -w[0];
+}
+
+// First tap and weights at x (of the derivative when `derivative`): for the derivative, the
+// degree N-1 weights at the same offset u, then one difference step (as bspline_weights).
+template <int N>
+__device__ __forceinline__ long long weights_or_derivative(double x, double* w, bool derivative) {
+  if constexpr (N >= 1) {
+    if (derivative) {
+      const double t = (N % 2 == 0) ? x + 0.5 : x;
+      const double fl = floor(t);
+      double u = t - fl;
+      if (u >= 1.0) u = 0.0;
+      constexpr int M = N - 1;
+      w[0] = 1.0;
+#pragma unroll
+      for (int d = 1; d <= M; ++d) {
+        const double inv = 1.0 / static_cast<double>(d);
+        double prev = w[0];
+        w[0] = (1.0 - u) * prev * inv;
+#pragma unroll
+        for (int j = 1; j < d; ++j) {
+          const double cur = w[j];
+          w[j] =
+              ((u + static_cast<double>(d - j)) * prev + (static_cast<double>(j + 1) - u) * cur) *
+              inv;
+          prev = cur;
+        }
+        w[d] = u * prev * inv;
+      }
+      differentiate<N>(w);
+      return static_cast<long long>(fl) - N / 2;
+    }
+  }
+  return weights<N>(x, w);
+}
+
 struct Geometry {
   long long n[3];
   long long stride[3];
@@ -170,7 +214,7 @@ struct AffineGen {
 template <int N, int D, class T, class Gen>
 __global__ void __launch_bounds__(256)
     sample_kernel(const T* __restrict__ c, Geometry g, Gen gen, long long m, T* __restrict__ out,
-                  int mode, double cval, double shift) {
+                  int mode, double cval, double shift, int derivative_axis) {
   constexpr int K = N + 1;
   const long long step = static_cast<long long>(gridDim.x) * blockDim.x;
   for (long long p = static_cast<long long>(blockIdx.x) * blockDim.x + threadIdx.x; p < m;
@@ -195,7 +239,7 @@ __global__ void __launch_bounds__(256)
       if (N == 0 && mode == kMirror) x = mirror_position(x, n);
       if (N == 0 && mode == kReflect) x = reflect_position(x, n);
       if (mode == kConstant && !(x >= 0.0 && x <= static_cast<double>(n - 1))) outside = true;
-      const long long first = weights<N>(x, w[d]);
+      const long long first = weights_or_derivative<N>(x, w[d], d == derivative_axis);
       double sum_all = 0.0, sum_in = 0.0;
 #pragma unroll
       for (int j = 0; j < K; ++j) {
@@ -216,7 +260,7 @@ __global__ void __launch_bounds__(256)
     if (bad) {
       acc = nan("");
     } else if (outside) {
-      acc = cval;
+      acc = derivative_axis >= 0 ? 0.0 : cval;
     } else {
       if (D == 1) {
 #pragma unroll
@@ -267,6 +311,11 @@ inline void check_spline(const Spline& s, const char* what) {
   for (std::size_t n : s.dims)
     if (n == 0) throw Error(std::string(what) + ": the array has an empty axis");
   check_degree(s.degree, 0, kMaxDegree, "spline order");
+  if (s.derivative_axis >= static_cast<int>(s.dims.size()))
+    throw Error(std::string(what) + ": derivative axis " + std::to_string(s.derivative_axis) +
+                " of a " + std::to_string(s.dims.size()) + "-D array");
+  if (s.derivative_axis >= 0 && s.degree == 0)
+    throw Error(std::string(what) + ": order 0 (nearest) has no derivative");
   if (!s.coefficients) throw Error(std::string(what) + ": no coefficient array");
 }
 
@@ -277,7 +326,7 @@ void launch(const Spline& s, const Gen& gen, long long m, T* out, Stream stream)
   sample_kernel<N, D, T, Gen>
       <<<static_cast<unsigned>(blocks), 256, 0, reinterpret_cast<cudaStream_t>(stream)>>>(
           static_cast<const T*>(s.coefficients), geometry_of(s.dims), gen, m, out,
-          static_cast<int>(s.mode), s.cval, s.shift);
+          static_cast<int>(s.mode), s.cval, s.shift, s.derivative_axis);
   sv::cuda::detail::check_launch("CUDA spline evaluation: launching the kernel");
 }
 

@@ -289,7 +289,7 @@ def _host_fallback(a, name, *args):
     return a.lib.from_host(getattr(_core, name)(a.lib.to_host(a.array), *args))
 
 
-def map_coordinates(a, coordinates, order, mode, cval, prefilter):
+def map_coordinates(a, coordinates, order, mode, cval, prefilter, derivative_axis=-1):
     """coordinates: a DeviceInput of the same library or a NumPy array, shape (d, ...)."""
     lib = a.lib
     if isinstance(coordinates, DeviceInput):
@@ -297,13 +297,14 @@ def map_coordinates(a, coordinates, order, mode, cval, prefilter):
         cdtype = np.float32 if coordinates.dtype == np.float32 else np.float64
         if not _usable():
             return _host_fallback(a, "map_coordinates", lib.to_host(c).astype(np.float64),
-                                  order, mode, cval, prefilter)
+                                  order, mode, cval, prefilter, derivative_axis)
         c = lib.contiguous(c, cdtype)
         shape = coordinates.shape[1:]
     else:
         host = np.ascontiguousarray(coordinates, dtype=np.float64)
         if not _usable():
-            return _host_fallback(a, "map_coordinates", host, order, mode, cval, prefilter)
+            return _host_fallback(a, "map_coordinates", host, order, mode, cval, prefilter,
+                                  derivative_axis)
         c = lib.from_host(host)
         cdtype = np.float64
         shape = host.shape[1:]
@@ -313,7 +314,7 @@ def map_coordinates(a, coordinates, order, mode, cval, prefilter):
     m = int(np.prod(shape, dtype=np.int64))
     if m:
         _call(a, "map_coordinates", lib.ptr(coef), _code(work), dims, order, mode, float(cval),
-              shift, lib.ptr(c), _code(cdtype), m, lib.ptr(out))
+              shift, int(derivative_axis), lib.ptr(c), _code(cdtype), m, lib.ptr(out))
     return out
 
 

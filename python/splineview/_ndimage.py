@@ -131,13 +131,28 @@ def spline_filter(input, order=3, output=np.float64, mode="mirror"):
 
 
 def map_coordinates(input, coordinates, output=None, order=3, mode="constant", cval=0.0,
-                    prefilter=True):
+                    prefilter=True, *, derivative=None):
     """The spline of `order` through `input`, evaluated at `coordinates` (shape (d, ...))
     (scipy.ndimage.map_coordinates). With prefilter=True the samples are interpolated; with
-    prefilter=False `input` is taken as coefficients."""
+    prefilter=False `input` is taken as coefficients.
+
+    splineview's extra: derivative=axis (an int, negative from the end) gives the exact first
+    partial derivative of the same spline along that axis, in data units per sample (0 outside
+    for 'constant', where the value is cval; order 1 gives the piecewise-constant slope, order 0
+    has none)."""
     a = _as_input(input)
     order = _check_order(order)
     mode = _check_mode(mode)
+    derivative_axis = -1
+    if derivative is not None:
+        if isinstance(derivative, bool) or not isinstance(derivative, (int, np.integer)):
+            raise TypeError("derivative must be an axis (an integer), got %r" % (derivative,))
+        if not -a.ndim <= derivative < a.ndim:
+            raise ValueError("derivative axis %d is out of range for a %d-D input"
+                             % (derivative, a.ndim))
+        if order == 0:
+            raise ValueError("order 0 (nearest) has no derivative")
+        derivative_axis = int(derivative) % a.ndim
     if isinstance(a, _gpu.DeviceInput) and _gpu.is_device_array(coordinates):
         c = _gpu.DeviceInput(coordinates)
     elif _gpu.is_device_array(coordinates):
@@ -150,7 +165,8 @@ def map_coordinates(input, coordinates, output=None, order=3, mode="constant", c
     if c.ndim < 1 or c.shape[0] != a.ndim:
         raise RuntimeError("invalid shape for coordinate array: %s for a %d-D input"
                            % (c.shape, a.ndim))
-    result = _engine(a).map_coordinates(a, c, order, mode, float(cval), bool(prefilter))
+    result = _engine(a).map_coordinates(a, c, order, mode, float(cval), bool(prefilter),
+                                        derivative_axis)
     return _store(result, output, c.shape[1:], a.dtype, a)
 
 

@@ -96,9 +96,11 @@ nd::Spline spline_of(std::uintptr_t coefficients, const Dims& dims, int order,
 
 void map_coordinates(std::uintptr_t coefficients, const std::string& dtype, const Dims& dims,
                      int order, const std::string& mode, double cval, double shift,
-                     std::uintptr_t coordinates, const std::string& coordinate_dtype, std::size_t m,
-                     std::uintptr_t out, std::uintptr_t stream, int device) {
-  const nd::Spline s = spline_of(coefficients, dims, order, mode, cval, shift);
+                     int derivative_axis, std::uintptr_t coordinates,
+                     const std::string& coordinate_dtype, std::size_t m, std::uintptr_t out,
+                     std::uintptr_t stream, int device) {
+  nd::Spline s = spline_of(coefficients, dims, order, mode, cval, shift);
+  s.derivative_axis = derivative_axis < 0 ? -1 : derivative_axis;
   const bool cd = is_double(coordinate_dtype);
   on_device(device, [&] {
     if (is_double(dtype)) {

@@ -115,12 +115,19 @@ py::array_t<double> spline_filter(const Float64& input, int order, const std::st
 }
 
 // coordinates: (d, ...) as in scipy; returns an array of coordinates.shape[1:].
+// derivative_axis >= 0: the first derivative of the spline along that axis (sample units).
 py::array_t<double> map_coordinates(const Float64& input, const Float64& coordinates, int order,
-                                    const std::string& mode, double cval, bool prefilter) {
+                                    const std::string& mode, double cval, bool prefilter,
+                                    int derivative_axis) {
   check_order(order);
   const sv::Boundary b = mode_of(mode);
   const std::vector<std::size_t> dims = dims_of(input, "input");
   const std::size_t rank = dims.size();
+  if (derivative_axis >= static_cast<int>(rank))
+    throw py::value_error("derivative axis " + std::to_string(derivative_axis) + " of a " +
+                          std::to_string(rank) + "-D input");
+  if (derivative_axis >= 0 && order == 0)
+    throw py::value_error("order 0 (nearest) has no derivative");
   if (coordinates.ndim() < 1 || static_cast<std::size_t>(coordinates.shape(0)) != rank)
     throw py::value_error("coordinates must have shape (" + std::to_string(rank) + ", ...) for a " +
                           std::to_string(rank) + "-D input");
@@ -138,6 +145,7 @@ py::array_t<double> map_coordinates(const Float64& input, const Float64& coordin
     opt.degree = order;
     opt.boundary = b;
     opt.cval = cval;
+    opt.derivative_axis = derivative_axis < 0 ? -1 : derivative_axis;
     const sv::Interpolant<double> spline(std::move(f), opt, prefilter);
     std::vector<double> block(std::min(m, kBlock) * rank);
     for (std::size_t start = 0; start < m; start += kBlock) {
@@ -322,7 +330,8 @@ PYBIND11_MODULE(_core, m) {
   m.def("cosdg", &sv::cosdg, py::arg("degrees"));  // as scipy.special, for rotate's matrix
   m.def("sindg", &sv::sindg, py::arg("degrees"));
   m.def("map_coordinates", &map_coordinates, py::arg("input"), py::arg("coordinates"),
-        py::arg("order"), py::arg("mode"), py::arg("cval"), py::arg("prefilter"));
+        py::arg("order"), py::arg("mode"), py::arg("cval"), py::arg("prefilter"),
+        py::arg("derivative_axis") = -1);
   m.def("zoom", &zoom, py::arg("input"), py::arg("output_shape"), py::arg("order"), py::arg("mode"),
         py::arg("cval"), py::arg("prefilter"), py::arg("grid_mode"));
   m.def("shift", &shift, py::arg("input"), py::arg("shift"), py::arg("order"), py::arg("mode"),

@@ -120,6 +120,29 @@ def test_map_coordinates(rng):
           % (count, worst["f8"], worst["f4"]))
 
 
+def test_derivative(rng):
+    """map_coordinates(..., derivative=axis) on the device against the CPU path (itself checked
+    against finite differences of scipy in test_scipy_api.py)."""
+    worst = 0.0
+    for mode in MODES:
+        for order in range(1, 8):
+            for rank in (1, 2, 3):
+                shape = random_shape(rng, rank, mode, min(order, 5))
+                a = rng.random(shape)
+                coords = random_coords(rng, shape, 300)
+                axis = int(rng.integers(0, rank))
+                cpu = splineview.map_coordinates(a, coords, order=order, mode=mode, cval=0.5,
+                                                 derivative=axis)
+                got = splineview.map_coordinates(cupy.asarray(a), cupy.asarray(coords),
+                                                 order=order, mode=mode, cval=0.5,
+                                                 derivative=axis)
+                d = maxdiff(host(got), cpu)
+                worst = max(worst, d)
+                check(d <= TOL64 * 10, "derivative %s order %d %d-D axis %d: %.3g"
+                      % (mode, order, rank, axis, d))
+    print("derivative: worst float64 %.3g against the CPU path" % worst)
+
+
 def test_filters(rng):
     worst = 0.0
     for mode in MODES:
@@ -330,6 +353,7 @@ def main():
     rng = np.random.default_rng(20261126)
     print("device: %s" % cupy.cuda.runtime.getDeviceProperties(0)["name"].decode())
     test_map_coordinates(rng)
+    test_derivative(rng)
     test_filters(rng)
     test_transforms(rng)
     test_semantics(rng)

@@ -53,6 +53,7 @@ struct Spline {
   Boundary mode = Boundary::Mirror;
   double cval = 0.0;
   double shift = 0.0;
+  int derivative_axis = -1;  // >= 0: the first derivative along that axis (degree >= 1)
 };
 
 // m positions, coordinate d of point p at coordinates[d * m + p] (scipy's (d, ...) layout).
