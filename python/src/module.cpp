@@ -21,6 +21,7 @@
 
 #include "splineview/array.h"
 #include "splineview/error.h"
+#include "splineview/halo.h"
 #include "splineview/interpolant.h"
 #include "splineview/prefilter.h"
 #include "splineview/sampler.h"
@@ -214,6 +215,27 @@ py::array_t<double> shift(const Float64& input, const std::vector<double>& shift
   return result(std::move(out));
 }
 
+// output[i0, i1, ...] = the spline at (axes[0][i0], axes[1][i1], ...): the separable evaluation
+// of zoom and shift at given per-axis positions (the dask path's blocks use it).
+py::array_t<double> resample_axes(const Float64& input,
+                                  const std::vector<std::vector<double>>& axes, int order,
+                                  const std::string& mode, double cval, bool prefilter) {
+  const sv::SamplerOptions opt = sampler_options(order, mode, cval);
+  sv::Array<double> a = to_array(input, "input");
+  if (axes.size() != a.rank())
+    throw py::value_error(std::to_string(axes.size()) + " position axes for a " +
+                          std::to_string(a.rank()) + "-D input");
+  for (const auto& ax : axes)
+    if (ax.empty()) throw py::value_error("an axis has no positions");
+  sv::Array<double> out;
+  {
+    py::gil_scoped_release release;
+    const sv::Interpolant<double> spline(std::move(a), opt, prefilter);
+    out = sv::resample_axes(spline, axes, opt);
+  }
+  return result(std::move(out));
+}
+
 // matrix: (ndim, out ndim) row-major, or the ndim diagonal of scipy's 1-D form (diagonal_1d).
 py::array_t<double> affine_transform(const Float64& input, const std::vector<double>& matrix,
                                      const std::vector<double>& offset,
@@ -332,6 +354,19 @@ PYBIND11_MODULE(_core, m) {
   m.def("map_coordinates", &map_coordinates, py::arg("input"), py::arg("coordinates"),
         py::arg("order"), py::arg("mode"), py::arg("cval"), py::arg("prefilter"),
         py::arg("derivative_axis") = -1);
+  m.def("resample_axes", &resample_axes, py::arg("input"), py::arg("axes"), py::arg("order"),
+        py::arg("mode"), py::arg("cval"), py::arg("prefilter"));
+  // Halos for chunked prefiltering (halo.h, docs/DESIGN.md "Halos").
+  m.def(
+      "prefilter_halo",
+      [](int order, std::size_t ndim, double tolerance) {
+        return sv::prefilter_halo(order, ndim, tolerance);
+      },
+      py::arg("order"), py::arg("ndim"), py::arg("tolerance"));
+  m.def("chunk_bound", &sv::chunk_bound, py::arg("order"), py::arg("ndim"), py::arg("halo"));
+  m.def("interpolation_pad", [](const std::string& mode, int order) {
+    return sv::interpolation_pad(mode_of(mode), order);
+  });
   m.def("zoom", &zoom, py::arg("input"), py::arg("output_shape"), py::arg("order"), py::arg("mode"),
         py::arg("cval"), py::arg("prefilter"), py::arg("grid_mode"));
   m.def("shift", &shift, py::arg("input"), py::arg("shift"), py::arg("order"), py::arg("mode"),

@@ -325,6 +325,30 @@ def test_torch(rng):
     print("torch: checked")
 
 
+def test_dask_cupy(rng):
+    """splineview.dask on a dask array of CuPy chunks: every block runs on the GPU."""
+    try:
+        import dask
+        import dask.array as da
+        import splineview.dask as svd
+    except ImportError:
+        print("dask on CuPy: dask is not installed here; skipped")
+        return
+    a = rng.random((70, 64, 58))
+    x = da.from_array(cupy.asarray(a), chunks=(30, 40, 29), asarray=False)
+    with dask.config.set(scheduler="synchronous"):
+        for name, got, want in (
+                ("spline_filter", svd.spline_filter(x, order=3, mode="mirror"),
+                 splineview.spline_filter(a, order=3, mode="mirror")),
+                ("zoom", svd.zoom(x, 1.5, order=3, mode="reflect"),
+                 splineview.zoom(a, 1.5, order=3, mode="reflect"))):
+            r = got.compute()
+            check(isinstance(r, cupy.ndarray), "dask on CuPy %s: CuPy result" % name)
+            d = maxdiff(host(r), want)
+            check(d <= 1e-12, "dask on CuPy %s: %.3g" % (name, d))
+    print("dask on CuPy: checked")
+
+
 def test_cupyx(rng):
     """cupyx.scipy.ndimage on the same inputs: the two GPU implementations agree."""
     worst = 0.0
@@ -360,6 +384,7 @@ def main():
     # SPLINEVIEW_GPU_TEST_QUICK=1 (under compute-sanitizer): only splineview's own kernels.
     if not os.environ.get("SPLINEVIEW_GPU_TEST_QUICK"):
         test_torch(rng)
+        test_dask_cupy(rng)
         test_cupyx(rng)
     if FAILURES:
         print("%d failures" % len(FAILURES))
