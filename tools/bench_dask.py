@@ -5,6 +5,9 @@ map_coordinates at random points, each written to a zarr store (the compute incl
 the in-memory package on the same data for reference (it uses every core itself).
 
 usage: bench_dask.py [--workers 1,2] [--size 256] [--json out.json]
+                     [--scheduler distributed|processes] [--store zarr|npy]
+--scheduler processes (dask's multiprocessing pool) and --store npy (.npy files read and written
+through memory maps) are for machines without distributed or zarr.
 """
 import argparse
 import json
@@ -14,9 +17,11 @@ import shutil
 import tempfile
 import time
 
+import contextlib
+
+import dask
 import dask.array as da
 import numpy as np
-from distributed import Client, LocalCluster
 
 import splineview
 import splineview.dask as svd
@@ -28,11 +33,66 @@ def timed(fn):
     return time.perf_counter() - t0
 
 
+class NpyTarget:
+    """A .npy file written block by block through a memory map opened in the writing process
+    (pickles as its path, so multiprocessing workers write to the file itself)."""
+
+    def __init__(self, path, shape, dtype):
+        self.path = path
+        np.lib.format.open_memmap(path, mode="w+", shape=shape, dtype=dtype).flush()
+
+    def __setitem__(self, key, value):
+        m = np.load(self.path, mmap_mode="r+")
+        m[key] = value
+        m.flush()
+
+
+class Store:
+    def __init__(self, tmp, kind):
+        self.tmp, self.kind = tmp, kind
+
+    def put(self, name, a, chunk):
+        path = os.path.join(self.tmp, name + "." + self.kind)
+        if self.kind == "zarr":
+            da.from_array(a, chunks=chunk).to_zarr(path)
+        else:
+            np.save(path, a)
+        return path
+
+    def get(self, path, chunk):
+        if self.kind == "zarr":
+            return da.from_zarr(path)
+        return da.from_array(np.load(path, mmap_mode="r"), chunks=chunk)
+
+    def write(self, x, name):
+        path = os.path.join(self.tmp, name + "." + self.kind)
+        if self.kind == "zarr":
+            x.to_zarr(path, overwrite=True)
+        else:
+            da.store(x, NpyTarget(path, x.shape, x.dtype), lock=False)
+
+
+@contextlib.contextmanager
+def scheduler(kind, workers):
+    if kind == "distributed":
+        from distributed import Client, LocalCluster
+        with LocalCluster(n_workers=workers, threads_per_worker=1, processes=True,
+                          dashboard_address=None, silence_logs=logging.ERROR) as cluster, \
+                Client(cluster):
+            yield
+    else:
+        with dask.config.set(scheduler="processes", num_workers=workers):
+            yield
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--workers", default="1,2")
     ap.add_argument("--size", type=int, default=256)
+    ap.add_argument("--chunk", type=int, default=0, help="chunk edge (default: size / 2)")
     ap.add_argument("--json", default=None)
+    ap.add_argument("--scheduler", default="distributed", choices=["distributed", "processes"])
+    ap.add_argument("--store", default="zarr", choices=["zarr", "npy"])
     args = ap.parse_args()
     logging.getLogger("distributed.utils_perf").setLevel(logging.ERROR)
     n = args.size
@@ -41,12 +101,14 @@ def main():
     try:
         vol = rng.random((n, n, n), dtype=np.float32)
         small = vol[: n // 2, : n // 2, : n // 2].copy()
-        src = os.path.join(tmp, "vol.zarr")
-        src_small = os.path.join(tmp, "small.zarr")
-        chunk = max(32, n // 2)
-        da.from_array(vol, chunks=chunk).to_zarr(src)
-        da.from_array(small, chunks=chunk // 2).to_zarr(src_small)
+        chunk = args.chunk or max(32, n // 2)
+        store = Store(tmp, args.store)
+        src = store.put("vol", vol, chunk)
+        src_small = store.put("small", small, chunk // 2)
+        # Points sorted along the slowest axis: each block of coordinates covers a slab (as a
+        # deformation field's chunks do), so each reads only its window of coefficients.
         pts = np.stack([rng.uniform(0, n - 1, 2_000_000) for _ in range(3)])
+        pts = pts[:, np.argsort(pts[0])]
         rows = []
         mem = {
             "spline_filter": timed(lambda: splineview.spline_filter(vol, order=3,
@@ -56,29 +118,25 @@ def main():
                                                                         mode="mirror")),
         }
         for w in [int(v) for v in args.workers.split(",")]:
-            with LocalCluster(n_workers=w, threads_per_worker=1, processes=True,
-                              dashboard_address=None, silence_logs=logging.ERROR) as cluster, \
-                    Client(cluster):
-                x = da.from_zarr(src)
-                xs = da.from_zarr(src_small)
+            with scheduler(args.scheduler, w):
+                x = store.get(src, chunk)
+                xs = store.get(src_small, chunk // 2)
                 c = da.from_array(pts, chunks=(3, 250_000))
                 ops = {
-                    "spline_filter": lambda: svd.spline_filter(
-                        x, order=3, output=np.float32).to_zarr(os.path.join(tmp, "o1.zarr"),
-                                                               overwrite=True),
-                    "zoom x2": lambda: svd.zoom(xs, 2, order=3, mode="mirror").to_zarr(
-                        os.path.join(tmp, "o2.zarr"), overwrite=True),
-                    "map_coordinates": lambda: svd.map_coordinates(
-                        x, c, order=3, mode="mirror").to_zarr(os.path.join(tmp, "o3.zarr"),
-                                                              overwrite=True),
+                    "spline_filter": lambda: store.write(
+                        svd.spline_filter(x, order=3, output=np.float32), "o1"),
+                    "zoom x2": lambda: store.write(svd.zoom(xs, 2, order=3, mode="mirror"),
+                                                   "o2"),
+                    "map_coordinates": lambda: store.write(
+                        svd.map_coordinates(x, c, order=3, mode="mirror"), "o3"),
                 }
                 for name, op in ops.items():
-                    op()  # warm-up: workers import splineview, zarr metadata cached
+                    op()  # warm-up: workers import splineview, metadata cached
                     t = min(timed(op) for _ in range(2))
                     rows.append(dict(op=name, workers=w, seconds=t, in_memory=mem[name]))
         cores = os.cpu_count()
-        print("cores: %d, volume %d^3 float32 (zoom: %d^3), chunks %d^3" % (cores, n, n // 2,
-                                                                          chunk))
+        print("cores: %d, volume %d^3 float32 (zoom: %d^3), chunks %d^3, %s scheduler, %s "
+              "store" % (cores, n, n // 2, chunk, args.scheduler, args.store))
         print("| operation | workers | splineview.dask s | speed-up vs 1 worker | in-memory s |")
         print("|---|---:|---:|---:|---:|")
         base = {r["op"]: r["seconds"] for r in rows if r["workers"] == rows[0]["workers"]}

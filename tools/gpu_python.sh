@@ -20,6 +20,9 @@ start=$(date +%s)
 cmake --build "$build" -j"$(nproc)" > "$out/build.log" 2>&1 || { tail -40 "$out/build.log"; exit 1; }
 echo "build (incremental): $(( $(date +%s) - start )) s"
 export PYTHONPATH="$build/python:$PWD/tests/python"
+# Pure-Python packages carried from this project's Debian machine (dask, distributed and their
+# pure-Python dependencies) where the GPU machine's Python lacks them: see docs/BENCHMARKS.md.
+if [ -d .pydeps ]; then export PYTHONPATH="$PYTHONPATH:$PWD/.pydeps"; fi
 if [ "$what" = test ] || [ "$what" = all ]; then
   "$py" tests/python/test_gpu.py 2>&1 | tee "$out/test_gpu.txt" | tail -40
 fi
@@ -27,6 +30,12 @@ if [ "$what" = memcheck ] || [ "$what" = all ]; then
   SPLINEVIEW_GPU_TEST_QUICK=1 compute-sanitizer --tool memcheck --print-limit 20 \
     "$py" tests/python/test_gpu.py > "$out/memcheck.txt" 2>&1 || true
   tail -8 "$out/memcheck.txt"
+fi
+if [ "$what" = dask ]; then
+  sched=distributed
+  "$py" -c "import distributed" 2>/dev/null || sched=processes
+  "$py" tools/bench_dask.py --workers 1,2,4,8,16 --size 384 --chunk 96 --scheduler "$sched" \
+    --store npy --json "$out/bench_dask.json" 2>&1 | tee "$out/bench_dask.txt" | tail -20
 fi
 if [ "$what" = bench ] || [ "$what" = all ]; then
   "$py" tools/bench_python_gpu.py --json "$out/bench_python_gpu.json" | tee "$out/bench.txt"
