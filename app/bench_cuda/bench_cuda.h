@@ -32,7 +32,14 @@ struct UpscaleOptions {
   std::uint64_t seed = 1;
 };
 
+struct OutOfCoreOptions {
+  double gib = 4;              // host volume size (512 x 512 float slices)
+  std::size_t budget_mib = 0;  // device budget (0: 80% of free memory)
+  bool pinned = false;         // page-lock the volume first (timed apart), no staging copies
+};
+
 Json run_prefilter(const PrefilterOptions& opt);
+Json run_out_of_core(const OutOfCoreOptions& opt);
 Json run_reconstruct(const ReconstructOptions& opt);
 Json run_upscale(const UpscaleOptions& opt);
 

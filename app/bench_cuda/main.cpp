@@ -1,6 +1,6 @@
 // splinebench-cuda: CUDA prefilter, reconstruction and upscaling speed on the current device.
-// Subcommands: prefilter, reconstruct, upscale. Each writes a JSON report to --out and prints a
-// Markdown table on stdout. Exit status: 0 success, 1 the benchmark failed (e.g. no CUDA
+// Subcommands: prefilter, reconstruct, upscale, out-of-core. Each writes a JSON report to --out and
+// prints a Markdown table on stdout. Exit status: 0 success, 1 the benchmark failed (e.g. no CUDA
 // device), 2 bad command line.
 #include <cstdio>
 #include <exception>
@@ -55,11 +55,24 @@ int main(int argc, char** argv) {
   upscale->add_option("--repeats", up.repeats, "timed runs per step")->capture_default_str();
   upscale->add_option("--seed", up.seed, "seed of the random frames")->capture_default_str();
 
+  cbench::OutOfCoreOptions oc;
+  CLI::App* ooc = app.add_subcommand(
+      "out-of-core",
+      "the out-of-core prefilter of a host volume of 512x512 float slices against the "
+      "host-device transfer floor measured in the same run, three slab ranges checked");
+  ooc->add_option("--out", out, "JSON report file")->type_name("FILE");
+  ooc->add_option("--gib", oc.gib, "volume size in GiB")->capture_default_str();
+  ooc->add_option("--budget-mib", oc.budget_mib, "device budget in MiB (0: 80% of free)")
+      ->capture_default_str();
+  ooc->add_flag("--pinned", oc.pinned,
+                "page-lock the volume first (cudaHostRegister, timed apart): no staging copies");
+
   CLI11_PARSE(app, argc, argv);
   try {
     sv::cuda::require("splinebench-cuda");
     cbench::Json report = prefilter->parsed()     ? cbench::run_prefilter(pf)
                           : reconstruct->parsed() ? cbench::run_reconstruct(rc)
+                          : ooc->parsed()         ? cbench::run_out_of_core(oc)
                                                   : cbench::run_upscale(up);
     if (!out.empty()) {
       std::ofstream f(out);

@@ -5,6 +5,7 @@
 #include "config.h"
 #include "splineview/cuda_device.h"
 #include "splineview/cuda_memory.h"
+#include "splineview/cuda_out_of_core.h"
 #include "splineview/cuda_prefilter.h"
 #include "splineview/cuda_reconstruct.h"
 #include "splineview/cuda_upscale.h"
@@ -26,6 +27,14 @@ bool available(std::string* why) {
 void require(const char* what) {
   no_cuda(what);
 }
+
+OutOfCoreStats prefilter_out_of_core(float*, const Layout&, const OutOfCoreConfig&) {
+  no_cuda("out-of-core prefilter");
+}
+HostRegistration::HostRegistration(void*, std::size_t) {
+  no_cuda("page-locking host memory for the GPU");
+}
+HostRegistration::~HostRegistration() = default;
 
 DeviceBuffer::DeviceBuffer(std::size_t count) : count_(count) {
   if (count) no_cuda("allocating GPU memory");

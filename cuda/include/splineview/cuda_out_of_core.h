@@ -1,0 +1,68 @@
+// The CUDA prefilter for arrays in host memory larger than the GPU's (or than a budget given to
+// it): slabs along the slowest axis, each uploaded with a halo of slices from the boundary
+// mode's extension (halo.h: the derived bound), filtered on every axis by the tiled kernels of
+// cuda_prefilter.h (the slab axis with mirror starts at the window's ends, the other axes whole,
+// with the mode's own starts), and its centre written back. Transfers overlap the kernels: two
+// sets of pinned staging and device buffers, uploads and downloads on their own streams, the
+// host's gathers and scatters (multi-threaded copies between the array and the pinned staging)
+// meanwhile on the CPU.
+//
+// In place: a slab's window is gathered before the previous slab's result is written back, so
+// every halo reads original samples (periodic arrays keep a copy of their first `halo` slices
+// for the last slab's wrap-around). Works on any host memory: malloc'd, or a writable memory
+// map of a file (raw, .npy, NRRD, NIfTI, TIFF data at an offset), so the array never has to
+// fit in RAM either.
+#pragma once
+
+#include <cstddef>
+#include <functional>
+
+#include "splineview/array.h"
+#include "splineview/cuda_memory.h"
+
+namespace sv::cuda {
+
+struct OutOfCoreConfig {
+  int degree = 3;                        // 0..7 (0, 1: nothing to do)
+  Boundary boundary = Boundary::Mirror;  // the prefilter's extension: prefilter_boundary(mode)
+  // Device memory the pass may hold (both buffer sets and the kernels' side buffers), bytes;
+  // 0: 80% of the free device memory.
+  std::size_t device_budget = 0;
+  std::size_t slab = 0;       // slices per slab (0: the most the budget allows)
+  double tolerance = 0;       // chunk_bound target relative to the data's range; 0: float eps / 2
+  unsigned host_threads = 0;  // threads for the host copies (0: up to 16)
+  // The array is page-locked (cudaMallocHost, or a HostRegistration below): windows go up and
+  // results come down straight between it and the device, with no staging copies on the host.
+  bool host_pinned = false;
+  // Called after each slab is written back (slices done, slices in all).
+  std::function<void(std::size_t, std::size_t)> progress;
+};
+
+struct OutOfCoreStats {
+  std::size_t slabs = 0, slab_slices = 0, halo = 0;
+  std::size_t device_bytes = 0;  // the two buffer sets
+  double seconds = 0;            // wall time of the whole pass
+  std::size_t bytes_up = 0, bytes_down = 0;
+};
+
+// Page-locks [ptr, ptr + bytes) for the lifetime of the object (cudaHostRegister), so that
+// prefilter_out_of_core can run with host_pinned; seconds() is what the locking took.
+class HostRegistration {
+ public:
+  HostRegistration(void* ptr, std::size_t bytes);
+  ~HostRegistration();
+  HostRegistration(const HostRegistration&) = delete;
+  HostRegistration& operator=(const HostRegistration&) = delete;
+  double seconds() const { return seconds_; }
+
+ private:
+  void* ptr_ = nullptr;
+  double seconds_ = 0;
+};
+
+// In place on host memory `data` (layout.size() floats, slices along axis 0 contiguous: the
+// C-order layout of sv::Array). Throws sv::Error naming the problem (a budget too small for one
+// slab of halo + 1 slices, no CUDA, a CUDA failure).
+OutOfCoreStats prefilter_out_of_core(float* data, const Layout& layout, const OutOfCoreConfig& cfg);
+
+}  // namespace sv::cuda

@@ -1,0 +1,118 @@
+// The out-of-core CUDA prefilter (cuda_out_of_core.h) against the CPU prefilter in double and
+// the in-memory CUDA prefilter on the same float data: slabs forced by a capped slab size or
+// device budget, every degree, the prefilter extensions of every mode, 1-3 D, 1 and 3 channels,
+// last slabs shorter than the halo; the difference must stay within the halo's bound
+// (chunk_bound times the data's range) plus float rounding. Skips with the reason when there is
+// no device.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "splineview/cuda_memory.h"
+#include "splineview/cuda_out_of_core.h"
+#include "splineview/cuda_prefilter.h"
+#include "splineview/halo.h"
+#include "splineview/prefilter.h"
+
+namespace {
+
+using sv::Boundary;
+namespace cu = sv::cuda;
+
+#define REQUIRE_CUDA()                                                     \
+  do {                                                                     \
+    std::string why_;                                                      \
+    if (!cu::available(&why_)) GTEST_SKIP() << "no CUDA device: " << why_; \
+  } while (0)
+
+TEST(OutOfCore, SlabsEqualTheWholeArrayWithinTheBound) {
+  REQUIRE_CUDA();
+  std::mt19937 rng(42);
+  std::uniform_real_distribution<float> u(-1.0f, 1.0f);
+  const double eps = std::numeric_limits<float>::epsilon();
+  int cases = 0;
+  double worst = 0;  // in units of the allowed error
+  for (int degree = 2; degree <= 7; ++degree) {
+    for (Boundary mode : {Boundary::Reflect, Boundary::Mirror, Boundary::Periodic,
+                          Boundary::Nearest, Boundary::Constant}) {
+      for (std::size_t rank = 1; rank <= 3; ++rank) {
+        for (std::size_t channels : {std::size_t{1}, std::size_t{3}}) {
+          if (rank == 1 && channels == 3) continue;
+          std::vector<std::size_t> dims;
+          dims.push_back(rank == 1 ? 700 + rng() % 300 : 90 + rng() % 60);
+          for (std::size_t d = 1; d < rank; ++d) dims.push_back(rank == 3 ? 20 + rng() % 20 : 150);
+          const cu::Layout layout{dims, channels};
+          std::vector<float> f(layout.size());
+          for (float& v : f) v = u(rng);
+          // Double reference.
+          sv::ArrayD ref(dims, channels);
+          for (std::size_t i = 0; i < f.size(); ++i) ref[i] = f[i];
+          sv::PrefilterOptions po;
+          po.degree = degree;
+          po.boundary = mode;
+          sv::prefilter(ref, po);
+          // Out of core, slabs of a few sizes (the last one shorter than the halo too).
+          cu::OutOfCoreConfig cfg;
+          cfg.degree = degree;
+          cfg.boundary = mode;
+          const std::size_t h = sv::prefilter_halo(degree, rank, eps / 2);
+          for (std::size_t slab : {h + 1, 2 * h + 3, std::max(h + 1, dims[0] / 3 + 1)}) {
+            cfg.slab = slab;
+            // Every other case with page-locked host data (no staging: straight transfers).
+            cfg.host_pinned = (cases % 2) == 1;
+            std::vector<float> got = f;
+            cu::OutOfCoreStats st;
+            if (cfg.host_pinned) {
+              const cu::HostRegistration lock(got.data(), got.size() * sizeof(float));
+              st = cu::prefilter_out_of_core(got.data(), layout, cfg);
+            } else {
+              st = cu::prefilter_out_of_core(got.data(), layout, cfg);
+            }
+            ASSERT_EQ(st.halo, h);
+            ASSERT_GE(st.slabs, 2u);
+            double err = 0, range = 2.0, maxref = 0;
+            for (std::size_t i = 0; i < got.size(); ++i) {
+              err = std::max(err, std::fabs(static_cast<double>(got[i]) - ref[i]));
+              maxref = std::max(maxref, std::fabs(ref[i]));
+            }
+            // The bound plus the float prefilter's own rounding (a few ulp of the largest
+            // coefficient, as the in-memory CUDA test allows).
+            const double allowed = range * sv::chunk_bound(degree, rank, h) + 24 * eps * maxref;
+            EXPECT_LE(err, allowed)
+                << "degree " << degree << " mode " << sv::boundary_name(mode) << " rank " << rank
+                << " channels " << channels << " slab " << slab;
+            worst = std::max(worst, err / allowed);
+            ++cases;
+          }
+        }
+      }
+    }
+  }
+  std::printf("out of core: %d cases, largest error %.3g of the allowed\n", cases, worst);
+}
+
+TEST(OutOfCore, BudgetDecidesTheSlabAndATinyOneIsRefused) {
+  REQUIRE_CUDA();
+  const cu::Layout layout{{300, 64, 64}, 1};
+  std::vector<float> f(layout.size(), 1.0f);
+  cu::OutOfCoreConfig cfg;
+  cfg.device_budget = 4u << 20;  // 4 MiB: about 25 slices of 16 KiB per window set
+  const cu::OutOfCoreStats st = cu::prefilter_out_of_core(f.data(), layout, cfg);
+  EXPECT_GT(st.slabs, 3u);
+  EXPECT_LE(st.device_bytes, cfg.device_budget);
+  for (float v : f) ASSERT_NEAR(v, 1.0f, 1e-5f);  // a constant stays constant
+  cfg.device_budget = 64u << 10;
+  try {
+    cu::prefilter_out_of_core(f.data(), layout, cfg);
+    FAIL() << "a 64 KiB budget was accepted";
+  } catch (const sv::Error& e) {
+    EXPECT_NE(std::string(e.what()).find("budget"), std::string::npos) << e.what();
+  }
+}
+
+}  // namespace
