@@ -24,6 +24,7 @@
 #include "backend.h"
 #include "splineview/bspline.h"
 #include "splineview/cuda_device.h"
+#include "splineview/cuda_out_of_core.h"
 #include "splineview/error.h"
 #include "splineview/finite.h"
 #include "splineview/io.h"
@@ -732,12 +733,45 @@ void run_prefilter(const PrefilterArgs& args) {
                "prefilter");
   check_out_is_not_an_input(args.out, {{"IN", args.in}}, "prefilter");
 
+  if (args.memory_budget_mib && !args.out_of_core)
+    throw UsageError("prefilter: --memory-budget applies to --out-of-core only");
+  if (args.out_of_core && (args.common.backend != "cuda" || precision != Precision::Single))
+    throw UsageError(
+        "prefilter: --out-of-core runs on --backend cuda in single precision (the CPU "
+        "prefilter already works in host memory)");
   sv::Loaded in = load_input(args.in, args.channels, args.common);
   check_finite(in, args.in, args.common);
   const Stopwatch clock;
-  const sv::ArrayD result = precision == Precision::Single
-                                ? prefiltered<float>(*backend, std::move(in.array), opt)
-                                : prefiltered<double>(*backend, std::move(in.array), opt);
+  sv::ArrayD result;
+  Json ooc_json;
+  if (args.out_of_core) {
+    sv::ArrayF f(in.array.dims(), in.array.channels());
+    for (std::size_t i = 0; i < f.size(); ++i) f[i] = static_cast<float>(in.array[i]);
+    in.array = sv::ArrayD();
+    sv::cuda::OutOfCoreConfig cfg;
+    cfg.degree = opt.degree;
+    cfg.boundary = opt.boundary;
+    cfg.device_budget = args.memory_budget_mib << 20;
+    int last = -1;
+    cfg.progress = [&last](std::size_t done, std::size_t total) {
+      const int pct = static_cast<int>(100.0 * static_cast<double>(done) /
+                                       static_cast<double>(std::max<std::size_t>(total, 1)));
+      if (pct / 10 == last / 10 && done < total) return;  // about every 10%
+      last = pct;
+      std::fprintf(stderr, "splinetool: prefilter: %zu of %zu slices (%d%%)\n", done, total, pct);
+    };
+    const sv::cuda::OutOfCoreStats st =
+        sv::cuda::prefilter_out_of_core(f.data(), sv::cuda::Layout{f.dims(), f.channels()}, cfg);
+    result = sv::ArrayD(f.dims(), f.channels());
+    for (std::size_t i = 0; i < f.size(); ++i) result[i] = f[i];
+    ooc_json = Json{{"slabs", st.slabs},       {"slab_slices", st.slab_slices},
+                    {"halo", st.halo},         {"device_bytes", st.device_bytes},
+                    {"bytes_up", st.bytes_up}, {"bytes_down", st.bytes_down}};
+  } else {
+    result = precision == Precision::Single
+                 ? prefiltered<float>(*backend, std::move(in.array), opt)
+                 : prefiltered<double>(*backend, std::move(in.array), opt);
+  }
   const double seconds = clock.seconds();
   check_result(result.data(), result.size(), result.dims(), result.channels(), in.channel_axis,
                "prefilter", precision_name(precision), args.common);
@@ -753,6 +787,7 @@ void run_prefilter(const PrefilterArgs& args) {
            {"precision", precision_name(precision)},
            {"shape", shape_json(result.dims(), result.channels(), in.channel_axis)},
            {"seconds", seconds}};
+    if (args.out_of_core) j["out_of_core"] = ooc_json;
     j.update(gpu_json(*backend, "", args.common));
     print_json(j);
   }

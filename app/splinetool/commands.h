@@ -48,6 +48,10 @@ struct PrefilterArgs {
   double cval = 0.0;      // --cval: the value outside for mode constant and grid-constant
   std::string precision;  // "" = the backend's own: double on cpu, single on cuda
   bool channels = false;
+  // --out-of-core: the CUDA prefilter in slabs with the derived halo (host memory only held on
+  // the device a slab at a time); --memory-budget MIB caps the device memory (0: 80% of free).
+  bool out_of_core = false;
+  std::size_t memory_budget_mib = 0;
 };
 
 struct SampleArgs {

@@ -337,6 +337,14 @@ int main(int argc, char** argv) {
   add_allow_nonfinite(prefilter, pre.common,
                       "prefilter data holding NaN or inf instead of refusing it (the recursion "
                       "spreads each one along its lines: those results are NaN)");
+  prefilter->add_flag("--out-of-core", pre.out_of_core,
+                      "with --backend cuda: filter in slabs along the slowest axis, each with a "
+                      "halo from the derived bound, so the array need not fit on the GPU "
+                      "(progress on stderr)");
+  prefilter
+      ->add_option("--memory-budget", pre.memory_budget_mib,
+                   "with --out-of-core: device memory to use, in MiB (0: 80% of the free memory)")
+      ->type_name("MIB");
   add_common(prefilter, pre.common);
 
   splinetool::SampleArgs smp;

@@ -130,6 +130,7 @@ class NoDevice(Base):
             (["prefilter", self.f2, out], out),
             (["prefilter", self.f3, nrrd, "--degree", 5, "--boundary", "mirror"], nrrd),
             (["prefilter", self.f2, out, "--precision", "single"], out),
+            (["prefilter", self.f3, out, "--out-of-core", "--memory-budget", 64], out),
             (["sample", self.f2, self.p2, out], out),
             (["sample", self.f2, self.p2, out, "--fetch", "cubic", "--boundary", "periodic"], out),
             (["sample", self.f2, self.p2, out, "--fetch", "linear"], out),
@@ -146,6 +147,13 @@ class NoDevice(Base):
             line = self.check_fails(args + ["--backend", "cuda"], target,
                                     ["--backend cuda", self.reason], env=NO_DEVICE)
             self.assertEqual(line, expected)
+
+    def test_out_of_core_options(self):
+        out = self.w.path("out.npy")
+        self.check_fails(["prefilter", self.f3, out, "--out-of-core"], out,
+                         ["--out-of-core", "--backend cuda"], status=2)
+        self.check_fails(["prefilter", self.f3, out, "--memory-budget", 64], out,
+                         ["--memory-budget", "--out-of-core"], status=2)
 
     def test_refuses_before_reading_or_checking_anything(self):
         # The device is asked for first: a missing IN, a bad OUT extension or an impossible
@@ -232,6 +240,25 @@ class Prefilter(DeviceBase):
                                                                                 e_double)
         MEASURED.append(("prefilter vs cpu single: max |error| in ulp of max |c|", worst_single))
         MEASURED.append(("prefilter vs cpu double: max |error| in ulp of max |c|", worst_double))
+
+    def test_out_of_core_agrees_with_in_memory(self):
+        """--out-of-core with a budget that forces slabs: the halo's bound (below float
+        precision) plus float rounding of the in-memory result; progress lines on stderr."""
+        data = rng(7).random((150, 40, 50))
+        f = self.w.save("f.npy", data)
+        for boundary in ("mirror", "reflect", "periodic"):
+            self.cuda("prefilter", f, self.w.path("g.npy"), "--boundary", boundary)
+            r = self.cuda("prefilter", f, self.w.path("o.npy"), "--boundary", boundary,
+                          "--out-of-core", "--memory-budget", 3, "--json")
+            j = json.loads(r.stdout)
+            self.assertGreater(j["out_of_core"]["slabs"], 2, boundary)
+            self.assertIn("slices (100%)", r.stderr)
+            g, o = load(self.w.path("g.npy")), load(self.w.path("o.npy"))
+            ulp = float(np.spacing(np.float32(np.abs(g).max())))
+            e = float(np.abs(g.astype(float) - o).max()) / ulp
+            self.assertLessEqual(e, PREFILTER_ULP, boundary)
+            MEASURED.append(("prefilter --out-of-core vs in memory (%s): max |error| in ulp"
+                             % boundary, e))
 
     def test_degrees_0_and_1_are_the_identity(self):
         data = rng(5).random((5, 7))
