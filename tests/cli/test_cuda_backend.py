@@ -249,7 +249,7 @@ class Prefilter(DeviceBase):
         for boundary in ("mirror", "reflect", "periodic"):
             self.cuda("prefilter", f, self.w.path("g.npy"), "--boundary", boundary)
             r = self.cuda("prefilter", f, self.w.path("o.npy"), "--boundary", boundary,
-                          "--out-of-core", "--memory-budget", 3, "--json")
+                          "--out-of-core", "--memory-budget", 2, "--json")
             j = json.loads(r.stdout)
             self.assertGreater(j["out_of_core"]["slabs"], 2, boundary)
             self.assertIn("slices (100%)", r.stderr)
