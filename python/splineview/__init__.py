@@ -10,8 +10,10 @@ double precision in C++ (splineview._core), release the GIL while they work and 
 """
 from ._core import __version__
 from ._geometric import geometric_transform
+from ._gpu import spline_filter_out_of_core
 from ._ndimage import (affine_transform, map_coordinates, rotate, shift, spline_filter,
                        spline_filter1d, zoom)
 
 __all__ = ["__version__", "affine_transform", "geometric_transform", "map_coordinates",
-           "rotate", "shift", "spline_filter", "spline_filter1d", "zoom"]
+           "rotate", "shift", "spline_filter", "spline_filter1d", "spline_filter_out_of_core",
+           "zoom"]

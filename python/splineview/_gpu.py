@@ -431,3 +431,38 @@ def store(a, result, output, shape, input_dtype):
     if lib.dtype(result) == dtype:
         return result
     return lib.astype(result, dtype)
+
+
+def spline_filter_out_of_core(a, order=3, mode="mirror", *, memory_budget=None, pinned=False,
+                              device=0):
+    """B-spline coefficients of a float32 host array computed in place on the GPU in slabs, so
+    the array need not fit in GPU memory (nor in RAM: an np.memmap of a file works, e.g.
+    np.load(path, mmap_mode="r+") of a float32 .npy). Each slab carries a halo derived from the
+    filter (docs/DESIGN.md, "Halos"): the result equals the whole-array coefficients to below
+    float precision. memory_budget: device bytes to use (default 80% of the free memory);
+    pinned=True: `a` is page-locked memory (no staging copies). Returns the pass's figures
+    (slabs, halo, seconds, bytes moved). The mode is the prefilter's (as spline_filter's).
+
+    Raises RuntimeError without a CUDA device, TypeError/ValueError for other arrays."""
+    from . import _ndimage
+    order = _ndimage._check_order(order)
+    mode = _ndimage._check_mode(mode)
+    if not isinstance(a, np.ndarray):
+        raise TypeError("spline_filter_out_of_core takes a NumPy array (or np.memmap) in host "
+                        "memory; device arrays fit their device: use spline_filter")
+    if a.dtype != np.float32 or not a.flags.c_contiguous or not a.flags.writeable:
+        raise ValueError("spline_filter_out_of_core works in place on a writable, C-contiguous "
+                         "float32 array (got %s, %s%s)" % (
+                             a.dtype, "C-contiguous" if a.flags.c_contiguous else "strided",
+                             "" if a.flags.writeable else ", read-only"))
+    if not 1 <= a.ndim <= 3:
+        raise ValueError("input has %d dimensions; splineview handles 1-, 2- and 3-D data only"
+                         % a.ndim)
+    if min(a.shape) == 0:
+        raise ValueError("input has an empty axis")
+    ok, why = gpu_available()
+    if not ok:
+        raise RuntimeError("spline_filter_out_of_core needs a CUDA device: " + why)
+    budget = 0 if memory_budget is None else int(memory_budget)
+    return dict(_cuda.prefilter_out_of_core(a.ctypes.data, list(a.shape), 1, order, mode, budget,
+                                            bool(pinned), int(device)))

@@ -15,6 +15,7 @@
 #include "splineview/array.h"
 #include "splineview/cuda_memory.h"
 #include "splineview/cuda_ndimage.h"
+#include "splineview/cuda_out_of_core.h"
 #include "splineview/error.h"
 #include "splineview/sampler.h"
 
@@ -147,6 +148,34 @@ void sample_affine(std::uintptr_t coefficients, const std::string& dtype, const 
   });
 }
 
+// In place on a C-contiguous float32 host array (NumPy, np.memmap of a file): the out-of-core
+// prefilter (cuda_out_of_core.h). Returns its figures.
+py::dict prefilter_out_of_core(std::uintptr_t data, const Dims& dims, std::size_t channels,
+                               int order, const std::string& mode, std::size_t budget_bytes,
+                               bool pinned, int device) {
+  sv::cuda::OutOfCoreConfig cfg;
+  cfg.degree = order;
+  cfg.boundary = mode_of(mode);
+  cfg.device_budget = budget_bytes;
+  cfg.host_pinned = pinned;
+  sv::cuda::OutOfCoreStats st;
+  {
+    py::gil_scoped_release release;
+    nd::use_device(device);
+    st = sv::cuda::prefilter_out_of_core(reinterpret_cast<float*>(data),
+                                         sv::cuda::Layout{dims, channels}, cfg);
+  }
+  py::dict d;
+  d["slabs"] = st.slabs;
+  d["slab_slices"] = st.slab_slices;
+  d["halo"] = st.halo;
+  d["device_bytes"] = st.device_bytes;
+  d["seconds"] = st.seconds;
+  d["bytes_up"] = st.bytes_up;
+  d["bytes_down"] = st.bytes_down;
+  return d;
+}
+
 py::tuple available() {
   std::string why;
   const bool ok = sv::cuda::available(&why);
@@ -167,4 +196,5 @@ PYBIND11_MODULE(_cuda, m) {
   m.def("map_coordinates", &map_coordinates);
   m.def("sample_tables", &sample_tables);
   m.def("sample_affine", &sample_affine);
+  m.def("prefilter_out_of_core", &prefilter_out_of_core);
 }
