@@ -36,6 +36,7 @@ struct OutOfCoreOptions {
   double gib = 4;              // host volume size (512 x 512 float slices)
   std::size_t budget_mib = 0;  // device budget (0: 80% of free memory)
   bool pinned = false;         // page-lock the volume first (timed apart), no staging copies
+  double zoom = 0;             // > 0: out-of-core resampling, zoom along the slowest axis
 };
 
 Json run_prefilter(const PrefilterOptions& opt);

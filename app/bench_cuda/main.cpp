@@ -64,6 +64,10 @@ int main(int argc, char** argv) {
   ooc->add_option("--gib", oc.gib, "volume size in GiB")->capture_default_str();
   ooc->add_option("--budget-mib", oc.budget_mib, "device budget in MiB (0: 80% of free)")
       ->capture_default_str();
+  ooc->add_option("--zoom", oc.zoom,
+                  "instead: out-of-core resampling, a cubic zoom by this factor along the slowest "
+                  "axis (mirror), against the CPU zoom on a few slices")
+      ->type_name("F");
   ooc->add_flag("--pinned", oc.pinned,
                 "page-lock the volume first (cudaHostRegister, timed apart): no staging copies");
 

@@ -35,6 +35,11 @@ HostRegistration::HostRegistration(void*, std::size_t) {
   no_cuda("page-locking host memory for the GPU");
 }
 HostRegistration::~HostRegistration() = default;
+OutOfCoreStats resample_out_of_core(const float*, const Layout&,
+                                    const std::vector<std::vector<double>>&, float*,
+                                    const OutOfCoreResampleConfig&) {
+  no_cuda("out-of-core resampling");
+}
 
 DeviceBuffer::DeviceBuffer(std::size_t count) : count_(count) {
   if (count) no_cuda("allocating GPU memory");

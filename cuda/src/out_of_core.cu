@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cmath>
 #include <cstring>
 #include <limits>
 #include <string>
@@ -11,6 +12,7 @@
 
 #include "check.cuh"
 #include "splineview/bspline.h"
+#include "splineview/cuda_ndimage.h"
 #include "splineview/cuda_out_of_core.h"
 #include "splineview/cuda_prefilter.h"
 #include "splineview/halo.h"
@@ -348,6 +350,203 @@ OutOfCoreStats prefilter_out_of_core(float* data, const Layout& layout,
   }
   for (std::size_t i = slabs >= K - 1 ? slabs - (K - 1) : 0; i < slabs; ++i) scatter(i, threads);
   synchronize("out-of-core prefilter");
+  st.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  return st;
+}
+
+namespace {
+
+// scipy's 'wrap' position mapping (sampler.cpp's wrap_position), for the slab axis.
+double wrap_position(double x, long n) {
+  if (x >= 0 && x <= static_cast<double>(n - 1)) return x;
+  if (n <= 1) return 0;
+  const double p = static_cast<double>(n - 1);
+  if (x < 0) return x + p * (static_cast<double>(static_cast<long>(-x / p)) + 1);
+  return x - p * static_cast<double>(static_cast<long>(x / p));
+}
+
+// The sample index that the interpolant's extension puts at k on an axis of n (-1: cval).
+long interp_index(long k, long n, Boundary mode) {
+  if (k >= 0 && k < n) return k;
+  switch (mode) {
+    case Boundary::Nearest:
+      return k < 0 ? 0 : n - 1;
+    case Boundary::GridConstant:
+      return -1;
+    default:
+      return extend_index(k, n, prefilter_boundary(mode));
+  }
+}
+
+}  // namespace
+
+OutOfCoreStats resample_out_of_core(const float* in, const Layout& layout,
+                                    const std::vector<std::vector<double>>& tables, float* out,
+                                    const OutOfCoreResampleConfig& cfg) {
+  layout.check("out-of-core resampling");
+  check_degree(cfg.degree, 0, kMaxDegree);
+  require("out-of-core resampling");
+  if (layout.channels != 1)
+    throw Error("out-of-core resampling: arrays with channels are not supported (got " +
+                std::to_string(layout.channels) + ")");
+  const std::size_t rank = layout.rank();
+  if (tables.size() != rank)
+    throw Error("out-of-core resampling: " + std::to_string(tables.size()) +
+                " position tables for a " + std::to_string(rank) + "-D array");
+  for (const auto& t : tables)
+    if (t.empty()) throw Error("out-of-core resampling: an output axis is empty");
+  for (const auto& t : tables)
+    for (double x : t)
+      if (!(std::fabs(x) < 1e12))
+        throw Error("out-of-core resampling: a position is non-finite or huge");
+  const auto t0 = std::chrono::steady_clock::now();
+  OutOfCoreStats st;
+  const long n = static_cast<long>(layout.dims[0]);
+  const std::size_t in_slice = layout.points() / layout.dims[0];
+  std::size_t out_slice = 1;
+  for (std::size_t d = 1; d < rank; ++d) out_slice *= tables[d].size();
+  const std::size_t nout = tables[0].size();
+  const Boundary mode = cfg.mode;
+  // Slab-axis positions: folded for Wrap; Constant: outside [0, n-1] is cval (whole slices).
+  std::vector<double> z = tables[0];
+  std::vector<bool> outside(nout, false);
+  for (std::size_t i = 0; i < nout; ++i) {
+    if (i && z[i] < tables[0][i - 1])
+      throw Error("out-of-core resampling: the positions along axis 0 must not decrease");
+    if (mode == Boundary::Wrap) z[i] = wrap_position(z[i], n);
+    if (mode == Boundary::Constant && !(z[i] >= 0 && z[i] <= static_cast<double>(n - 1)))
+      outside[i] = true;
+  }
+  const bool filtered = cfg.prefilter && cfg.degree >= 2;
+  const std::size_t h =
+      filtered ? prefilter_halo(cfg.degree, rank, std::numeric_limits<float>::epsilon() / 2) : 0;
+  const std::size_t pad = filtered ? interpolation_pad(mode, cfg.degree) : 0;
+  const long taps = cfg.degree / 2 + 1;
+  st.halo = h;
+  // Output slab size from the budget: a window of about (slab * max zoom + margins) input
+  // slices, its padded copy, and the output slab.
+  std::size_t budget = cfg.device_budget;
+  if (budget == 0) {
+    std::size_t free_bytes = 0, total_bytes = 0;
+    check(cudaMemGetInfo(&free_bytes, &total_bytes), "out-of-core resampling: free memory");
+    budget = free_bytes / 10 * 8;
+  }
+  std::size_t padded_slice = 1;
+  for (std::size_t d = 1; d < rank; ++d) padded_slice *= layout.dims[d] + 2 * pad;
+  const double per_in = static_cast<double>((in_slice + padded_slice) * sizeof(float));
+  const double step =
+      nout > 1 ? std::max(1.0, (z.back() - z.front()) / static_cast<double>(nout - 1)) : 1.0;
+  const double margin = static_cast<double>(2 * (taps + h + pad + 2));
+  // slab output slices need about slab * step + margin input slices.
+  const double per_out = static_cast<double>(out_slice * sizeof(float)) + step * per_in;
+  const double avail = static_cast<double>(budget) - margin * per_in;
+  if (avail < per_out)
+    throw Error("out-of-core resampling: a device budget of " + std::to_string(budget) +
+                " bytes cannot hold one output slice with its input window (" +
+                std::to_string(static_cast<std::size_t>(per_out + margin * per_in)) +
+                " bytes); raise the budget");
+  std::size_t slab = std::min<std::size_t>(nout, static_cast<std::size_t>(avail / per_out));
+  slab = std::max<std::size_t>(
+      1, std::min<std::size_t>(slab, (std::size_t{256} << 20) / (out_slice * sizeof(float)) + 1));
+  if (cfg.slab) slab = std::min(slab, cfg.slab);
+  st.slab_slices = slab;
+  // Buffers kept across slabs (grown when a window needs more): pinned staging for the window
+  // and the output slab, device window, padded coefficients and output slab.
+  const unsigned threads = std::min(16u, std::max(1u, std::thread::hardware_concurrency()));
+  Pinned win_stage, out_stage;
+  Device dwin, dpad, dout;
+  std::size_t win_cap = 0, pad_cap = 0, out_cap = 0;
+  auto grow_pinned = [](Pinned& p, std::size_t& cap, std::size_t floats) {
+    if (floats <= cap) return;
+    if (p.ptr) cudaFreeHost(p.ptr);
+    p.ptr = nullptr;
+    p.allocate(floats);
+    cap = floats;
+  };
+  auto grow_device = [](Device& d, std::size_t& cap, std::size_t floats) {
+    if (floats <= cap) return;
+    if (d.ptr) cudaFree(d.ptr);
+    d.ptr = nullptr;
+    d.allocate(floats);
+    cap = floats;
+  };
+  std::size_t wstage_cap = 0, ostage_cap = 0;
+  const std::vector<float> cval_slice(in_slice, static_cast<float>(cfg.cval));
+  for (std::size_t o0 = 0; o0 < nout; o0 += slab) {
+    const std::size_t o1 = std::min(nout, o0 + slab);
+    ++st.slabs;
+    // Constant: slices outside the array are cval; the rest is one contiguous run.
+    std::size_t a = o0, b = o1;
+    while (a < b && outside[a]) ++a;
+    while (b > a && outside[b - 1]) --b;
+    for (std::size_t i = o0; i < o1; ++i)
+      if (i < a || i >= b)
+        std::fill(out + i * out_slice, out + (i + 1) * out_slice, static_cast<float>(cfg.cval));
+    if (a < b) {
+      double zmin = z[a], zmax = z[a];
+      for (std::size_t i = a; i < b; ++i) {
+        zmin = std::min(zmin, z[i]);
+        zmax = std::max(zmax, z[i]);
+      }
+      const long lo = static_cast<long>(std::floor(zmin)) - taps - static_cast<long>(h) - 1;
+      const long hi = static_cast<long>(std::ceil(zmax)) + taps + static_cast<long>(h) + 2;
+      const std::size_t wn = static_cast<std::size_t>(hi - lo);
+      // The window, from the interpolant's extension along axis 0, gathered into pinned memory.
+      grow_pinned(win_stage, wstage_cap, wn * in_slice);
+      copy_slices(
+          win_stage.ptr, wn, in_slice,
+          [&](std::size_t j) -> const float* {
+            const long src = interp_index(lo + static_cast<long>(j), n, mode);
+            return src < 0 ? cval_slice.data() : in + static_cast<std::size_t>(src) * in_slice;
+          },
+          threads);
+      std::vector<std::size_t> wdims = layout.dims;
+      wdims[0] = wn;
+      grow_device(dwin, win_cap, wn * in_slice);
+      check(cudaMemcpy(dwin.ptr, win_stage.ptr, wn * in_slice * sizeof(float),
+                       cudaMemcpyHostToDevice),
+            "out-of-core resampling: uploading a window");
+      st.bytes_up += wn * in_slice * sizeof(float);
+      const float* coef = dwin.ptr;
+      std::vector<std::size_t> cdims = wdims;
+      if (filtered) {
+        if (pad) {
+          for (auto& d : cdims) d += 2 * pad;
+          std::size_t total = 1;
+          for (std::size_t d : cdims) total *= d;
+          grow_device(dpad, pad_cap, total);
+          nd::pad(dwin.ptr, wdims, pad, mode == Boundary::Nearest, cfg.cval, dpad.ptr, 0);
+          nd::spline_filter(dpad.ptr, cdims, cfg.degree, mode, 0);
+          coef = dpad.ptr;
+        } else {
+          nd::spline_filter(dwin.ptr, wdims, cfg.degree, mode, 0);
+        }
+      }
+      nd::Spline sp;
+      sp.coefficients = coef;
+      sp.dims = cdims;
+      sp.degree = cfg.degree;
+      sp.mode = mode;
+      sp.cval = cfg.cval;
+      sp.shift = static_cast<double>(pad);
+      std::vector<std::vector<double>> local = tables;
+      local[0].assign(z.begin() + static_cast<long>(a), z.begin() + static_cast<long>(b));
+      for (double& x : local[0]) x -= static_cast<double>(lo);
+      const std::size_t count = (b - a) * out_slice;
+      grow_device(dout, out_cap, count);
+      grow_pinned(out_stage, ostage_cap, count);
+      nd::sample_tables(sp, local, dout.ptr, 0);
+      check(cudaMemcpy(out_stage.ptr, dout.ptr, count * sizeof(float), cudaMemcpyDeviceToHost),
+            "out-of-core resampling: downloading a slab");
+      copy_slices(
+          out + a * out_slice, b - a, out_slice,
+          [&](std::size_t j) { return out_stage.ptr + j * out_slice; }, threads);
+      st.bytes_down += count * sizeof(float);
+      st.device_bytes = (win_cap + pad_cap + out_cap) * sizeof(float);
+    }
+    if (cfg.progress) cfg.progress(o1, nout);
+  }
+  synchronize("out-of-core resampling");
   st.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   return st;
 }

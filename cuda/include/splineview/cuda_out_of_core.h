@@ -16,6 +16,7 @@
 
 #include <cstddef>
 #include <functional>
+#include <vector>
 
 #include "splineview/array.h"
 #include "splineview/cuda_memory.h"
@@ -64,5 +65,27 @@ class HostRegistration {
 // C-order layout of sv::Array). Throws sv::Error naming the problem (a budget too small for one
 // slab of halo + 1 slices, no CUDA, a CUDA failure).
 OutOfCoreStats prefilter_out_of_core(float* data, const Layout& layout, const OutOfCoreConfig& cfg);
+
+// Resampling of a host array larger than the GPU, in output slabs along the slowest axis:
+// output point (o0, o1, ...) takes the spline at (tables[0][o0], tables[1][o1], ...) (scipy's
+// zoom and shift positions: sv::zoom_positions, sv::shift_positions), with the semantics of
+// the package's GPU path (every mode, cval, degrees 0-7, the interpolant of the samples with
+// prefilter). tables[0] must be non-decreasing. For each output slab the input window its
+// positions need (taps plus the halo, from the mode's extension along axis 0; Wrap positions
+// folded, Constant slabs outside the array filled with cval) goes up, is padded and prefiltered
+// there, and the slab is evaluated and comes down. Channels: 1. Sequential transfers (pageable
+// copies): see docs/BENCHMARKS.md for what that costs.
+struct OutOfCoreResampleConfig {
+  int degree = 3;
+  Boundary mode = Boundary::Mirror;
+  double cval = 0.0;
+  bool prefilter = true;
+  std::size_t device_budget = 0;  // bytes; 0: 80% of the free memory
+  std::size_t slab = 0;           // output slices per slab at most (0: what the budget allows)
+  std::function<void(std::size_t, std::size_t)> progress;  // output slices done, in all
+};
+OutOfCoreStats resample_out_of_core(const float* in, const Layout& layout,
+                                    const std::vector<std::vector<double>>& tables, float* out,
+                                    const OutOfCoreResampleConfig& cfg);
 
 }  // namespace sv::cuda
