@@ -8,9 +8,11 @@
 #include <cmath>
 #include <cstdio>
 #include <fstream>
+#include <functional>
 #include <iostream>
 #include <limits>
 #include <memory>
+#include <numeric>
 #include <optional>
 #include <type_traits>
 #include <utility>
@@ -215,12 +217,24 @@ bool is_gpu(const std::string& backend) {
 
 // The boundary mode from --mode (scipy's name) or --boundary; the modes beyond reflect, mirror
 // and periodic are CPU only, refused on gl and cuda.
+// The out-of-core paths (prefilter, resample --out-of-core) take every mode.
+template <class Args>
+bool takes_every_mode(const Args& args) {
+  if constexpr (std::is_same_v<Args, PrefilterArgs>) {
+    return args.out_of_core;
+  } else if constexpr (std::is_same_v<Args, ResampleArgs>) {
+    return args.out_of_core;
+  } else {
+    return false;
+  }
+}
+
 template <class Args>
 sv::Boundary resolve_boundary(const Args& args, const char* command) {
   const sv::Boundary b = sv::parse_boundary(args.mode.empty() ? args.boundary : args.mode);
   if (!std::isfinite(args.cval))
     throw UsageError(std::string(command) + ": --cval must be a finite number");
-  if (is_gpu(args.common.backend) && !sv::boundary_on_gpu(b))
+  if (is_gpu(args.common.backend) && !sv::boundary_on_gpu(b) && !takes_every_mode(args))
     throw UsageError(std::string(command) + ": --mode " + sv::boundary_scipy_name(b) +
                      " is CPU only (use --backend cpu); the " + args.common.backend +
                      " backend implements reflect, mirror and grid-wrap (periodic)");
@@ -940,7 +954,19 @@ void run_resample(const ResampleArgs& args) {
   std::string fetch;
   const std::string& name = args.common.backend;
   const bool gpu = is_gpu(name);
-  if (gpu) {
+  if (args.memory_budget_mib && !args.out_of_core)
+    throw UsageError("resample: --memory-budget applies to --out-of-core only");
+  if (args.out_of_core) {
+    if (name != "cuda" || precision != Precision::Single)
+      throw UsageError(
+          "resample: --out-of-core runs on --backend cuda in single precision (the CPU "
+          "resampling already streams in host memory)");
+    if (args.has_rotate || args.repeat != 1)
+      throw UsageError("resample: --out-of-core resamples with --zoom, --shape or --shift, once");
+    if (args.channels)
+      throw UsageError("resample: --out-of-core takes one channel (no --channels)");
+  }
+  if (gpu && !args.out_of_core) {
     // scipy's extras are CPU only: the GPU backends zoom by one factor with aligned pixel areas
     // and rotate 2-D images in place.
     const char* cpu_only = args.has_shape                          ? "--shape"
@@ -1013,7 +1039,43 @@ void run_resample(const ResampleArgs& args) {
 
   const Stopwatch clock;
   sv::ArrayD result;
-  if (gpu)
+  Json ooc_json;
+  if (args.out_of_core) {
+    // Scipy's positions per axis (the CPU path's), then the slabs.
+    const std::size_t rank = input.rank();
+    std::vector<std::vector<double>> tables(rank);
+    const std::vector<std::size_t>& out_dims = plan.steps.back().out_dims;
+    for (std::size_t d = 0; d < rank; ++d)
+      tables[d] = plan.op == Op::Shift
+                      ? sv::shift_positions(input.dim(d), plan.shift[d])
+                      : sv::zoom_positions(input.dim(d), out_dims[d], args.grid_mode);
+    sv::ArrayF f(input.dims(), 1);
+    for (std::size_t i = 0; i < f.size(); ++i) f[i] = static_cast<float>(input[i]);
+    sv::cuda::OutOfCoreResampleConfig rc;
+    rc.degree = degree;
+    rc.mode = opt.boundary;
+    rc.cval = args.cval;
+    rc.prefilter = prefilter;
+    rc.device_budget = args.memory_budget_mib << 20;
+    int last = -1;
+    rc.progress = [&last](std::size_t done, std::size_t slices) {
+      const int pct = static_cast<int>(100.0 * static_cast<double>(done) /
+                                       static_cast<double>(std::max<std::size_t>(slices, 1)));
+      if (pct / 10 == last / 10 && done < slices) return;
+      last = pct;
+      std::fprintf(stderr, "splinetool: resample: %zu of %zu output slices (%d%%)\n", done, slices,
+                   pct);
+    };
+    std::vector<float> out(std::accumulate(out_dims.begin(), out_dims.end(), std::size_t{1},
+                                           std::multiplies<std::size_t>()));
+    const sv::cuda::OutOfCoreStats st = sv::cuda::resample_out_of_core(
+        f.data(), sv::cuda::Layout{f.dims(), 1}, tables, out.data(), rc);
+    result = sv::ArrayD(out_dims, 1);
+    for (std::size_t i = 0; i < out.size(); ++i) result[i] = out[i];
+    ooc_json = Json{{"slabs", st.slabs},       {"slab_slices", st.slab_slices},
+                    {"halo", st.halo},         {"device_bytes", st.device_bytes},
+                    {"bytes_up", st.bytes_up}, {"bytes_down", st.bytes_down}};
+  } else if (gpu)
     result = precision == Precision::Single
                  ? resampled<float>(*backend, std::move(in.array), args, opt)
                  : resampled<double>(*backend, std::move(in.array), args, opt);
@@ -1076,6 +1138,7 @@ void run_resample(const ResampleArgs& args) {
     }
     if (reference) j["peak"] = peak;
     j.update(gpu_json(*backend, fetch, args.common));
+    if (args.out_of_core) j["out_of_core"] = ooc_json;
     if (reference) {
       j["compared_with"] = args.reference.empty() ? "input" : "reference";
       j["disc"] = result.rank() == 2 && args.disc > 0 ? Json(args.disc) : Json(nullptr);

@@ -98,6 +98,11 @@ struct ResampleArgs {
   double disc = 0.35;  // metrics inside the centred disc of radius disc * min(H, W) (2-D)
   double peak = 1.0;
   bool has_peak = false;  // else the peak is the input type's full scale (sv::dtype_full_scale)
+  // --out-of-core (with --backend cuda, --zoom/--shape/--shift): output slabs along the slowest
+  // axis, each from its input window with the derived halo; --memory-budget MIB caps the device
+  // memory (0: 80% of free). Every mode and degree, as the CPU path.
+  bool out_of_core = false;
+  std::size_t memory_budget_mib = 0;
 };
 
 struct CompareArgs {

@@ -507,6 +507,15 @@ int main(int argc, char** argv) {
                       "resample data (and a --reference) holding NaN or inf instead of refusing "
                       "it (the prefiltering methods spread each one along its lines; a .png "
                       "writes NaN as 0)");
+  resample->add_flag("--out-of-core", res.out_of_core,
+                     "with --backend cuda and --zoom, --shape or --shift: resample in slabs "
+                     "along the slowest axis, each from its input window with the derived halo, "
+                     "so the data need not fit on the GPU (every mode and --degree as on the "
+                     "CPU; one channel; progress on stderr)");
+  resample
+      ->add_option("--memory-budget", res.memory_budget_mib,
+                   "with --out-of-core: device memory to use, in MiB (0: 80% of the free memory)")
+      ->type_name("MIB");
   add_common(resample, res.common);
 
   splinetool::CompareArgs cmp;

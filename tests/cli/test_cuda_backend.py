@@ -131,6 +131,7 @@ class NoDevice(Base):
             (["prefilter", self.f3, nrrd, "--degree", 5, "--boundary", "mirror"], nrrd),
             (["prefilter", self.f2, out, "--precision", "single"], out),
             (["prefilter", self.f3, out, "--out-of-core", "--memory-budget", 64], out),
+            (["resample", self.f3, out, "--zoom", 2, "--out-of-core"], out),
             (["sample", self.f2, self.p2, out], out),
             (["sample", self.f2, self.p2, out, "--fetch", "cubic", "--boundary", "periodic"], out),
             (["sample", self.f2, self.p2, out, "--fetch", "linear"], out),
@@ -153,6 +154,10 @@ class NoDevice(Base):
         self.check_fails(["prefilter", self.f3, out, "--out-of-core"], out,
                          ["--out-of-core", "--backend cuda"], status=2)
         self.check_fails(["prefilter", self.f3, out, "--memory-budget", 64], out,
+                         ["--memory-budget", "--out-of-core"], status=2)
+        self.check_fails(["resample", self.f3, out, "--zoom", 2, "--out-of-core"], out,
+                         ["--out-of-core", "--backend cuda"], status=2)
+        self.check_fails(["resample", self.f3, out, "--zoom", 2, "--memory-budget", 8], out,
                          ["--memory-budget", "--out-of-core"], status=2)
 
     def test_refuses_before_reading_or_checking_anything(self):
@@ -479,6 +484,46 @@ class Resample(DeviceBase):
             self.assertLessEqual(err, limit, fetch)
 
 
+class OutOfCoreResample(DeviceBase):
+    def test_agrees_with_cpu_in_slabs(self):
+        """--out-of-core --zoom/--shape/--shift with a budget that forces slabs, every mode,
+        degrees 1, 3 and 5, against --backend cpu in double: float coefficients (the halo's
+        bound is below float precision), 2e-6 of the data range."""
+        data = rng(11).random((400, 33, 27))
+        f = self.w.save("f.npy", data)
+        worst = 0.0
+        for mode in ("reflect", "grid-mirror", "mirror", "grid-wrap", "wrap", "nearest",
+                     "constant", "grid-constant"):
+            for degree, op in ((3, ["--zoom", "1.7,0.8,1.2"]), (5, ["--shape", "90,40,20"]),
+                               (1, ["--shift", "2.5,-1.25,0.5"])):
+                common = ["--degree", degree, "--mode", mode, "--cval", 0.5] + op
+                # nearest and grid-constant pad every axis by their interpolant's tail (35
+                # samples per side at order 3): a bigger window per slice.
+                budget = 16 if mode in ("nearest", "grid-constant") and degree > 1 else 2
+                r = self.cuda("resample", f, self.w.path("g.npy"), *common, "--out-of-core",
+                              "--memory-budget", budget, "--json")
+                j = json.loads(r.stdout)
+                self.assertGreater(j["out_of_core"]["slabs"], 1, mode)
+                TOOL.ok("resample", f, self.w.path("c.npy"), *common)
+                g, c = load(self.w.path("g.npy")), load(self.w.path("c.npy"))
+                self.assertEqual(g.shape, c.shape)
+                e = float(np.abs(g.astype(float) - c).max())
+                self.assertLessEqual(e, 2e-6, "%s degree %d %s" % (mode, degree, op))
+                worst = max(worst, e)
+        MEASURED.append(("resample --out-of-core vs cpu double: max |error| (data in [0, 1])",
+                         worst))
+
+    def test_refusals(self):
+        f = self.w.save("f.npy", rng(12).random((20, 21)))
+        out = self.w.path("o.npy")
+        self.check_fails(["resample", f, out, "--rotate", 10, "--backend", "cuda",
+                          "--out-of-core"], out, ["--out-of-core", "--zoom"], status=2)
+        big = self.w.save("big.npy", rng(13).random((50, 200, 200)))
+        self.check_fails(["resample", big, out, "--zoom", 2, "--mode", "nearest", "--backend",
+                          "cuda", "--out-of-core", "--memory-budget", 1], out,
+                         ["budget of 1048576 bytes", "raise the budget"], status=1)
+
+
 class Refusals(DeviceBase):
     def test_what_cuda_cannot_do(self):
         w = self.w
@@ -537,7 +582,7 @@ def main():
         for d in info["cuda_devices"]:
             print("CUDA device %d: %s (compute capability %s)" %
                   (d["index"], d["name"], d["compute_capability"]))
-        classes = [Prefilter, Sample, Resample, Refusals]
+        classes = [Prefilter, Sample, Resample, OutOfCoreResample, Refusals]
     loader = unittest.TestLoader()
     names = sys.argv[3:]
     if names:
