@@ -93,6 +93,98 @@ __global__ void filter_lines(T* data, long long outer, long long n, long long in
   }
 }
 
+// Segmented recursions for few, long lines (the per-line kernel leaves most of the GPU idle):
+// thread (line, segment) runs one pole over its segment, starting `warm` samples early from a
+// zero state (|z|^warm is below half an ulp of T, as the CPU prefilter's horizon), except the
+// line's first segment (causal) and last segment (anticausal), which take the exact starts.
+// Out of place, so warm-ups read values nobody is writing: causal src -> tmp, anticausal
+// tmp -> dst.
+template <class T>
+__global__ void causal_segments(const T* __restrict__ src, T* __restrict__ tmp, long long outer,
+                                long long n, long long inner, int mode, Pole P, T g, long long L,
+                                long long segs, long long warm) {
+  const long long id = static_cast<long long>(blockIdx.x) * blockDim.x + threadIdx.x;
+  if (id >= outer * inner * segs) return;
+  // Neighbouring threads take neighbouring lines (coalesced loads on every axis but x).
+  const long long lines = outer * inner;
+  const long long seg = id / lines, line = id % lines;
+  const long long o = line / inner, i = line % inner;
+  const T* x = src + o * n * inner + i;
+  T* c = tmp + o * n * inner + i;
+  const long long s = inner;
+  const long long s0 = seg * L, s1 = min(n, s0 + L);
+  if (s0 >= s1) return;
+  const T z = static_cast<T>(P.z);
+  T acc;
+  long long k;
+  if (s0 - warm <= 0) {  // the exact start at 0 is within reach: take it
+    acc = T(0);
+    T zk = T(1);
+    for (long long q = 0; q < P.terms; ++q) {
+      acc += zk * (g * x[detail::extend_any(-q, n, mode) * s]);
+      zk *= z;
+    }
+    acc *= static_cast<T>(P.causal_scale);
+    if (s0 == 0) c[0] = acc;
+    for (k = 1; k < s0; ++k) acc = g * x[k * s] + z * acc;
+    if (s0 == 0) k = 1;
+  } else {
+    acc = T(0);
+    for (long long q = s0 - warm; q < s0; ++q) acc = g * x[q * s] + z * acc;
+    k = s0;
+  }
+  for (; k < s1; ++k) {
+    acc = g * x[k * s] + z * acc;
+    c[k * s] = acc;
+  }
+}
+
+template <class T>
+__global__ void anticausal_segments(const T* __restrict__ tmp, T* __restrict__ dst, long long outer,
+                                    long long n, long long inner, int mode, Pole P, long long L,
+                                    long long segs, long long warm) {
+  const long long id = static_cast<long long>(blockIdx.x) * blockDim.x + threadIdx.x;
+  if (id >= outer * inner * segs) return;
+  // Neighbouring threads take neighbouring lines (coalesced loads on every axis but x).
+  const long long lines = outer * inner;
+  const long long seg = id / lines, line = id % lines;
+  const long long o = line / inner, i = line % inner;
+  const T* c = tmp + o * n * inner + i;
+  T* y = dst + o * n * inner + i;
+  const long long s = inner;
+  const long long s0 = seg * L, s1 = min(n, s0 + L);
+  if (s0 >= s1) return;
+  const T z = static_cast<T>(P.z);
+  T acc;
+  long long k;
+  if (s1 - 1 + warm >= n - 1) {  // the exact start at n - 1 is within reach: take it
+    const T cl = c[(n - 1) * s];
+    if (mode == detail::kReflect) {
+      acc = z / (z - T(1)) * cl;
+    } else if (mode == detail::kMirror) {
+      acc = z / (z * z - T(1)) * (cl + z * c[(n - 2) * s]);
+    } else {
+      T sum = T(0), zj = T(1);
+      for (long long j = 0; j < P.pterms; ++j) {
+        sum += zj * c[((n - 1 + j) % n) * s];
+        zj *= z;
+      }
+      acc = static_cast<T>(P.periodic_scale) * sum;
+    }
+    if (s1 == n) y[(n - 1) * s] = acc;
+    for (k = n - 2; k >= s1; --k) acc = z * (acc - c[k * s]);
+    if (s1 == n) k = n - 2;
+  } else {
+    acc = T(0);
+    for (long long q = s1 - 1 + warm; q >= s1; --q) acc = z * (acc - c[q * s]);
+    k = s1 - 1;
+  }
+  for (; k >= s0; --k) {
+    acc = z * (acc - c[k * s]);
+    y[k * s] = acc;
+  }
+}
+
 template <class T>
 long long horizon(double z) {
   const double eps = std::numeric_limits<T>::epsilon() / 2;
@@ -198,6 +290,35 @@ void spline_filter1d(T* data, const std::vector<std::size_t>& dims, std::size_t 
   const Boundary b = prefilter_boundary(mode);
   const Poles3 poles = poles_for<T>(degree, b, n);
   const long long lines = outer * inner;
+  // Few long lines: segments in parallel (see causal_segments).
+  constexpr long long kWanted = 1LL << 17;  // threads that keep the GPU busy
+  if (lines < kWanted / 4) {
+    long long warm = 0;
+    for (int q = 0; q < poles.count; ++q) warm = std::max(warm, horizon<T>(poles.p[q].z));
+    const long long segs = std::min((kWanted + lines - 1) / lines, n / (4 * warm + 1));
+    if (segs >= 4) {
+      const long long L = (n + segs - 1) / segs;
+      const cudaStream_t st = reinterpret_cast<cudaStream_t>(stream);
+      void* tmp = nullptr;
+      check(cudaMallocAsync(&tmp, static_cast<std::size_t>(lines * n) * sizeof(T), st),
+            "spline_filter1d (CUDA): allocating the segment buffer");
+      const long long work = lines * segs;
+      const unsigned blocks = static_cast<unsigned>((work + 127) / 128);
+      for (int q = 0; q < poles.count; ++q) {
+        const T g = q == 0 ? static_cast<T>(poles.gain) : T(1);
+        causal_segments<T><<<blocks, 128, 0, st>>>(data, static_cast<T*>(tmp), outer, n, inner,
+                                                   static_cast<int>(b), poles.p[q], g, L, segs,
+                                                   warm);
+        check_launch("spline_filter1d (CUDA): launching the causal segments");
+        anticausal_segments<T><<<blocks, 128, 0, st>>>(static_cast<const T*>(tmp), data, outer, n,
+                                                       inner, static_cast<int>(b), poles.p[q], L,
+                                                       segs, warm);
+        check_launch("spline_filter1d (CUDA): launching the anticausal segments");
+      }
+      check(cudaFreeAsync(tmp, st), "spline_filter1d (CUDA): freeing the segment buffer");
+      return;
+    }
+  }
   // Each thread runs a long sequential recursion: with few lines, small blocks spread them
   // over more multiprocessors (2048 lines: 64 SMs instead of 16).
   const int threads = lines < 32768 ? 32 : 128;
