@@ -86,7 +86,7 @@ vec4 sv_fetch_between(SV_SAMPLER tex, SV_IVEC j, SV_VEC t) {
 }
 
 // Cubic B-spline weights of c[i-1], c[i], c[i+1], c[i+2] for the fractional offset a = p - i
-// in [0, 1), per axis (BACKGROUND.md section 1):
+// in [0, 1), per axis (docs/SOURCES.md section 1):
 //   w0 = (1-a)^3/6, w1 = 2/3 - a^2 (2-a)/2, w2 = 2/3 - (1-a)^2 (1+a)/2, w3 = a^3/6.
 // w1 takes one fma; w2 closes the partition of unity (w2 = 1 - w0 - w1 - w3, which equals
 // 2/3 - (1-a)^2 (1+a)/2), so the weights sum to 1 up to one rounding and a constant signal comes

@@ -1,5 +1,5 @@
 #!/usr/bin/python3
-"""Repeated-rotation experiment (BACKGROUND.md section 5): rotate a 512x512 greyscale photo
+"""Repeated-rotation experiment (docs/SOURCES.md section 3): rotate a 512x512 greyscale photo
 by 10 degrees 36 times, each step resampling the previous result, and report the PSNR against
 the original inside the centred disc of radius 0.35 N, per method, through
 `splinetool resample --rotate 10 --repeat 36` (double and single precision) and through
@@ -17,7 +17,7 @@ import numpy as np
 
 # Not a published figure: scipy.ndimage on another 512x512 greyscale photograph (not in this
 # repository), supplied with the project's brief; the prefilter paper's Figure 5 shows images
-# only (docs/BACKGROUND.md section 3).
+# only (docs/SOURCES.md section 3).
 OTHER_PHOTO_SCIPY = {"nearest": 19.8, "linear": 23.4, "cubic-unfiltered": 21.8, "cubic": 31.4,
              "quintic": 33.9, "septic": None}
 SCIPY = {"nearest": (0, True), "linear": (1, True), "cubic-unfiltered": (3, False),

@@ -184,7 +184,7 @@ Outcome run_case(const EvalOptions& opt, TexFormat fmt, const Shape& shape, std:
   if (!texel_reference && fmt == TexFormat::R16F) fmt_err = std::ldexp(cmax, -11) * dw;
   if (!texel_reference && fmt == TexFormat::R16) fmt_err = 0.5 / 65535.0 * dw;
   // Filtered fetches of an integer format may come back at the format's own precision (NVIDIA:
-  // a ramp between two adjacent R16 values has no steps in between, BACKGROUND.md section 4).
+  // a ramp between two adjacent R16 values has no steps in between, docs/SOURCES.md section 2).
   if (fmt == TexFormat::R16 && opt.fetch != Fetch::Nearest && opt.fetch != Fetch::CubicPrecise)
     fmt_err += 1.0 / 65535.0 * dw;
   const double abs_error = svgltest::max_abs_difference(gpu, ref);

@@ -10,7 +10,7 @@ fetch as splinetool's gl backend, so the PSNR and RMS must agree to 1e-9 relativ
 curve (against the original turned once by k x angle) is checked against an independent oracle:
 the same splinetool step images measured in Python against scipy.ndimage.map_coordinates (cubic,
 mode 'reflect', double) of the original at the rotated positions, inside the same disc. Also: after
-the full turn the prefiltered cubic beats linear, which beats nearest (BACKGROUND.md 5); every
+the full turn the prefiltered cubic beats linear, which beats nearest (docs/SOURCES.md section 3); every
 step's figures are present and finite; the screenshot is not blank.
 
 usage: test_viewer_rotate.py SPLINEVIEW SPLINETOOL IMAGE OUTDIR

@@ -39,7 +39,7 @@ const char* format_name(TexFormat f);  // "r32f", "r16f", "r16"
 TexFormat parse_format(const std::string& s);
 
 // Layout of the LUT (see shaders/bspline_fetch.glsl). Both store three values per texel with
-// g0 = w0 + w1 third (BACKGROUND.md section 3).
+// g0 = w0 + w1 third (the layout is documented in shaders/bspline_fetch.glsl).
 enum class LutMapping {
   Endpoints,  // texel k holds h0 = w1/g0 - 1 and h1 = w3/g1 + 1 (offsets from i = floor(p)) at
               // a = k / (texels - 1), looked up at u = (a (texels-1) + 0.5) / texels with
