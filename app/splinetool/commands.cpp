@@ -733,6 +733,24 @@ sv::Geometry resampled_geometry(sv::Geometry g, const Plan& plan, bool grid_mode
 
 }  // namespace
 
+// Progress of an out-of-core pass on stderr, one line about every 10%.
+std::function<void(std::size_t, std::size_t)> progress_lines(const char* command,
+                                                             const char* unit) {
+  return [command, unit, last = -1](std::size_t done, std::size_t total) mutable {
+    const int pct = static_cast<int>(100.0 * static_cast<double>(done) /
+                                     static_cast<double>(std::max<std::size_t>(total, 1)));
+    if (pct / 10 == last / 10 && done < total) return;
+    last = pct;
+    std::fprintf(stderr, "splinetool: %s: %zu of %zu %s (%d%%)\n", command, done, total, unit, pct);
+  };
+}
+
+Json out_of_core_json(const sv::cuda::OutOfCoreStats& st) {
+  return Json{{"slabs", st.slabs},       {"slab_slices", st.slab_slices},
+              {"halo", st.halo},         {"device_bytes", st.device_bytes},
+              {"bytes_up", st.bytes_up}, {"bytes_down", st.bytes_down}};
+}
+
 void run_prefilter(const PrefilterArgs& args) {
   if (args.common.backend == "gl")
     throw UsageError(
@@ -766,21 +784,12 @@ void run_prefilter(const PrefilterArgs& args) {
     cfg.degree = opt.degree;
     cfg.boundary = opt.boundary;
     cfg.device_budget = args.memory_budget_mib << 20;
-    int last = -1;
-    cfg.progress = [&last](std::size_t done, std::size_t total) {
-      const int pct = static_cast<int>(100.0 * static_cast<double>(done) /
-                                       static_cast<double>(std::max<std::size_t>(total, 1)));
-      if (pct / 10 == last / 10 && done < total) return;  // about every 10%
-      last = pct;
-      std::fprintf(stderr, "splinetool: prefilter: %zu of %zu slices (%d%%)\n", done, total, pct);
-    };
+    cfg.progress = progress_lines("prefilter", "slices");
     const sv::cuda::OutOfCoreStats st =
         sv::cuda::prefilter_out_of_core(f.data(), sv::cuda::Layout{f.dims(), f.channels()}, cfg);
     result = sv::ArrayD(f.dims(), f.channels());
     for (std::size_t i = 0; i < f.size(); ++i) result[i] = f[i];
-    ooc_json = Json{{"slabs", st.slabs},       {"slab_slices", st.slab_slices},
-                    {"halo", st.halo},         {"device_bytes", st.device_bytes},
-                    {"bytes_up", st.bytes_up}, {"bytes_down", st.bytes_down}};
+    ooc_json = out_of_core_json(st);
   } else {
     result = precision == Precision::Single
                  ? prefiltered<float>(*backend, std::move(in.array), opt)
@@ -1057,24 +1066,14 @@ void run_resample(const ResampleArgs& args) {
     rc.cval = args.cval;
     rc.prefilter = prefilter;
     rc.device_budget = args.memory_budget_mib << 20;
-    int last = -1;
-    rc.progress = [&last](std::size_t done, std::size_t slices) {
-      const int pct = static_cast<int>(100.0 * static_cast<double>(done) /
-                                       static_cast<double>(std::max<std::size_t>(slices, 1)));
-      if (pct / 10 == last / 10 && done < slices) return;
-      last = pct;
-      std::fprintf(stderr, "splinetool: resample: %zu of %zu output slices (%d%%)\n", done, slices,
-                   pct);
-    };
+    rc.progress = progress_lines("resample", "output slices");
     std::vector<float> out(std::accumulate(out_dims.begin(), out_dims.end(), std::size_t{1},
                                            std::multiplies<std::size_t>()));
     const sv::cuda::OutOfCoreStats st = sv::cuda::resample_out_of_core(
         f.data(), sv::cuda::Layout{f.dims(), 1}, tables, out.data(), rc);
     result = sv::ArrayD(out_dims, 1);
     for (std::size_t i = 0; i < out.size(); ++i) result[i] = out[i];
-    ooc_json = Json{{"slabs", st.slabs},       {"slab_slices", st.slab_slices},
-                    {"halo", st.halo},         {"device_bytes", st.device_bytes},
-                    {"bytes_up", st.bytes_up}, {"bytes_down", st.bytes_down}};
+    ooc_json = out_of_core_json(st);
   } else if (gpu)
     result = precision == Precision::Single
                  ? resampled<float>(*backend, std::move(in.array), args, opt)

@@ -190,6 +190,15 @@ void add_boundary(CLI::App* sub, Args& args) {
       ->capture_default_str();
 }
 
+// --out-of-core (with `help`) and --memory-budget MIB, for prefilter and resample.
+void add_out_of_core(CLI::App* sub, bool& out_of_core, std::size_t& budget_mib,
+                     const std::string& help) {
+  sub->add_flag("--out-of-core", out_of_core, help);
+  sub->add_option("--memory-budget", budget_mib,
+                  "with --out-of-core: device memory to use, in MiB (0: 80% of the free memory)")
+      ->type_name("MIB");
+}
+
 void add_precision(CLI::App* sub, std::string& precision) {
   CLI::Option* o = sub->add_option("--precision", precision,
                                    precision.empty() ? kPrecisionHelpGpu : kPrecisionHelp)
@@ -337,14 +346,10 @@ int main(int argc, char** argv) {
   add_allow_nonfinite(prefilter, pre.common,
                       "prefilter data holding NaN or inf instead of refusing it (the recursion "
                       "spreads each one along its lines: those results are NaN)");
-  prefilter->add_flag("--out-of-core", pre.out_of_core,
-                      "with --backend cuda: filter in slabs along the slowest axis, each with a "
-                      "halo from the derived bound, so the array need not fit on the GPU "
-                      "(progress on stderr)");
-  prefilter
-      ->add_option("--memory-budget", pre.memory_budget_mib,
-                   "with --out-of-core: device memory to use, in MiB (0: 80% of the free memory)")
-      ->type_name("MIB");
+  add_out_of_core(prefilter, pre.out_of_core, pre.memory_budget_mib,
+                  "with --backend cuda: filter in slabs along the slowest axis, each with a halo "
+                  "from the derived bound, so the array need not fit on the GPU (progress on "
+                  "stderr)");
   add_common(prefilter, pre.common);
 
   splinetool::SampleArgs smp;
@@ -507,15 +512,11 @@ int main(int argc, char** argv) {
                       "resample data (and a --reference) holding NaN or inf instead of refusing "
                       "it (the prefiltering methods spread each one along its lines; a .png "
                       "writes NaN as 0)");
-  resample->add_flag("--out-of-core", res.out_of_core,
-                     "with --backend cuda and --zoom, --shape or --shift: resample in slabs "
-                     "along the slowest axis, each from its input window with the derived halo, "
-                     "so the data need not fit on the GPU (every mode and --degree as on the "
-                     "CPU; one channel; progress on stderr)");
-  resample
-      ->add_option("--memory-budget", res.memory_budget_mib,
-                   "with --out-of-core: device memory to use, in MiB (0: 80% of the free memory)")
-      ->type_name("MIB");
+  add_out_of_core(resample, res.out_of_core, res.memory_budget_mib,
+                  "with --backend cuda and --zoom, --shape or --shift: resample in slabs along "
+                  "the slowest axis, each from its input window with the derived halo, so the "
+                  "data need not fit on the GPU (every mode and --degree as on the CPU; one "
+                  "channel; progress on stderr)");
   add_common(resample, res.common);
 
   splinetool::CompareArgs cmp;

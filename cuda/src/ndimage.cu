@@ -45,6 +45,38 @@ struct Poles3 {
   double gain;
 };
 
+// The exact start of the causal recursion, c+[0] = sum_k z^k g x~[-k] over the extended
+// signal (closed with 1 / (1 - z^P) when the period is within the horizon), for the line whose
+// sample k is x[k * s].
+template <class T>
+__device__ __forceinline__ T causal_start(const T* x, long long n, long long s, int mode,
+                                          const Pole& P, T g) {
+  const T z = static_cast<T>(P.z);
+  T acc = T(0), zk = T(1);
+  for (long long k = 0; k < P.terms; ++k) {
+    acc += zk * (g * x[detail::extend_any(-k, n, mode) * s]);
+    zk *= z;
+  }
+  return acc * static_cast<T>(P.causal_scale);
+}
+
+// The exact start of the anticausal recursion, c-[n-1], from the causal output c+ (closed forms
+// for reflect and mirror, the period sum for periodic).
+template <class T>
+__device__ __forceinline__ T anticausal_start(const T* c, long long n, long long s, int mode,
+                                              const Pole& P) {
+  const T z = static_cast<T>(P.z);
+  const T cl = c[(n - 1) * s];
+  if (mode == detail::kReflect) return z / (z - T(1)) * cl;
+  if (mode == detail::kMirror) return z / (z * z - T(1)) * (cl + z * c[(n - 2) * s]);
+  T sum = T(0), zj = T(1);
+  for (long long j = 0; j < P.pterms; ++j) {
+    sum += zj * c[((n - 1 + j) % n) * s];
+    zj *= z;
+  }
+  return static_cast<T>(P.periodic_scale) * sum;
+}
+
 template <class T>
 __global__ void filter_lines(T* data, long long outer, long long n, long long inner, int mode,
                              Poles3 poles) {
@@ -60,32 +92,14 @@ __global__ void filter_lines(T* data, long long outer, long long n, long long in
     const Pole P = poles.p[q];
     const T z = static_cast<T>(P.z);
     const T g = q == 0 ? gain : T(1);
-    T acc = T(0), zk = T(1);
-    for (long long k = 0; k < P.terms; ++k) {
-      acc += zk * (g * b[detail::extend_any(-k, n, mode) * s]);
-      zk *= z;
-    }
-    acc *= static_cast<T>(P.causal_scale);
-    b[0] = acc;
-    T prev = acc;
+    T prev = causal_start(b, n, s, mode, P, g);
+    b[0] = prev;
     for (long long k = 1; k < n; ++k) {
       prev = g * b[k * s] + z * prev;
       b[k * s] = prev;
     }
-    T* last = b + (n - 1) * s;
-    if (mode == detail::kReflect) {
-      *last *= z / (z - T(1));
-    } else if (mode == detail::kMirror) {
-      *last = z / (z * z - T(1)) * (*last + z * last[-s]);
-    } else {
-      T sum = T(0), zj = T(1);
-      for (long long j = 0; j < P.pterms; ++j) {
-        sum += zj * b[((n - 1 + j) % n) * s];
-        zj *= z;
-      }
-      *last = static_cast<T>(P.periodic_scale) * sum;
-    }
-    T next = *last;
+    T next = anticausal_start(b, n, s, mode, P);
+    b[(n - 1) * s] = next;
     for (long long k = n - 1; k-- > 0;) {
       next = z * (next - b[k * s]);
       b[k * s] = next;
@@ -118,13 +132,7 @@ __global__ void causal_segments(const T* __restrict__ src, T* __restrict__ tmp, 
   T acc;
   long long k;
   if (s0 - warm <= 0) {  // the exact start at 0 is within reach: take it
-    acc = T(0);
-    T zk = T(1);
-    for (long long q = 0; q < P.terms; ++q) {
-      acc += zk * (g * x[detail::extend_any(-q, n, mode) * s]);
-      zk *= z;
-    }
-    acc *= static_cast<T>(P.causal_scale);
+    acc = causal_start(x, n, s, mode, P, g);
     if (s0 == 0) c[0] = acc;
     for (k = 1; k < s0; ++k) acc = g * x[k * s] + z * acc;
     if (s0 == 0) k = 1;
@@ -158,19 +166,7 @@ __global__ void anticausal_segments(const T* __restrict__ tmp, T* __restrict__ d
   T acc;
   long long k;
   if (s1 - 1 + warm >= n - 1) {  // the exact start at n - 1 is within reach: take it
-    const T cl = c[(n - 1) * s];
-    if (mode == detail::kReflect) {
-      acc = z / (z - T(1)) * cl;
-    } else if (mode == detail::kMirror) {
-      acc = z / (z * z - T(1)) * (cl + z * c[(n - 2) * s]);
-    } else {
-      T sum = T(0), zj = T(1);
-      for (long long j = 0; j < P.pterms; ++j) {
-        sum += zj * c[((n - 1 + j) % n) * s];
-        zj *= z;
-      }
-      acc = static_cast<T>(P.periodic_scale) * sum;
-    }
+    acc = anticausal_start(c, n, s, mode, P);
     if (s1 == n) y[(n - 1) * s] = acc;
     for (k = n - 2; k >= s1; --k) acc = z * (acc - c[k * s]);
     if (s1 == n) k = n - 2;

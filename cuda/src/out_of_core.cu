@@ -356,15 +356,6 @@ OutOfCoreStats prefilter_out_of_core(float* data, const Layout& layout,
 
 namespace {
 
-// scipy's 'wrap' position mapping (sampler.cpp's wrap_position), for the slab axis.
-double wrap_position(double x, long n) {
-  if (x >= 0 && x <= static_cast<double>(n - 1)) return x;
-  if (n <= 1) return 0;
-  const double p = static_cast<double>(n - 1);
-  if (x < 0) return x + p * (static_cast<double>(static_cast<long>(-x / p)) + 1);
-  return x - p * static_cast<double>(static_cast<long>(x / p));
-}
-
 // The sample index that the interpolant's extension puts at k on an axis of n (-1: cval).
 long interp_index(long k, long n, Boundary mode) {
   if (k >= 0 && k < n) return k;

@@ -57,9 +57,6 @@ std::size_t interpolation_pad(Boundary b, int degree) {
   return static_cast<std::size_t>(h) + static_cast<std::size_t>(degree) + 1;
 }
 
-namespace {
-
-// scipy.ndimage's 'wrap' position mapping (see sampler.h), with its arithmetic.
 double wrap_position(double x, long n) {
   if (x >= 0 && x <= static_cast<double>(n - 1)) return x;
   if (n <= 1) return 0;
@@ -67,6 +64,8 @@ double wrap_position(double x, long n) {
   if (x < 0) return x + p * (static_cast<double>(static_cast<long>(-x / p)) + 1);
   return x - p * static_cast<double>(static_cast<long>(x / p));
 }
+
+namespace {
 
 // scipy.ndimage's position mappings for 'mirror' and 'reflect', with its arithmetic. Used for
 // degree 0 only, where they decide ties (for degree >= 1 the spline is continuous and the

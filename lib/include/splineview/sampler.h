@@ -47,6 +47,10 @@ struct SamplerOptions {
 // cval).
 long extend_index(long k, long n, Boundary b);
 
+// scipy.ndimage's 'wrap' position mapping, with its arithmetic (see Wrap above): a coordinate
+// outside [0, n-1] moved by a multiple of n-1 into it; n = 1 gives 0.
+double wrap_position(double x, long n);
+
 // Samples per side that interpolate() pads for `b` at `degree`: 0 unless b is Nearest or
 // GridConstant and degree >= 2; then enough that the largest pole's |z|^pad is far below
 // double precision (the neglected tail of the coefficients), 33 for degree 3 up to 69 for 7.
