@@ -4,7 +4,7 @@ cupyx.scipy.ndimage.spline_filter1d on the GPU and scipy.ndimage.spline_filter1d
 (order 3, float32 output, mode 'reflect' = our reflect, the spatial axes only: channels are not
 filtered). Each axis is timed separately and the whole filter in total; medians.
 
-Usage: cuda_peers.py [--quick] [--repeats N] [--out FILE.json]
+Usage: cuda_peers.py [--quick] [--only PREFIX] [--repeats N] [--cpu-repeats N] [--out FILE.json]
 Needs numpy and scipy; cupy is optional (its rows are left out, with the reason, without it).
 """
 import argparse
@@ -20,12 +20,14 @@ CASES = [
     ("32^3 float", (32, 32, 32), 1),
     ("256^3 float", (256, 256, 256), 1),
     ("512x512x300 float", (300, 512, 512), 1),
+    ("400x300x151 float", (151, 300, 400), 1),
+    ("1024x1024x128 float", (128, 1024, 1024), 1),
     ("160x120 RGB", (120, 160), 3),
     ("1024x1024 RGB", (1024, 1024), 3),
     ("1920x1080 RGBA", (1080, 1920), 4),
     ("3840x2160 RGBA", (2160, 3840), 4),
 ]
-QUICK = [CASES[0], ("64^3 float", (64, 64, 64), 1), CASES[3]]
+QUICK = [CASES[0], ("64^3 float", (64, 64, 64), 1), CASES[5]]
 
 
 def shape_of(dims, channels):
@@ -76,6 +78,7 @@ def main():
     ap.add_argument("--repeats", type=int, default=20)
     ap.add_argument("--cpu-repeats", type=int, default=3)
     ap.add_argument("--out", default="cuda-peers.json")
+    ap.add_argument("--only", default="", help="only the cases whose name starts with this")
     args = ap.parse_args()
 
     try:
@@ -95,6 +98,8 @@ def main():
               "numpy": np.__version__, "why_no_cupy": why_no_cupy, "cases": []}
     print("| data | peer | per axis ms | total ms |\n|---|---|---|---|")
     for name, dims, ch in (QUICK if args.quick else CASES):
+        if not name.startswith(args.only):
+            continue
         print(f"peers: {name}", file=sys.stderr)
         host = rng.random(shape_of(dims, ch), dtype=np.float32)
         axes = list(range(len(dims)))

@@ -57,12 +57,14 @@ Json run_prefilter(const PrefilterOptions& opt) {
       {"32^3 float", {32, 32, 32}, 1, "1.7 / 1.6", false},
       {"256^3 float", {256, 256, 256}, 1, "70 / 142", true},
       {"512x512x300 float", {300, 512, 512}, 1, "413 / 644", true},
+      {"400x300x151 float", {151, 300, 400}, 1, "", false},
+      {"1024x1024x128 float", {128, 1024, 1024}, 1, "", false},
       {"160x120 RGB", {120, 160}, 3, "2.1 / 0.8", false},
       {"1024x1024 RGB", {1024, 1024}, 3, "29 / 31", false},
       {"1920x1080 RGBA", {1080, 1920}, 4, "", false},
       {"3840x2160 RGBA", {2160, 3840}, 4, "", true},
   };
-  if (opt.quick) cases = {cases[0], {"64^3 float", {64, 64, 64}, 1, "", true}, cases[3]};
+  if (opt.quick) cases = {cases[0], {"64^3 float", {64, 64, 64}, 1, "", true}, cases[5]};
   const int repeats = std::max(1, opt.quick ? std::min(opt.repeats, 3) : opt.repeats);
 
   const auto devices = sv::cuda_devices();
@@ -100,6 +102,24 @@ Json run_prefilter(const PrefilterOptions& opt) {
     in_place.cfg.ping_pong = false;
     const std::vector<bool> plan = cu::prefilter_out_of_place(layout, {});
     if (std::find(plan.begin(), plan.end(), true) != plan.end()) variants.push_back(in_place);
+    if (cu::prefilter_fusable(layout, {})) {
+      // The default fuses y and x on 3-D arrays; the per-axis passes are the alternative, and
+      // the lag of the fused pass is swept on the sweep sizes.
+      Variant per_axis{"tiled, one pass per axis", {}};
+      per_axis.cfg.fuse = false;
+      variants.push_back(per_axis);
+      if (c.sweep) {
+        Variant nh{"fused, no L2 hints", {}};
+        nh.cfg.fuse_hints = false;
+        variants.push_back(nh);
+      }
+      if (c.sweep)
+        for (int lag : {1, 4, 8, 16, 32}) {
+          Variant v{"fused, lag " + std::to_string(lag), {}};
+          v.cfg.fuse_lag = lag;
+          variants.push_back(v);
+        }
+    }
     Variant reg{"tiled, loads through registers", {}};
     reg.cfg.async_loads = false;
     variants.push_back(reg);
@@ -126,7 +146,7 @@ Json run_prefilter(const PrefilterOptions& opt) {
     std::vector<double> copy_t;
     std::vector<std::vector<std::vector<double>>> axis_t(variants.size(),
                                                          std::vector<std::vector<double>>(rank));
-    std::vector<std::vector<double>> total_t(variants.size());
+    std::vector<std::vector<double>> total_t(variants.size()), fused_t(variants.size());
     std::vector<std::size_t> extra(variants.size(), 0);
     // Per axis, the pass as prefilter() runs it: in place, or out of place (orig -> data) where
     // it ping-pongs through the scratch copy (then it reads and writes the array once, as the
@@ -160,6 +180,13 @@ Json run_prefilter(const PrefilterOptions& opt) {
             cu::prefilter_axis(data.data(), layout, axis, v.cfg);
           timer.stop();
           axis_t[vi][axis].push_back(timer.ms());
+        }
+        if (v.cfg.kernel == cu::PrefilterKernel::Tiled && cu::prefilter_fusable(layout, v.cfg)) {
+          data.copy_from(orig);
+          timer.start();
+          cu::prefilter_fused_xy(data.data(), layout, v.cfg);
+          timer.stop();
+          fused_t[vi].push_back(timer.ms());
         }
         data.copy_from(orig);
         cu::synchronize("prefilter");
@@ -201,6 +228,13 @@ Json run_prefilter(const PrefilterOptions& opt) {
       }
       const double total = median(total_t[vi]);
       jv["total_ms"] = total;
+      // The fused y/x pass alone (prefilter() then adds the z pass), where it applies.
+      if (!fused_t[vi].empty()) {
+        const double f = median(fused_t[vi]);
+        jv["fused_xy_ms"] = f;
+        jv["fused_xy_fraction_of_copy"] = copy_ms / f;
+        ms_s += fmt(" (fused y/x %.3f)", f);
+      }
       jv["total_fraction_of_copies"] = static_cast<double>(rank) * copy_ms / total;
       jv["extra_bytes"] = extra[vi];
       jc["variants"].push_back(jv);

@@ -30,8 +30,8 @@ namespace detail {
 void check_config(const Layout& layout, const PrefilterConfig& cfg, const char* what) {
   layout.check(what);
   check_degree(cfg.degree, 0, kMaxDegree);
-  if (cfg.chunk < 0 || cfg.lines < 0)
-    throw Error(std::string(what) + ": chunk and lines must be >= 0");
+  if (cfg.chunk < 0 || cfg.lines < 0 || cfg.fuse_lag < 0)
+    throw Error(std::string(what) + ": chunk, lines and fuse_lag must be >= 0");
   for (std::size_t d : layout.dims)
     if (d > (std::size_t{1} << 30))
       throw Error(std::string(what) + ": axis longer than 2^30 samples");

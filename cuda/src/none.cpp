@@ -101,6 +101,13 @@ void prefilter_axis(float*, const Layout&, std::size_t, const PrefilterConfig&) 
 void prefilter_axis(const float*, float*, const Layout&, std::size_t, const PrefilterConfig&) {
   no_cuda("CUDA prefilter");
 }
+void prefilter_fused_xy(float*, const Layout& layout, const PrefilterConfig& cfg) {
+  detail::check_config(layout, cfg, "CUDA prefilter");
+  no_cuda("CUDA prefilter");
+}
+bool prefilter_fusable(const Layout&, const PrefilterConfig&) {
+  return false;
+}
 std::vector<bool> prefilter_out_of_place(const Layout& layout, const PrefilterConfig& cfg) {
   detail::check_config(layout, cfg, "CUDA prefilter");
   no_cuda("CUDA prefilter");

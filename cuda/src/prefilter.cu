@@ -76,6 +76,8 @@ struct Pass {
   int hz[3];  // horizon of each pole (warm-up length of a segment's recursion)
   bool whole;
   bool async_loads;  // global -> shared through cp.async (else through registers)
+  bool vec4;         // rows of column tiles are 16-byte aligned (inner % 4 == 0, aligned src)
+  int hint;          // L2 priorities (fused pass): 0 none, 1 x tiles, 2 y tiles (l2_policy)
 };
 
 // Position of window sample w of tile line l in shared memory: column tiles interleave the
@@ -222,12 +224,54 @@ __device__ __forceinline__ void store_surface(const Pass& P, long long point, co
   }
 }
 
-// One tile: lines x window [s - H, e + H) of chunk [s, e). C = 0: column tile (inner >= 32);
-// C = 1..4: transposed tile of the x axis with C interleaved channels. NP: number of poles.
-template <int C, int NP>
-__global__ void __launch_bounds__(kThreads, 5) tile_kernel(Pass P) {
-  extern __shared__ float sh[];
-  const int ch = blockIdx.y;
+// 16 bytes global -> shared through L2 only (cp.async.cg): the fused pass's y tiles read what
+// other blocks of the same kernel wrote, which this SM's L1 may hold stale.
+__device__ __forceinline__ void copy16_async_cg(float* smem, const float* gmem) {
+  const unsigned s = static_cast<unsigned>(__cvta_generic_to_shared(smem));
+  asm volatile("cp.async.cg.shared.global [%0], [%1], 16;\n" ::"r"(s), "l"(gmem) : "memory");
+}
+
+// L2 eviction priorities for the fused pass (Pass::hint): its x tiles read the samples once
+// (evict first) and write the intermediate that the y tiles read soon after (evict last); the
+// y tiles read the intermediate and write the result, both once (evict first).
+__device__ __forceinline__ unsigned long long l2_policy(bool last) {
+  unsigned long long p;
+  if (last)
+    asm volatile("createpolicy.fractional.L2::evict_last.b64 %0, 1.0;" : "=l"(p));
+  else
+    asm volatile("createpolicy.fractional.L2::evict_first.b64 %0, 1.0;" : "=l"(p));
+  return p;
+}
+
+__device__ __forceinline__ void copy4_async_hint(float* smem, const float* gmem,
+                                                 unsigned long long pol) {
+  const unsigned s = static_cast<unsigned>(__cvta_generic_to_shared(smem));
+  asm volatile("cp.async.ca.shared.global.L2::cache_hint [%0], [%1], 4, %2;\n" ::"r"(s), "l"(gmem),
+               "l"(pol)
+               : "memory");
+}
+
+__device__ __forceinline__ void copy16_async_cg_hint(float* smem, const float* gmem,
+                                                     unsigned long long pol) {
+  const unsigned s = static_cast<unsigned>(__cvta_generic_to_shared(smem));
+  asm volatile("cp.async.cg.shared.global.L2::cache_hint [%0], [%1], 16, %2;\n" ::"r"(s), "l"(gmem),
+               "l"(pol)
+               : "memory");
+}
+
+__device__ __forceinline__ void store_hint(float* g, float v, unsigned long long pol) {
+  asm volatile("st.global.L2::cache_hint.f32 [%0], %1, %2;" ::"l"(g), "f"(v), "l"(pol) : "memory");
+}
+
+// One tile: lines x window [s - H, e + H) of chunk `ch` = [s, e). C = 0: column tile (inner >=
+// 32), lines i0 .. i0 + valid_lines - 1 of outer index o0; C = 1..4: transposed tile of the x
+// axis with C interleaved channels, rows o0 .. o0 + valid_rows - 1. NP: number of poles.
+// kCoherent: the tile's samples were written by other blocks of the same launch (the fused
+// pass), so they are read through L2 (cp.async.cg, or ld.global.cg), never through L1 or the
+// read-only path. Ends after the stores (no barrier).
+template <int C, int NP, bool kCoherent>
+__device__ __forceinline__ void tile_body(const Pass& P, float* sh, int ch, long long o0,
+                                          long long i0, int valid_lines, int valid_rows) {
   const int s = ch * P.L;
   const int e = min(s + P.L, P.n);
   const int m = e - s;
@@ -237,19 +281,6 @@ __global__ void __launch_bounds__(kThreads, 5) tile_kernel(Pass P) {
   constexpr int kWarps = kThreads / 32;
   constexpr int CC = C > 0 ? C : 1;  // channels of a transposed tile (no division by 0)
 
-  long long o0 = 0, i0 = 0;
-  int valid_lines, valid_rows = 0;
-  if (C > 0) {
-    o0 = static_cast<long long>(blockIdx.x) * P.rows;
-    valid_rows = static_cast<int>(min(static_cast<long long>(P.rows), P.outer - o0));
-    valid_lines = valid_rows * C;
-  } else {
-    const long long tiles_per_o = (P.inner + P.lines - 1) / P.lines;
-    o0 = blockIdx.x / tiles_per_o;
-    i0 = (blockIdx.x % tiles_per_o) * P.lines;
-    valid_lines = static_cast<int>(min(static_cast<long long>(P.lines), P.inner - i0));
-  }
-
   // 1. Load the centre [s, e) from src, then the aprons: straight from src through the boundary
   //    extension when they can be read there (chunked, out of place), else from the side buffer
   //    or, for whole lines, in step 2. The filter is linear, so the gain is applied once, at the
@@ -257,7 +288,39 @@ __global__ void __launch_bounds__(kThreads, 5) tile_kernel(Pass P) {
   //    registers); otherwise in batches of eight.
   const bool apron_direct = !P.whole && P.apron == nullptr;
   const float gain = P.gain;
-  if (P.async_loads) {
+  const unsigned long long load_pol = P.hint ? l2_policy(false) : 0;
+  const unsigned long long store_pol = P.hint ? l2_policy(P.hint == 1) : 0;
+  if (kCoherent) {
+    if (C == 0 && P.vec4) {
+      // Rows of the tile as 16-byte pieces (8 threads per row of 32 lines, 32 rows at a time).
+      const int q = threadIdx.x % 8, r0 = threadIdx.x / 8;
+      if (4 * q < valid_lines) {
+        const float* g = P.src + i0 + 4 * q + (o0 * P.n + s + r0) * P.inner;
+        float* d = sh + (H + r0) * kLines + 4 * q;
+        const long long step = (kThreads / 8) * P.inner;
+        for (int w = r0; w < m; w += kThreads / 8, g += step, d += (kThreads / 8) * kLines)
+          if (P.hint)
+            copy16_async_cg_hint(d, g, load_pol);
+          else
+            copy16_async_cg(d, g);
+      }
+      __pipeline_commit();
+      __pipeline_wait_prior(0);
+    } else if (C == 0) {
+      if (lane < valid_lines) {
+        const float* g = P.src + i0 + lane + (o0 * P.n + s) * P.inner;
+        for (int w = warp; w < m; w += kWarps)
+          sh[sidx<C>(P, lane, H + w)] = __ldcg(g + static_cast<long long>(w) * P.inner);
+      }
+    } else {
+      for (int r = warp; r < valid_rows; r += kWarps) {
+        const float* row = P.src + ((o0 + r) * P.n + s) * CC;
+        float* line0 = sh + sidx<C>(P, r * CC, 0);
+        for (int f = lane; f < m * CC; f += 32)
+          line0[(f % CC) * P.S + H + f / CC] = __ldcg(row + f);
+      }
+    }
+  } else if (P.async_loads) {
     if (C == 0) {
       if (lane < valid_lines) {  // a walking pointer, no extension
         const long long step = kWarps * P.inner;
@@ -271,7 +334,10 @@ __global__ void __launch_bounds__(kThreads, 5) tile_kernel(Pass P) {
         float* line0 = sh + sidx<C>(P, r * CC, 0);
         const float* row = P.src + ((o0 + r) * P.n + s) * CC;
         for (int f = lane; f < m * CC; f += 32)
-          __pipeline_memcpy_async(line0 + (f % CC) * P.S + H + f / CC, row + f, sizeof(float));
+          if (P.hint)
+            copy4_async_hint(line0 + (f % CC) * P.S + H + f / CC, row + f, load_pol);
+          else
+            __pipeline_memcpy_async(line0 + (f % CC) * P.S + H + f / CC, row + f, sizeof(float));
       }
     }
   } else if (C == 0) {
@@ -338,7 +404,7 @@ __global__ void __launch_bounds__(kThreads, 5) tile_kernel(Pass P) {
         *d = __ldg(g);
     }
   }
-  if (P.async_loads) __pipeline_commit();
+  if (!kCoherent && P.async_loads) __pipeline_commit();
   if (!P.whole && !apron_direct) {
     for (int t = threadIdx.x; t < 2 * H * valid_lines; t += kThreads) {
       const int l = t % valid_lines, hs = t / valid_lines;
@@ -348,7 +414,7 @@ __global__ void __launch_bounds__(kThreads, 5) tile_kernel(Pass P) {
       sh[sidx<C>(P, l, w)] = __ldg(P.apron + aoff(P, ch, side, h, g));
     }
   }
-  if (P.async_loads) __pipeline_wait_prior(0);
+  if (!kCoherent && P.async_loads) __pipeline_wait_prior(0);
   __syncthreads();
 
   // 2. Whole lines: the apron is the boundary extension of the tile's own centre.
@@ -378,7 +444,11 @@ __global__ void __launch_bounds__(kThreads, 5) tile_kernel(Pass P) {
       const long long step = kWarps * P.inner;
       float* g = P.dst + i0 + lane + (o0 * P.n + s + warp) * P.inner;
       const float* d = sh + (H + warp) * kLines + lane;
-      for (int w = warp; w < m; w += kWarps, g += step, d += kWarps * kLines) *g = gain * *d;
+      if (P.hint)
+        for (int w = warp; w < m; w += kWarps, g += step, d += kWarps * kLines)
+          store_hint(g, gain * *d, store_pol);
+      else
+        for (int w = warp; w < m; w += kWarps, g += step, d += kWarps * kLines) *g = gain * *d;
     }
   } else if (P.surface_kind != SurfaceKind::None) {
     for (int r = 0; r < valid_rows; ++r)
@@ -392,9 +462,108 @@ __global__ void __launch_bounds__(kThreads, 5) tile_kernel(Pass P) {
     for (int r = 0; r < valid_rows; ++r) {
       float* row = P.dst + ((o0 + r) * P.n + s) * CC;
       const float* line0 = sh + sidx<C>(P, r * CC, H);
+      if (P.hint) {
 #pragma unroll 4
-      for (int f = threadIdx.x; f < m * CC; f += kThreads)
-        row[f] = gain * line0[(f % CC) * P.S + f / CC];
+        for (int f = threadIdx.x; f < m * CC; f += kThreads)
+          store_hint(row + f, gain * line0[(f % CC) * P.S + f / CC], store_pol);
+      } else {
+#pragma unroll 4
+        for (int f = threadIdx.x; f < m * CC; f += kThreads)
+          row[f] = gain * line0[(f % CC) * P.S + f / CC];
+      }
+    }
+  }
+}
+
+// One tile per block: blockIdx.x picks the lines, blockIdx.y the chunk.
+template <int C, int NP>
+__global__ void __launch_bounds__(kThreads, 5) tile_kernel(Pass P) {
+  extern __shared__ float sh[];
+  long long o0 = 0, i0 = 0;
+  int valid_lines, valid_rows = 0;
+  if (C > 0) {
+    o0 = static_cast<long long>(blockIdx.x) * P.rows;
+    valid_rows = static_cast<int>(min(static_cast<long long>(P.rows), P.outer - o0));
+    valid_lines = valid_rows * C;
+  } else {
+    const long long tiles_per_o = (P.inner + P.lines - 1) / P.lines;
+    o0 = blockIdx.x / tiles_per_o;
+    i0 = (blockIdx.x % tiles_per_o) * P.lines;
+    valid_lines = static_cast<int>(min(static_cast<long long>(P.lines), P.inner - i0));
+  }
+  tile_body<C, NP, false>(P, sh, static_cast<int>(blockIdx.y), o0, i0, valid_lines, valid_rows);
+}
+
+// The fused y/x pass (prefilter_fused_xy): a persistent grid; work item t (from a global
+// ticket, so items start in order) is an x tile (rows of one plane; X, transposed with C
+// channels) or a y tile (32 columns of one plane; Y, column tile). Order: the x tiles of planes
+// 0 .. lag-1, then per step s the y tiles of plane s - lag and the x tiles of plane s, then the
+// last y tiles. A y tile waits until all x tiles of its plane have counted themselves done.
+// No deadlock: an item waits only for items with smaller tickets, taken by blocks that are
+// running and wait, in turn, only for smaller ones.
+struct Fused {
+  unsigned long long* ticket;
+  int* done;  // per plane: x tiles written
+  long long planes, total;
+  int rows_per_plane;  // ny
+  int x_tiles, y_tiles, lag;
+};
+
+__device__ __forceinline__ int load_acquire(const int* p) {
+  int v;
+  asm volatile("ld.acquire.gpu.global.s32 %0, [%1];" : "=r"(v) : "l"(p) : "memory");
+  return v;
+}
+
+template <int C, int NP>
+__global__ void __launch_bounds__(kThreads, 5) fused_xy_kernel(Pass X, Pass Y, Fused F) {
+  extern __shared__ float sh[];
+  __shared__ unsigned long long item;
+  const long long per_step = F.x_tiles + F.y_tiles;
+  const long long head = static_cast<long long>(F.lag) * F.x_tiles;
+  const long long middle = (F.planes - F.lag) * per_step;
+  for (;;) {
+    if (threadIdx.x == 0) item = atomicAdd(F.ticket, 1ULL);
+    __syncthreads();  // also: the previous item's stores have read their tile
+    const long long t = static_cast<long long>(item);
+    __syncthreads();
+    if (t >= F.total) return;
+    bool is_y;
+    long long plane;
+    int tile;
+    if (t < head) {
+      is_y = false;
+      plane = t / F.x_tiles;
+      tile = static_cast<int>(t % F.x_tiles);
+    } else if (t - head < middle) {
+      const long long u = t - head;
+      const long long step = F.lag + u / per_step;
+      const int r = static_cast<int>(u % per_step);
+      is_y = r < F.y_tiles;
+      plane = is_y ? step - F.lag : step;
+      tile = is_y ? r : r - F.y_tiles;
+    } else {
+      const long long w = t - head - middle;
+      is_y = true;
+      plane = F.planes - F.lag + w / F.y_tiles;
+      tile = static_cast<int>(w % F.y_tiles);
+    }
+    if (!is_y) {
+      const int r0 = tile * X.rows;
+      const int valid_rows = min(X.rows, F.rows_per_plane - r0);
+      tile_body<C, NP, false>(X, sh, 0, plane * F.rows_per_plane + r0, 0, valid_rows * C,
+                              valid_rows);
+      // Release: every thread's stores before the count (fence, barrier, then one atomic).
+      __threadfence();
+      __syncthreads();
+      if (threadIdx.x == 0) atomicAdd(F.done + plane, 1);
+    } else {
+      if (threadIdx.x == 0)
+        while (load_acquire(F.done + plane) < F.x_tiles) __nanosleep(100);
+      __syncthreads();
+      const long long i0 = static_cast<long long>(tile) * Y.lines;
+      const int valid_lines = static_cast<int>(min(static_cast<long long>(Y.lines), Y.inner - i0));
+      tile_body<0, NP, true>(Y, sh, 0, plane, i0, valid_lines, 0);
     }
   }
 }
@@ -620,15 +789,25 @@ std::vector<bool> plan_ping_pong(const Layout& layout, const PrefilterConfig& cf
   return out;
 }
 
-// One tiled pass over `axis`: src -> dst (dst may equal src) or src -> surface.
-void tiled_pass(const float* src, float* dst, const Layout& layout, std::size_t axis,
-                const PrefilterConfig& cfg, const Poles& poles, unsigned long long surface,
-                SurfaceKind kind) {
+// The description of one tiled pass over `axis` (src -> dst, dst may equal src, or src ->
+// surface), its tile kind C (0: column tiles, 1..4: transposed with C channels) and the bytes of
+// shared memory a tile takes.
+struct PassPlan {
+  Pass P;
+  int C = 0;
+  std::size_t shmem = 0;
+};
+
+PassPlan plan_pass(const float* src, float* dst, const Layout& layout, std::size_t axis,
+                   const PrefilterConfig& cfg, const Poles& poles, unsigned long long surface,
+                   SurfaceKind kind) {
   const AxisView view = view_of(layout, axis);
   const int n = view.n;
   const long long outer = view.outer, inner = view.inner;
 
-  Pass P{};
+  PassPlan plan;
+  Pass& P = plan.P;
+  P = Pass{};
   P.src = src;
   P.dst = dst;
   P.surface = surface;
@@ -658,22 +837,35 @@ void tiled_pass(const float* src, float* dst, const Layout& layout, std::size_t 
   // Transposed tiles for the x axis (inner = channels); column tiles elsewhere. An axis with
   // inner < 32 that is not x (e.g. y of a 2 x 4 x 3 array) is treated like x with `inner`
   // channels only when inner <= 4; otherwise column tiles with fewer valid lines.
-  const int C = inner <= 4 ? static_cast<int>(inner) : 0;
+  plan.C = inner <= 4 ? static_cast<int>(inner) : 0;
   const int want = cfg.lines > 0 ? std::min(cfg.lines, kLines) : kLines;
-  if (C > 0) {
-    P.rows = std::max(1, want / C);
-    P.lines = P.rows * C;
+  if (plan.C > 0) {
+    P.rows = std::max(1, want / plan.C);
+    P.lines = P.rows * plan.C;
     P.S = window | 1;  // odd stride: per-line walks hit distinct banks
   } else {
     P.rows = 1;
     P.lines = want;
     P.S = window;
   }
-  const std::size_t shmem =
-      static_cast<std::size_t>(C > 0 ? P.lines * P.S : kLines * window) * sizeof(float);
-  if (shmem > 200 * 1024)
-    throw Error("CUDA prefilter: a tile of " + std::to_string(shmem) +
+  P.vec4 = inner % 4 == 0 && P.lines % 4 == 0 && reinterpret_cast<std::uintptr_t>(src) % 16 == 0;
+  plan.shmem =
+      static_cast<std::size_t>(plan.C > 0 ? P.lines * P.S : kLines * window) * sizeof(float);
+  if (plan.shmem > 200 * 1024)
+    throw Error("CUDA prefilter: a tile of " + std::to_string(plan.shmem) +
                 " bytes exceeds shared memory; use a shorter chunk");
+  return plan;
+}
+
+// One tiled pass over `axis`: src -> dst (dst may equal src) or src -> surface.
+void tiled_pass(const float* src, float* dst, const Layout& layout, std::size_t axis,
+                const PrefilterConfig& cfg, const Poles& poles, unsigned long long surface,
+                SurfaceKind kind) {
+  PassPlan plan = plan_pass(src, dst, layout, axis, cfg, poles, surface, kind);
+  Pass& P = plan.P;
+  const int C = plan.C;
+  const std::size_t shmem = plan.shmem;
+  const long long outer = P.outer, inner = P.inner;
 
   // The side buffer comes from the stream-ordered allocator: no device-wide synchronisation,
   // freed in stream order after the pass.
@@ -701,6 +893,81 @@ void tiled_pass(const float* src, float* dst, const Layout& layout, std::size_t 
     check(cudaFreeAsync(aprons, 0), "CUDA prefilter: freeing the apron buffer");
     detail::note_free(apron_bytes);
   }
+}
+
+// The fused y/x pass, if it applies to this layout (else C of the result is -1).
+struct FusedPlan {
+  PassPlan x, y;
+  int lag = 0;
+  int blocks = 0;  // resident blocks of the persistent grid
+  std::size_t shmem = 0;
+  bool ok = false;
+};
+
+template <int C>
+void* fused_kernel_c(int npoles) {
+  return npoles == 1   ? reinterpret_cast<void*>(fused_xy_kernel<C, 1>)
+         : npoles == 2 ? reinterpret_cast<void*>(fused_xy_kernel<C, 2>)
+                       : reinterpret_cast<void*>(fused_xy_kernel<C, 3>);
+}
+
+void* fused_kernel(int C, int npoles) {
+  switch (C) {
+    case 1:
+      return fused_kernel_c<1>(npoles);
+    case 2:
+      return fused_kernel_c<2>(npoles);
+    case 3:
+      return fused_kernel_c<3>(npoles);
+    default:
+      return fused_kernel_c<4>(npoles);
+  }
+}
+
+FusedPlan plan_fused(float* data, const Layout& layout, const PrefilterConfig& cfg,
+                     const Poles& poles) {
+  FusedPlan f;
+  if (layout.rank() != 3 || cfg.kernel != PrefilterKernel::Tiled || !cfg.fuse || poles.count == 0 ||
+      layout.dims[1] < 2 || layout.dims[2] < 2)
+    return f;
+  // Whole lines on both axes wherever they fit a tile (the per-axis passes may chunk a small
+  // array's lines for more blocks; the fused pass has blocks enough in its planes).
+  const int H = apron(poles);
+  const int longest = static_cast<int>(std::max(layout.dims[1], layout.dims[2]));
+  if (cfg.chunk > 0 || longest + 2 * H > kMaxWholeWindow) return f;
+  PrefilterConfig whole = cfg;
+  whole.chunk = longest;
+  f.x = plan_pass(data, data, layout, 2, whole, poles, 0, SurfaceKind::None);
+  f.y = plan_pass(data, data, layout, 1, whole, poles, 0, SurfaceKind::None);
+  if (!f.x.P.whole || !f.y.P.whole || f.x.C == 0 || f.y.C != 0 || f.y.P.inner < 8) return f;
+  if (cfg.fuse_hints) {
+    f.x.P.hint = 1;
+    f.y.P.hint = 2;
+  }
+  f.shmem = std::max(f.x.shmem, f.y.shmem);
+  void* kernel = fused_kernel(f.x.C, poles.count);
+  check(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                             static_cast<int>(f.shmem)),
+        "configuring the fused CUDA prefilter");
+  check(cudaFuncSetAttribute(kernel, cudaFuncAttributePreferredSharedMemoryCarveout,
+                             cudaSharedmemCarveoutMaxShared),
+        "configuring the fused CUDA prefilter");
+  int per_sm = 0;
+  check(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, kThreads, f.shmem),
+        "configuring the fused CUDA prefilter");
+  if (per_sm < 1) return f;
+  f.blocks = per_sm * multiprocessors();
+  const long long planes = static_cast<long long>(layout.dims[0]);
+  const long long x_tiles = (static_cast<long long>(layout.dims[1]) + f.x.P.rows - 1) / f.x.P.rows;
+  const long long y_tiles = (f.y.P.inner + f.y.P.lines - 1) / f.y.P.lines;
+  // Automatic lag: the planes the resident blocks span, plus one, so that a y tile rarely finds
+  // its plane unfinished; the window of planes between an x tile's store and the y tile's load
+  // (lag plus the planes in flight, twice for safety) must stay in L2.
+  const long long span = (f.blocks + x_tiles + y_tiles - 1) / (x_tiles + y_tiles);
+  const long long lag = cfg.fuse_lag > 0 ? cfg.fuse_lag : span + 1;
+  f.lag = static_cast<int>(std::min(lag, planes));
+  f.ok = true;
+  return f;
 }
 
 void naive_pass(float* data, const Layout& layout, std::size_t axis, const PrefilterConfig& cfg,
@@ -768,6 +1035,50 @@ void prefilter_axis(const float* src, float* dst, const Layout& layout, std::siz
   tiled_pass(src, dst, layout, axis, cfg, poles, 0, SurfaceKind::None);
 }
 
+bool prefilter_fusable(const Layout& layout, const PrefilterConfig& cfg) {
+  check_config(layout, cfg, "CUDA prefilter");
+  if (!available()) return false;
+  const Poles poles = bspline_poles(cfg.degree);
+  // Alignment does not decide whether it fuses (only how the y tiles load): a 16-byte aligned
+  // stand-in pointer.
+  return plan_fused(reinterpret_cast<float*>(std::uintptr_t{256}), layout, cfg, poles).ok;
+}
+
+void prefilter_fused_xy(float* data, const Layout& layout, const PrefilterConfig& cfg) {
+  check_config(layout, cfg, "CUDA prefilter");
+  const Poles poles = bspline_poles(cfg.degree);
+  FusedPlan f = plan_fused(data, layout, cfg, poles);
+  if (!f.ok)
+    throw Error(
+        "CUDA prefilter: the fused y/x pass does not apply to this layout (see "
+        "prefilter_fusable)");
+  Fused F{};
+  F.planes = static_cast<long long>(layout.dims[0]);
+  F.rows_per_plane = static_cast<int>(layout.dims[1]);
+  F.x_tiles = (F.rows_per_plane + f.x.P.rows - 1) / f.x.P.rows;
+  F.y_tiles = static_cast<int>((f.y.P.inner + f.y.P.lines - 1) / f.y.P.lines);
+  F.lag = f.lag;
+  F.total = F.planes * (F.x_tiles + F.y_tiles);
+  // The ticket and the per-plane counters: one small stream-ordered buffer, zeroed.
+  const std::size_t bytes = sizeof(unsigned long long) + static_cast<std::size_t>(F.planes) * 4;
+  keep_pool_memory();
+  void* p = nullptr;
+  check(cudaMallocAsync(&p, bytes, 0), "CUDA prefilter: allocating the fused pass's counters");
+  detail::note_alloc(bytes);
+  check(cudaMemsetAsync(p, 0, bytes, 0), "CUDA prefilter: zeroing the fused pass's counters");
+  F.ticket = static_cast<unsigned long long*>(p);
+  F.done = reinterpret_cast<int*>(static_cast<char*>(p) + sizeof(unsigned long long));
+  const long long blocks = std::min<long long>(f.blocks, F.total);
+  void* kernel = fused_kernel(f.x.C, poles.count);
+  void* args[] = {&f.x.P, &f.y.P, &F};
+  check(cudaLaunchKernel(kernel, dim3(static_cast<unsigned>(blocks)), dim3(kThreads), args, f.shmem,
+                         0),
+        "CUDA prefilter (fused y/x pass)");
+  check_launch("CUDA prefilter (fused y/x pass)");
+  check(cudaFreeAsync(p, 0), "CUDA prefilter: freeing the fused pass's counters");
+  detail::note_free(bytes);
+}
+
 std::vector<bool> prefilter_out_of_place(const Layout& layout, const PrefilterConfig& cfg) {
   check_config(layout, cfg, "CUDA prefilter");
   std::vector<bool> plan = plan_ping_pong(layout, cfg);
@@ -777,6 +1088,13 @@ std::vector<bool> prefilter_out_of_place(const Layout& layout, const PrefilterCo
 
 void prefilter(float* data, const Layout& layout, const PrefilterConfig& cfg) {
   check_config(layout, cfg, "CUDA prefilter");
+  if (cfg.kernel == PrefilterKernel::Tiled && cfg.fuse && layout.rank() == 3 &&
+      plan_fused(data, layout, cfg, bspline_poles(cfg.degree)).ok) {
+    // y and x in one pass, then z in place (whole lines: no scratch; chunked: side buffer).
+    prefilter_fused_xy(data, layout, cfg);
+    prefilter_axis(data, layout, 0, cfg);
+    return;
+  }
   const std::vector<bool> plan = plan_ping_pong(layout, cfg);
   if (plan.empty()) {
     for (std::size_t axis = 0; axis < layout.rank(); ++axis)

@@ -191,6 +191,93 @@ TEST(CudaPrefilter, OutOfPlaceAxesMatchAndLeaveTheSourceAlone) {
   EXPECT_EQ(cu::prefilter_out_of_place(layout, off), (std::vector<bool>{false, false}));
 }
 
+// The per-axis passes in the fused pass's order (x, y, then z), on the device; the fused pass
+// runs the same tiles with the same arithmetic, so the two agree bit for bit.
+std::vector<float> run_axes_xyz(const ArrayF& in, const cu::PrefilterConfig& cfg) {
+  const cu::Layout layout = cu::Layout::of(in);
+  cu::DeviceBuffer buf(in.size());
+  buf.upload(in.data(), in.size());
+  // The fused pass runs whole lines on y and x (the per-axis passes may chunk small arrays).
+  cu::PrefilterConfig whole = cfg;
+  whole.chunk = static_cast<int>(std::max(in.dims()[1], in.dims()[2]));
+  for (int axis = 2; axis >= 0; --axis)
+    cu::prefilter_axis(buf.data(), layout, static_cast<std::size_t>(axis), axis ? whole : cfg);
+  std::vector<float> out(in.size());
+  buf.download(out.data(), out.size());
+  return out;
+}
+
+TEST(CudaPrefilter, FusedPassEqualsTheAxisPassesBitForBitAndTheReference) {
+  // prefilter() on 3-D arrays fuses y and x (prefilter_fused_xy): every degree and mode, plane
+  // sizes that leave partial tiles, 1-4 channels, a lag of one plane (y tiles then nearly always
+  // wait for their plane) up to more than the planes. A y tile that read an x result too early
+  // (a missing wait or a stale cache line) would differ from the axis passes by far more than
+  // rounding.
+  REQUIRE_CUDA();
+  const auto seed = svtest::fresh_seed();
+  SCOPED_TRACE("seed " + std::to_string(seed));
+  const std::vector<Shape> shapes = {{{7, 33, 40}, 1}, {{5, 31, 9}, 3},  {{3, 100, 257}, 1},
+                                     {{2, 2, 8}, 1},   {{9, 45, 70}, 4}, {{40, 17, 2}, 4},
+                                     {{2, 900, 12}, 1}};
+  int fused = 0;
+  for (int n = 2; n <= sv::kMaxDegree; ++n)
+    for (Boundary b : svtest::all_boundaries())
+      for (const Shape& s : shapes)
+        for (int lag : {0, 1, 3, 1000}) {
+          const ArrayF in = svtest::random_array<float>(s.dims, s.channels, seed + n + lag);
+          cu::PrefilterConfig cfg{n, b};
+          cfg.fuse_lag = lag;
+          cfg.fuse_hints = lag != 3;
+          ASSERT_TRUE(cu::prefilter_fusable(cu::Layout::of(in), cfg)) << describe(in, n, b);
+          ++fused;
+          const auto got = run_device(in, cfg);
+          EXPECT_LT(ulps(got, reference(in, n, b)), 8.0) << describe(in, n, b) << " lag " << lag;
+          const auto axes = run_axes_xyz(in, cfg);
+          EXPECT_TRUE(std::equal(got.begin(), got.end(), axes.begin()))
+              << describe(in, n, b) << " lag " << lag << ": fused differs from the axis passes";
+        }
+  EXPECT_GT(fused, 0);
+}
+
+TEST(CudaPrefilter, FusedPassHasNoRaceOnAVolumeOfManyPlanes) {
+  // 300 planes of 512 x 512 (the benchmark's volume), repeated, with the automatic lag and with
+  // a lag of one plane: bit for bit the axis passes every time.
+  REQUIRE_CUDA();
+  const ArrayF in = svtest::random_array<float>({300, 512, 512}, 1, svtest::fresh_seed());
+  for (int lag : {0, 1}) {
+    cu::PrefilterConfig cfg{3, Boundary::Mirror};
+    cfg.fuse_lag = lag;
+    ASSERT_TRUE(cu::prefilter_fusable(cu::Layout::of(in), cfg));
+    const auto axes = run_axes_xyz(in, cfg);
+    for (int r = 0; r < 3; ++r) {
+      const auto got = run_device(in, cfg);
+      std::size_t diff = 0;
+      for (std::size_t i = 0; i < got.size(); ++i) diff += got[i] != axes[i];
+      EXPECT_EQ(diff, 0u) << "lag " << lag << " repeat " << r;
+    }
+  }
+}
+
+TEST(CudaPrefilter, FusableOnlyWhereTheFusedPassApplies) {
+  REQUIRE_CUDA();
+  cu::PrefilterConfig on{};
+  EXPECT_TRUE(cu::prefilter_fusable({{300, 512, 512}, 1}, on));
+  EXPECT_TRUE(cu::prefilter_fusable({{64, 64, 64}, 2}, on));
+  EXPECT_FALSE(cu::prefilter_fusable({{512, 512}, 1}, on));      // 2-D
+  EXPECT_FALSE(cu::prefilter_fusable({{10, 64, 3000}, 1}, on));  // x lines chunked
+  EXPECT_FALSE(cu::prefilter_fusable({{10, 3000, 64}, 1}, on));  // y lines chunked
+  EXPECT_FALSE(cu::prefilter_fusable({{10, 64, 1}, 1}, on));     // one column
+  cu::PrefilterConfig chunked{};
+  chunked.chunk = 32;
+  EXPECT_FALSE(cu::prefilter_fusable({{300, 512, 512}, 1}, chunked));
+  cu::PrefilterConfig off{};
+  off.fuse = false;
+  EXPECT_FALSE(cu::prefilter_fusable({{300, 512, 512}, 1}, off));
+  EXPECT_FALSE(cu::prefilter_fusable({{300, 512, 512}, 1}, {1, Boundary::Mirror}));
+  float dummy = 0;
+  EXPECT_THROW(cu::prefilter_fused_xy(&dummy, {{512, 512}, 1}, on), sv::Error);
+}
+
 TEST(CudaPrefilter, LongLinesStayExact) {
   REQUIRE_CUDA();
   const auto seed = svtest::fresh_seed();
@@ -243,6 +330,9 @@ TEST(CudaPrefilter, BadInputIsRefusedWithASentence) {
   cu::PrefilterConfig bad;
   bad.chunk = -1;
   expect_error({{4}, 1}, bad, "chunk");
+  cu::PrefilterConfig bad_lag;
+  bad_lag.fuse_lag = -2;
+  expect_error({{4, 4, 4}, 1}, bad_lag, "fuse_lag");
 }
 
 }  // namespace

@@ -38,6 +38,14 @@ struct PrefilterConfig {
   // prefilter() (Tiled): chunked axes ping-pong through one scratch copy of the array; false:
   // every pass in place (chunked ones with an apron side buffer, about 10% of the array).
   bool ping_pong = true;
+  // prefilter() (Tiled) on a 3-D array: the y and x passes fused into one kernel
+  // (prefilter_fused_xy) where prefilter_fusable() says it applies; false: one pass per axis.
+  bool fuse = true;
+  // Fused pass: how many planes the x tiles run ahead of the y tiles (0 = automatic).
+  int fuse_lag = 0;
+  // Fused pass: L2 eviction priorities on its loads and stores (the intermediate kept, the
+  // samples and results streamed); false: default caching (a benchmark variant).
+  bool fuse_hints = true;
 };
 
 // In place on `data` (device memory holding layout.size() floats), all axes in turn. Extra
@@ -54,6 +62,18 @@ void prefilter_axis(const float* src, float* dst, const Layout& layout, std::siz
                     const PrefilterConfig& cfg);
 // Per axis, whether prefilter() runs that axis out of place (see ping_pong).
 std::vector<bool> prefilter_out_of_place(const Layout& layout, const PrefilterConfig& cfg);
+
+// The y and x passes of a 3-D array (z, y, x, channels) in one kernel, in place: a persistent
+// grid takes work items in a fixed order from a global ticket, the x tiles of plane p + lag
+// before the y tiles of plane p; a y tile waits (spinning on a per-plane counter) until every x
+// tile of its plane is written, then reads them back through L2, where they still are. The
+// intermediate therefore rarely reaches device memory: x and y together cost about one round
+// trip instead of two. The same tiles and arithmetic as the per-axis passes (whole lines only).
+void prefilter_fused_xy(float* data, const Layout& layout, const PrefilterConfig& cfg);
+// Whether prefilter() fuses y and x for this layout: rank 3, Tiled with `fuse` and automatic
+// chunks, a degree with poles, x and y short enough for whole-line tiles, at least 8 floats per
+// row. No CUDA device: false.
+bool prefilter_fusable(const Layout& layout, const PrefilterConfig& cfg);
 
 // Texel formats a prefilter can write into (CUDA arrays behind GL textures).
 enum class SurfaceFormat {
