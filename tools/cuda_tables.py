@@ -1,8 +1,10 @@
 #!/usr/bin/env python3
 """Prints the CUDA tables of docs/BENCHMARKS.md from one run of tools/cuda_study.sh:
     tools/cuda_tables.py OUT_DIR
-(OUT_DIR holds prefilter.json, peers.json and reconstruct.json of the same run)."""
+(OUT_DIR holds prefilter.json, peers.json and, if it was run, reconstruct.json of the same
+run)."""
 import json
+import os
 import sys
 
 
@@ -10,7 +12,7 @@ def main():
     d = sys.argv[1]
     pf = json.load(open(f"{d}/prefilter.json"))
     pe = json.load(open(f"{d}/peers.json"))
-    rc = json.load(open(f"{d}/reconstruct.json"))
+    has_rc = os.path.exists(f"{d}/reconstruct.json")
     peers = {c["name"]: c for c in pe["cases"]}
     print(f"<!-- table: cuda-prefilter ({pf['device']}; cupy {pe['cupy']}, scipy {pe['scipy']}) -->")
     print("| data | MB | copy ms | per axis ms | fraction of copy per axis | **total ms** | "
@@ -49,9 +51,27 @@ def main():
                          if v else "-")
         print(f"| {name} | " + " | ".join(cells) + " |")
     print()
-    print("<!-- table: cuda-reconstruct -->")
-    print(json.dumps(rc, indent=1)[:0], end="")
-    print(open(f"{d}/reconstruct.md").read())
+    print("<!-- table: cuda-prefilter-fused -->")
+    print("| volume | MB | copy ms | y + x passes ms | **fused y/x pass ms** | z pass ms | "
+          "per-axis total ms | **fused total ms** | fused vs per-axis | cupyx ms | "
+          "fused vs cupyx |")
+    print("|---" * 11 + "|")
+    for c in pf["cases"]:
+        v = {x["name"]: x for x in c["variants"]}
+        if "tiled, one pass per axis" not in v or "fused_xy_ms" not in v["tiled"]:
+            continue
+        t, pa = v["tiled"], v["tiled, one pass per axis"]
+        ax = pa["axis_ms"]
+        cu = peers.get(c["name"], {}).get("cupyx", {}).get("total")
+        print(f"| {c['name']} | {c['bytes'] / 1e6:.1f} | {c['copy_ms']:.3f} | "
+              f"{ax[1]:.3f} + {ax[2]:.3f} = {ax[1] + ax[2]:.3f} | **{t['fused_xy_ms']:.3f}** | "
+              f"{t['axis_ms'][0]:.3f} | {pa['total_ms']:.3f} | **{t['total_ms']:.3f}** | "
+              f"{pa['total_ms'] / t['total_ms']:.2f}x | "
+              + (f"{cu:.3f} | {cu / t['total_ms']:.1f}x |" if cu else "- | - |"))
+    print()
+    if has_rc:
+        print("<!-- table: cuda-reconstruct -->")
+        print(open(f"{d}/reconstruct.md").read())
 
 
 if __name__ == "__main__":

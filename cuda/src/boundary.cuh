@@ -37,7 +37,7 @@ inline int boundary_code(Boundary b) {
 //   periodic ... n-1 | 0 1 ... n-1 | 0 ...    (period n)
 // Any int maps into range. 32-bit arithmetic (a 64-bit division costs far more); callers keep
 // n <= 2^30 so that 2n does not overflow.
-__device__ __forceinline__ int extend(int k, int n, int boundary) {
+__host__ __device__ __forceinline__ int extend(int k, int n, int boundary) {
   if (k >= 0 && k < n) return k;  // the common case: no integer division
   if (boundary == kPeriodic) {
     const int r = k % n;

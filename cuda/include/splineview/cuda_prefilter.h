@@ -72,7 +72,8 @@ std::vector<bool> prefilter_out_of_place(const Layout& layout, const PrefilterCo
 void prefilter_fused_xy(float* data, const Layout& layout, const PrefilterConfig& cfg);
 // Whether prefilter() fuses y and x for this layout: rank 3, Tiled with `fuse` and automatic
 // chunks, a degree with poles, x and y short enough for whole-line tiles, at least 8 floats per
-// row. No CUDA device: false.
+// row, and (with the automatic lag) tiles enough to fill the persistent grid twice. No CUDA
+// device: false.
 bool prefilter_fusable(const Layout& layout, const PrefilterConfig& cfg);
 
 // Texel formats a prefilter can write into (CUDA arrays behind GL textures).
