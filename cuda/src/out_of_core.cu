@@ -371,6 +371,159 @@ long interp_index(long k, long n, Boundary mode) {
 
 }  // namespace
 
+// One output slab of the resampling: output slices [o0, o1), of which [a, b) need the array
+// (the rest are Constant slices outside it), from input window [lo, lo + wn) of the extension.
+struct ResampleSlab {
+  std::size_t o0, o1, a, b;
+  long lo;
+  std::size_t wn;
+};
+
+std::vector<ResampleSlab> plan_resample_slabs(const std::vector<double>& z,
+                                              const std::vector<bool>& outside, std::size_t slab,
+                                              long taps, std::size_t h) {
+  std::vector<ResampleSlab> slabs;
+  const std::size_t nout = z.size();
+  for (std::size_t o0 = 0; o0 < nout; o0 += slab) {
+    ResampleSlab r{o0, std::min(nout, o0 + slab), 0, 0, 0, 0};
+    r.a = r.o0;
+    r.b = r.o1;
+    while (r.a < r.b && outside[r.a]) ++r.a;
+    while (r.b > r.a && outside[r.b - 1]) --r.b;
+    if (r.a < r.b) {
+      double zmin = z[r.a], zmax = z[r.a];
+      for (std::size_t i = r.a; i < r.b; ++i) {
+        zmin = std::min(zmin, z[i]);
+        zmax = std::max(zmax, z[i]);
+      }
+      r.lo = static_cast<long>(std::floor(zmin)) - taps - static_cast<long>(h) - 1;
+      const long hi = static_cast<long>(std::ceil(zmax)) + taps + static_cast<long>(h) + 2;
+      r.wn = static_cast<std::size_t>(hi - r.lo);
+    }
+    slabs.push_back(r);
+  }
+  return slabs;
+}
+
+// The page-locked path (cfg.host_pinned: `in` and `out` page-locked): no host copies at all.
+// Two device buffer sets; slab i uses set i % 2: its window goes up straight from the array in
+// runs of consecutive source slices (upload stream), is padded, prefiltered and evaluated
+// (compute stream), and the output slab comes down straight into `out` (download stream), so
+// the upload of slab i + 1 and the download of slab i - 1 overlap the kernels of slab i. Events
+// keep a set from being refilled before its previous slab's kernels (window) and download
+// (output) are done.
+void resample_pinned(const float* in, const Layout& layout,
+                     const std::vector<std::vector<double>>& tables, const std::vector<double>& z,
+                     const std::vector<bool>& outside, float* out,
+                     const OutOfCoreResampleConfig& cfg, std::size_t slab, std::size_t h,
+                     std::size_t pad, long taps, OutOfCoreStats& st) {
+  const std::size_t rank = layout.rank();
+  const long n = static_cast<long>(layout.dims[0]);
+  const std::size_t in_slice = layout.points() / layout.dims[0];
+  std::size_t out_slice = 1;
+  for (std::size_t d = 1; d < rank; ++d) out_slice *= tables[d].size();
+  const Boundary mode = cfg.mode;
+  const bool filtered = cfg.prefilter && cfg.degree >= 2;
+  const std::vector<ResampleSlab> slabs = plan_resample_slabs(z, outside, slab, taps, h);
+  std::size_t max_wn = 0, max_out = 0;
+  for (const ResampleSlab& r : slabs) {
+    max_wn = std::max(max_wn, r.wn);
+    max_out = std::max(max_out, (r.b - r.a) * out_slice);
+  }
+  std::size_t padded_win = 0;
+  if (filtered && pad) {
+    padded_win = max_wn + 2 * pad;
+    for (std::size_t d = 1; d < rank; ++d) padded_win *= layout.dims[d] + 2 * pad;
+  }
+  Device dwin[2], dpad[2], dout[2];
+  for (int k = 0; k < 2; ++k) {
+    if (max_wn) dwin[k].allocate(max_wn * in_slice);
+    if (padded_win) dpad[k].allocate(padded_win);
+    if (max_out) dout[k].allocate(max_out);
+  }
+  st.device_bytes = 2 * (max_wn * in_slice + padded_win + max_out) * sizeof(float);
+  Pinned cval_slice;  // the source of Constant slices outside the array
+  cval_slice.allocate(in_slice);
+  std::fill(cval_slice.ptr, cval_slice.ptr + in_slice, static_cast<float>(cfg.cval));
+  Stream up, comp, down;
+  Event up_done[2], comp_done[2], down_done[2];
+  const std::size_t slice_bytes = in_slice * sizeof(float);
+  for (std::size_t i = 0; i < slabs.size(); ++i) {
+    const ResampleSlab& r = slabs[i];
+    const int k = static_cast<int>(i % 2);
+    ++st.slabs;
+    for (std::size_t o = r.o0; o < r.o1; ++o)
+      if (o < r.a || o >= r.b)
+        std::fill(out + o * out_slice, out + (o + 1) * out_slice, static_cast<float>(cfg.cval));
+    if (r.a < r.b) {
+      // The window: runs of consecutive source slices, each one copy.
+      if (i >= 2) check(cudaStreamWaitEvent(up.s, comp_done[k].e, 0), "ordering an upload");
+      for (std::size_t j = 0; j < r.wn;) {
+        const long src = interp_index(r.lo + static_cast<long>(j), n, mode);
+        std::size_t run = 1;
+        if (src >= 0)
+          while (j + run < r.wn && interp_index(r.lo + static_cast<long>(j + run), n, mode) ==
+                                       src + static_cast<long>(run))
+            ++run;
+        const float* from =
+            src < 0 ? cval_slice.ptr : in + static_cast<std::size_t>(src) * in_slice;
+        check(cudaMemcpyAsync(dwin[k].ptr + j * in_slice, from, run * slice_bytes,
+                              cudaMemcpyHostToDevice, up.s),
+              "out-of-core resampling: uploading a window");
+        j += run;
+      }
+      st.bytes_up += r.wn * slice_bytes;
+      check(cudaEventRecord(up_done[k].e, up.s), "recording an upload");
+      check(cudaStreamWaitEvent(comp.s, up_done[k].e, 0), "ordering the kernels");
+      if (i >= 2) check(cudaStreamWaitEvent(comp.s, down_done[k].e, 0), "ordering the kernels");
+      const nd::Stream cs = reinterpret_cast<nd::Stream>(comp.s);
+      std::vector<std::size_t> wdims = layout.dims;
+      wdims[0] = r.wn;
+      const float* coef = dwin[k].ptr;
+      std::vector<std::size_t> cdims = wdims;
+      if (filtered) {
+        if (pad) {
+          for (auto& d : cdims) d += 2 * pad;
+          nd::pad(dwin[k].ptr, wdims, pad, mode == Boundary::Nearest, cfg.cval, dpad[k].ptr, cs);
+          nd::spline_filter(dpad[k].ptr, cdims, cfg.degree, mode, cs);
+          coef = dpad[k].ptr;
+        } else {
+          nd::spline_filter(dwin[k].ptr, wdims, cfg.degree, mode, cs);
+        }
+      }
+      nd::Spline sp;
+      sp.coefficients = coef;
+      sp.dims = cdims;
+      sp.degree = cfg.degree;
+      sp.mode = mode;
+      sp.cval = cfg.cval;
+      sp.shift = static_cast<double>(pad);
+      std::vector<std::vector<double>> local = tables;
+      local[0].assign(z.begin() + static_cast<long>(r.a), z.begin() + static_cast<long>(r.b));
+      for (double& x : local[0]) x -= static_cast<double>(r.lo);
+      const std::size_t count = (r.b - r.a) * out_slice;
+      nd::sample_tables(sp, local, dout[k].ptr, cs);
+      check(cudaEventRecord(comp_done[k].e, comp.s), "recording the kernels");
+      check(cudaStreamWaitEvent(down.s, comp_done[k].e, 0), "ordering a download");
+      check(cudaMemcpyAsync(out + r.a * out_slice, dout[k].ptr, count * sizeof(float),
+                            cudaMemcpyDeviceToHost, down.s),
+            "out-of-core resampling: downloading a slab");
+      check(cudaEventRecord(down_done[k].e, down.s), "recording a download");
+      st.bytes_down += count * sizeof(float);
+    }
+    // At most two slabs in flight: wait for the previous one's download, then report it.
+    if (i >= 1) {
+      const ResampleSlab& prev = slabs[i - 1];
+      if (prev.a < prev.b)
+        check(cudaEventSynchronize(down_done[1 - k].e), "out-of-core resampling: a download");
+      if (cfg.progress) cfg.progress(prev.o1, z.size());
+    }
+  }
+  check(cudaStreamSynchronize(down.s), "out-of-core resampling: the last download");
+  check(cudaStreamSynchronize(comp.s), "out-of-core resampling: the last kernels");
+  if (cfg.progress && !slabs.empty()) cfg.progress(z.size(), z.size());
+}
+
 OutOfCoreStats resample_out_of_core(const float* in, const Layout& layout,
                                     const std::vector<std::vector<double>>& tables, float* out,
                                     const OutOfCoreResampleConfig& cfg) {
@@ -439,8 +592,14 @@ OutOfCoreStats resample_out_of_core(const float* in, const Layout& layout,
   std::size_t slab = std::min<std::size_t>(nout, static_cast<std::size_t>(avail / per_out));
   slab = std::max<std::size_t>(
       1, std::min<std::size_t>(slab, (std::size_t{256} << 20) / (out_slice * sizeof(float)) + 1));
+  if (cfg.host_pinned) slab = std::max<std::size_t>(1, slab / 2);  // two buffer sets
   if (cfg.slab) slab = std::min(slab, cfg.slab);
   st.slab_slices = slab;
+  if (cfg.host_pinned) {
+    resample_pinned(in, layout, tables, z, outside, out, cfg, slab, h, pad, taps, st);
+    st.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    return st;
+  }
   // Buffers kept across slabs (grown when a window needs more): pinned staging for the window
   // and the output slab, device window, padded coefficients and output slab.
   const unsigned threads = std::min(16u, std::max(1u, std::thread::hardware_concurrency()));

@@ -157,15 +157,24 @@ TEST(OutOfCoreResample, ZoomEqualsTheCpuZoomInSlabs) {
           cfg.mode = mode;
           cfg.cval = 0.3;
           cfg.slab = 17;  // many output slabs, each with its own window and halo
+          // Every other case on the page-locked path (two buffer sets, three streams).
+          cfg.host_pinned = (cases % 2) == 1;
           std::vector<float> got(want.size(), -7.0f);
-          const cu::OutOfCoreStats st =
-              cu::resample_out_of_core(f.data(), layout, tables, got.data(), cfg);
+          cu::OutOfCoreStats st;
+          if (cfg.host_pinned) {
+            const cu::HostRegistration lock_in(f.data(), f.size() * sizeof(float));
+            const cu::HostRegistration lock_out(got.data(), got.size() * sizeof(float));
+            st = cu::resample_out_of_core(f.data(), layout, tables, got.data(), cfg);
+          } else {
+            st = cu::resample_out_of_core(f.data(), layout, tables, got.data(), cfg);
+          }
           EXPECT_GE(st.slabs, 2u) << "the budget should force slabs";
           double err = 0;
           for (std::size_t i = 0; i < got.size(); ++i)
             err = std::max(err, std::fabs(static_cast<double>(got[i]) - want[i]));
           EXPECT_LE(err, 2e-5) << sv::boundary_name(mode) << " degree " << degree << " rank "
-                               << rank << " grid_mode " << grid_mode << " slabs " << st.slabs;
+                               << rank << " grid_mode " << grid_mode << " slabs " << st.slabs
+                               << (cfg.host_pinned ? " page-locked" : " pageable");
           worst = std::max(worst, err);
           ++cases;
         }

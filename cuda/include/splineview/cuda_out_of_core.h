@@ -82,6 +82,10 @@ struct OutOfCoreResampleConfig {
   bool prefilter = true;
   std::size_t device_budget = 0;  // bytes; 0: 80% of the free memory
   std::size_t slab = 0;           // output slices per slab at most (0: what the budget allows)
+  // `in` and `out` are page-locked (cudaMallocHost, or HostRegistration): windows go up and
+  // slabs come down straight between them and the device, overlapped with the kernels (two
+  // device buffer sets); else sequential through pinned staging.
+  bool host_pinned = false;
   std::function<void(std::size_t, std::size_t)> progress;  // output slices done, in all
 };
 OutOfCoreStats resample_out_of_core(const float* in, const Layout& layout,
