@@ -466,3 +466,66 @@ def spline_filter_out_of_core(a, order=3, mode="mirror", *, memory_budget=None, 
     budget = 0 if memory_budget is None else int(memory_budget)
     return dict(_cuda.prefilter_out_of_core(a.ctypes.data, list(a.shape), 1, order, mode, budget,
                                             bool(pinned), int(device)))
+
+
+def zoom_out_of_core(input, zoom, output=None, order=3, mode="constant", cval=0.0,
+                     prefilter=True, *, grid_mode=False, memory_budget=None, pinned=False,
+                     stats=None, device=0):
+    """scipy.ndimage.zoom of a float32 host array on the GPU in output slabs, so neither the
+    input nor the output need fit in GPU memory (nor in RAM: `input` may be an np.memmap of a
+    .npy or raw file, opened read-only, and `output` an np.memmap opened for writing, e.g.
+    np.lib.format.open_memmap(path, mode="w+", dtype=np.float32, shape=...)). Each slab's input
+    window carries the filter's halo (docs/DESIGN.md, "Halos"), so the result equals the
+    in-memory zoom to float rounding. One channel, 1-3 D; every mode, cval, orders 0-7,
+    grid_mode as scipy.
+
+    output: None (a new float32 array) or a writable C-contiguous float32 array of the output
+    shape, round(shape * zoom) per axis. memory_budget: device bytes (default 80% of the free
+    memory). pinned=True page-locks both arrays for the call (cudaHostRegister, once per call):
+    then no host copies, and the transfers overlap the kernels (about the transfer floor on an
+    H100); the locking itself costs about 40 ms per GB. stats: a dict to receive the pass's
+    figures (slabs, halo, seconds, bytes moved, lock_seconds). Returns the output.
+
+    Raises RuntimeError without a CUDA device, TypeError/ValueError for other arrays."""
+    from . import _ndimage
+    order = _ndimage._check_order(order)
+    mode = _ndimage._check_mode(mode)
+    a = input
+    if not isinstance(a, np.ndarray):
+        raise TypeError("zoom_out_of_core takes a NumPy array (or np.memmap) in host memory; "
+                        "device arrays fit their device: use zoom")
+    if a.dtype != np.float32 or not a.flags.c_contiguous:
+        raise ValueError("zoom_out_of_core reads a C-contiguous float32 array (got %s, %s)" % (
+            a.dtype, "C-contiguous" if a.flags.c_contiguous else "strided"))
+    if not 1 <= a.ndim <= 3:
+        raise ValueError("input has %d dimensions; splineview handles 1-, 2- and 3-D data only"
+                         % a.ndim)
+    if min(a.shape) == 0:
+        raise ValueError("input has an empty axis")
+    factors = [float(z) for z in _ndimage._sequence(zoom, a.ndim, "zoom")]
+    shape = tuple(int(round(n * z)) for n, z in zip(a.shape, factors))
+    if min(shape) <= 0:
+        raise ValueError("zoom_out_of_core: the output shape %s has an empty axis" % (shape,))
+    if grid_mode and mode in ("constant", "wrap"):
+        warnings.warn("It is recommended to use mode = %s instead of %s when grid_mode is True."
+                      % ("grid-constant" if mode == "constant" else "grid-wrap", mode))
+    if output is None:
+        output = np.empty(shape, dtype=np.float32)
+    elif not isinstance(output, np.ndarray) or output.dtype != np.float32 or \
+            not output.flags.c_contiguous or not output.flags.writeable:
+        raise ValueError("zoom_out_of_core writes a writable, C-contiguous float32 NumPy array")
+    if tuple(output.shape) != shape:
+        raise ValueError("zoom_out_of_core: output has shape %s, the zoom gives %s"
+                         % (tuple(output.shape), shape))
+    if np.shares_memory(a, output):
+        raise ValueError("zoom_out_of_core: input and output overlap")
+    ok, why = gpu_available()
+    if not ok:
+        raise RuntimeError("zoom_out_of_core needs a CUDA device: " + why)
+    budget = 0 if memory_budget is None else int(memory_budget)
+    st = dict(_cuda.zoom_out_of_core(a.ctypes.data, list(a.shape), output.ctypes.data,
+                                     list(shape), order, mode, float(cval), bool(prefilter),
+                                     bool(grid_mode), budget, bool(pinned), int(device)))
+    if stats is not None:
+        stats.update(st)
+    return output

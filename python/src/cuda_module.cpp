@@ -18,6 +18,7 @@
 #include "splineview/cuda_out_of_core.h"
 #include "splineview/error.h"
 #include "splineview/sampler.h"
+#include "splineview/transform.h"
 
 namespace py = pybind11;
 namespace nd = sv::cuda::nd;
@@ -176,6 +177,58 @@ py::dict prefilter_out_of_core(std::uintptr_t data, const Dims& dims, std::size_
   return d;
 }
 
+// zoom of a C-contiguous float32 host array (NumPy, np.memmap) into another, in output slabs
+// (resample_out_of_core with scipy's zoom positions). pinned: both arrays are page-locked for
+// the call (cudaHostRegister; the time it took is returned as lock_seconds).
+py::dict zoom_out_of_core(std::uintptr_t in, const Dims& in_dims, std::uintptr_t out,
+                          const Dims& out_dims, int order, const std::string& mode, double cval,
+                          bool prefilter, bool grid_mode, std::size_t budget_bytes, bool pinned,
+                          int device) {
+  if (in_dims.size() != out_dims.size())
+    throw py::value_error("zoom_out_of_core: input and output ranks differ");
+  sv::cuda::OutOfCoreResampleConfig cfg;
+  cfg.degree = order;
+  cfg.mode = mode_of(mode);
+  cfg.cval = cval;
+  cfg.prefilter = prefilter;
+  cfg.device_budget = budget_bytes;
+  cfg.host_pinned = pinned;
+  std::vector<std::vector<double>> tables;
+  std::size_t in_points = 1, out_points = 1;
+  for (std::size_t d = 0; d < in_dims.size(); ++d) {
+    tables.push_back(sv::zoom_positions(in_dims[d], out_dims[d], grid_mode));
+    in_points *= in_dims[d];
+    out_points *= out_dims[d];
+  }
+  sv::cuda::OutOfCoreStats st;
+  double lock_seconds = 0;
+  {
+    py::gil_scoped_release release;
+    nd::use_device(device);
+    const sv::cuda::Layout layout{in_dims, 1};
+    auto* src = reinterpret_cast<float*>(in);
+    auto* dst = reinterpret_cast<float*>(out);
+    if (pinned) {
+      const sv::cuda::HostRegistration lock_in(src, in_points * sizeof(float));
+      const sv::cuda::HostRegistration lock_out(dst, out_points * sizeof(float));
+      lock_seconds = lock_in.seconds() + lock_out.seconds();
+      st = sv::cuda::resample_out_of_core(src, layout, tables, dst, cfg);
+    } else {
+      st = sv::cuda::resample_out_of_core(src, layout, tables, dst, cfg);
+    }
+  }
+  py::dict d;
+  d["slabs"] = st.slabs;
+  d["slab_slices"] = st.slab_slices;
+  d["halo"] = st.halo;
+  d["device_bytes"] = st.device_bytes;
+  d["seconds"] = st.seconds;
+  d["bytes_up"] = st.bytes_up;
+  d["bytes_down"] = st.bytes_down;
+  d["lock_seconds"] = lock_seconds;
+  return d;
+}
+
 py::tuple available() {
   std::string why;
   const bool ok = sv::cuda::available(&why);
@@ -197,4 +250,5 @@ PYBIND11_MODULE(_cuda, m) {
   m.def("sample_tables", &sample_tables);
   m.def("sample_affine", &sample_affine);
   m.def("prefilter_out_of_core", &prefilter_out_of_core);
+  m.def("zoom_out_of_core", &zoom_out_of_core);
 }

@@ -24,6 +24,7 @@ usage: test_gpu.py            (PYTHONPATH must reach the built package)
 """
 import os
 import sys
+import warnings
 
 import numpy as np
 
@@ -395,6 +396,59 @@ def test_out_of_core(rng):
     print("out of core (memmap): checked")
 
 
+def test_zoom_out_of_core(rng):
+    """zoom_out_of_core from an np.memmap of a float32 .npy (read-only) into an np.memmap output
+    file, in slabs forced by a small budget, pageable and page-locked: within float rounding of
+    the in-memory zoom in double, for several modes, orders and both grid modes."""
+    import tempfile
+    worst = 0.0
+    with tempfile.TemporaryDirectory() as tmp:
+        src = os.path.join(tmp, "in.npy")
+        a = rng.random((160, 40, 30)).astype(np.float32)
+        np.save(src, a)
+        m = np.load(src, mmap_mode="r")
+        cases = 0
+        for mode in ("mirror", "reflect", "constant", "grid-constant", "nearest", "grid-wrap",
+                     "wrap"):
+            for order in (0, 1, 3, 5):
+                for grid_mode in (False, True):
+                    factors = (1.7, 0.8, 1.0)
+                    want = splineview.zoom(a.astype(np.float64), factors, order=order,
+                                           mode=mode, cval=0.25, grid_mode=grid_mode)
+                    out_path = os.path.join(tmp, "out.npy")
+                    out = np.lib.format.open_memmap(out_path, mode="w+", dtype=np.float32,
+                                                    shape=want.shape)
+                    pinned = cases % 2 == 1
+                    st = {}
+                    with warnings.catch_warnings():
+                        warnings.simplefilter("ignore")
+                        got = splineview.zoom_out_of_core(
+                            m if not pinned else np.array(m), factors, out, order=order,
+                            mode=mode, cval=0.25, grid_mode=grid_mode, memory_budget=2 << 20,
+                            pinned=pinned, stats=st)
+                    check(got is out, "zoom_out_of_core did not write into the given output")
+                    out.flush()
+                    d = maxdiff(np.load(out_path), want)
+                    worst = max(worst, d)
+                    check(st["slabs"] > 2 and d < 2e-5,
+                          "zoom out of core %s order %d grid_mode %s pinned %s: %d slabs, "
+                          "difference %.3g" % (mode, order, grid_mode, pinned, st["slabs"], d))
+                    del out, got
+                    cases += 1
+        for bad, why in ((a.astype(np.float64), "float64"), (a[:, ::2], "strided")):
+            try:
+                splineview.zoom_out_of_core(bad, 2)
+                check(False, "zoom_out_of_core accepted a %s input" % why)
+            except ValueError:
+                pass
+        try:
+            splineview.zoom_out_of_core(a, 2, np.empty((3, 3, 3), np.float32))
+            check(False, "zoom_out_of_core accepted an output of the wrong shape")
+        except ValueError:
+            pass
+    print("zoom out of core (memmap, %d cases): worst difference %.3g" % (cases, worst))
+
+
 def test_cupyx(rng):
     """cupyx.scipy.ndimage on the same inputs: the two GPU implementations agree."""
     worst = 0.0
@@ -429,6 +483,7 @@ def main():
     test_transforms(rng)
     test_semantics(rng)
     test_out_of_core(rng)
+    test_zoom_out_of_core(rng)
     # SPLINEVIEW_GPU_TEST_QUICK=1 (under compute-sanitizer): only splineview's own kernels.
     if not os.environ.get("SPLINEVIEW_GPU_TEST_QUICK"):
         test_torch(rng)

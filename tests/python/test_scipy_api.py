@@ -313,6 +313,44 @@ def test_gil_released(rng):
     print("GIL released: %d ticks of another thread during a %.2f s call" % (len(during), t1 - t0))
 
 
+def test_out_of_core_refusals(rng):
+    """The out-of-core functions refuse what they cannot take before touching a device, with
+    the argument named; without a device they say so (RuntimeError with the reason). On the
+    GPU machine tests/python/test_gpu.py checks their results."""
+    a = rng.random((20, 8, 9)).astype(np.float32)
+    for fn, args in ((splineview.spline_filter_out_of_core, ()),
+                     (splineview.zoom_out_of_core, (2,))):
+        for bad, word in ((a.astype(np.float64), "float64"), (a[:, ::2], "strided"),
+                          ([[1.0]], "NumPy")):
+            try:
+                fn(bad, *args)
+                check(False, "%s accepted a %s input" % (fn.__name__, word))
+            except (TypeError, ValueError) as e:
+                check(word in str(e), "%s: the message %r does not name %s"
+                      % (fn.__name__, str(e), word))
+    try:
+        splineview.zoom_out_of_core(a, 2, np.empty((3, 3, 3), np.float32))
+        check(False, "zoom_out_of_core accepted an output of the wrong shape")
+    except ValueError as e:
+        check("shape" in str(e), "wrong output shape: %r" % str(e))
+    try:
+        splineview.zoom_out_of_core(a, 2, np.empty((40, 16, 18), np.float64))
+        check(False, "zoom_out_of_core accepted a float64 output")
+    except ValueError as e:
+        check("float32" in str(e), "float64 output: %r" % str(e))
+    ok, why = splineview._gpu.gpu_available()
+    if not ok:
+        for fn, args in ((splineview.spline_filter_out_of_core, ()),
+                         (splineview.zoom_out_of_core, (2,))):
+            try:
+                fn(a.copy(), *args)
+                check(False, "%s ran without a CUDA device" % fn.__name__)
+            except RuntimeError as e:
+                check("CUDA device" in str(e) and why in str(e),
+                      "%s without a device: %r" % (fn.__name__, str(e)))
+    print("out-of-core refusals: checked (device: %s)" % ("yes" if ok else why))
+
+
 def main():
     print("scipy %s, numpy %s, splineview %s" % (scipy.__version__, np.__version__,
                                                   splineview.__version__))
@@ -324,6 +362,7 @@ def main():
     test_complex(rng)
     test_derivative(rng)
     test_gil_released(rng)
+    test_out_of_core_refusals(rng)
     if FAILURES:
         print("%d failures" % len(FAILURES))
         return 1
