@@ -182,25 +182,29 @@ std::vector<unsigned char> read_file(const std::string& path) {
   return bytes;
 }
 
+bool check_regular(const std::string& path) {
+  return check_before_open(path, input_options().allow_special);
+}
+
 }  // namespace sv::io
 
 namespace sv {
 
 void check_input(const std::string& path) {
-  io::check_before_open(path, input_options().allow_special);
+  io::check_regular(path);
 }
 
 }  // namespace sv
 
 namespace sv::io {
 
-namespace {
-
 std::string temporary_name(const std::string& path) {
   static std::atomic<unsigned> counter{0};
   return path + ".tmp-" + std::to_string(static_cast<long>(::getpid())) + "-" +
          std::to_string(counter.fetch_add(1));
 }
+
+namespace {
 
 // Writes and flushes `n` bytes to the (guarded) temporary; returns the problem, "" if none.
 std::string write_temporary(const std::string& path, const std::string& tmp, const void* data,
@@ -602,19 +606,23 @@ void encode_f32(const float* src, std::size_t n, unsigned char* dst) {
   }
 }
 
-Loaded finish_loaded(const std::string& path, Loaded l) {
-  const std::size_t rank = l.array.rank();
-  if (l.spacing.empty()) l.spacing.assign(rank, 1.0);
+void finish_geometry(const std::string& path, std::size_t rank, std::vector<double>* spacing,
+                     Geometry* geometry) {
+  if (spacing->empty()) spacing->assign(rank, 1.0);
   try {
-    if (l.geometry.oriented()) {
-      check_geometry(l.geometry, rank, "the orientation");
-      l.spacing = geometry_spacing(l.geometry, rank);
+    if (geometry->oriented()) {
+      check_geometry(*geometry, rank, "the orientation");
+      *spacing = geometry_spacing(*geometry, rank);
     } else {
-      l.geometry = geometry_from_spacing(l.spacing);
+      *geometry = geometry_from_spacing(*spacing);
     }
   } catch (const Error& e) {
     fail(path, e.what());
   }
+}
+
+Loaded finish_loaded(const std::string& path, Loaded l) {
+  finish_geometry(path, l.array.rank(), &l.spacing, &l.geometry);
   return l;
 }
 

@@ -55,6 +55,11 @@ class InputFile {
   std::size_t size_ = 0;
 };
 
+// The guard of InputFile without opening anything: throws InputFile's errors for an input that
+// is refused (a device or FIFO without InputOptions::allow_special, a missing file, a folder);
+// returns whether `path` is a regular file (false: an opted-in device, FIFO or socket).
+bool check_regular(const std::string& path);
+
 // Reads a whole regular file, or at most `special_limit` bytes of an opted-in device or pipe
 // (the caller passes what the format claims plus slack, so that extra bytes show as trailing
 // data). The errors are InputFile's.
@@ -83,6 +88,10 @@ struct FileToWrite {
   std::size_t n;
 };
 void write_files_atomic(const std::vector<FileToWrite>& files);
+
+// "<path>.tmp-<pid>-<counter>": the name of a temporary beside `path` (every writer's, so that
+// a left-over one is recognisable; register it with sv::TempFileGuard before creating it).
+std::string temporary_name(const std::string& path);
 
 // The extension including the dot, in lower case ("" when there is none): "A/b.PNG" -> ".png".
 std::string lower_extension(const std::string& path);
@@ -157,6 +166,10 @@ bool known_extension(const std::string& path);
 // becomes diag(spacing); an oriented one is checked (check_geometry) and the spacing set to its
 // column lengths. Errors name the path.
 Loaded finish_loaded(const std::string& path, Loaded l);
+// The same for a file's metadata alone (`rank` spatial axes), for code that reads the samples
+// another way (splineview/mapped.h): the spacing and geometry finish_loaded would leave.
+void finish_geometry(const std::string& path, std::size_t rank, std::vector<double>* spacing,
+                     Geometry* geometry);
 
 // Converts std::bad_alloc raised while loading or saving into a clear sv::Error.
 template <class Fn>

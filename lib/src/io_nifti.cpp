@@ -22,10 +22,12 @@
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
+#include <functional>
 #include <string>
 #include <vector>
 
 #include "io_common.h"
+#include "io_layout.h"
 #include "splineview/io.h"
 #include "splineview/text.h"
 
@@ -47,12 +49,14 @@ struct StoredType {
   int code;
   std::size_t size;
   DType dtype;  // the DType reported for unscaled data: the stored type
+  io::Scalar scalar;
 };
 
 constexpr StoredType kTypes[] = {
-    {DT_UINT8, 1, DType::U8},    {DT_INT8, 1, DType::I8},     {DT_INT16, 2, DType::I16},
-    {DT_UINT16, 2, DType::U16},  {DT_INT32, 4, DType::I32},   {DT_UINT32, 4, DType::U32},
-    {DT_FLOAT32, 4, DType::F32}, {DT_FLOAT64, 8, DType::F64},
+    {DT_UINT8, 1, DType::U8, io::Scalar::U8},     {DT_INT8, 1, DType::I8, io::Scalar::I8},
+    {DT_INT16, 2, DType::I16, io::Scalar::I16},   {DT_UINT16, 2, DType::U16, io::Scalar::U16},
+    {DT_INT32, 4, DType::I32, io::Scalar::I32},   {DT_UINT32, 4, DType::U32, io::Scalar::U32},
+    {DT_FLOAT32, 4, DType::F32, io::Scalar::F32}, {DT_FLOAT64, 8, DType::F64, io::Scalar::F64},
 };
 
 const char* other_type_name(int code) {
@@ -189,43 +193,6 @@ class GzFile {
   std::size_t size_ = 0;
 };
 
-// Decodes the types that io::decode_values does not know (int8, int32, uint32).
-void decode_other(const unsigned char* src, std::size_t n, int code, bool big_endian, double* dst) {
-  for (std::size_t i = 0; i < n; ++i) {
-    switch (code) {
-      case DT_INT8:
-        dst[i] = static_cast<double>(static_cast<std::int8_t>(src[i]));
-        break;
-      case DT_INT32:
-        dst[i] = static_cast<double>(static_cast<std::int32_t>(
-            static_cast<std::uint32_t>(load_uint(src + 4 * i, 4, big_endian))));
-        break;
-      case DT_UINT32:
-        dst[i] = static_cast<double>(load_uint(src + 4 * i, 4, big_endian));
-        break;
-      default:
-        throw Error("internal error: no decoder for NIfTI datatype " + std::to_string(code));
-    }
-  }
-}
-
-void decode(const unsigned char* src, std::size_t n, int code, bool big_endian, double* dst) {
-  switch (code) {
-    case DT_UINT8:
-      return io::decode_values(src, n, io::Scalar::U8, big_endian, dst);
-    case DT_INT16:
-      return io::decode_values(src, n, io::Scalar::I16, big_endian, dst);
-    case DT_UINT16:
-      return io::decode_values(src, n, io::Scalar::U16, big_endian, dst);
-    case DT_FLOAT32:
-      return io::decode_values(src, n, io::Scalar::F32, big_endian, dst);
-    case DT_FLOAT64:
-      return io::decode_values(src, n, io::Scalar::F64, big_endian, dst);
-    default:
-      return decode_other(src, n, code, big_endian, dst);
-  }
-}
-
 // Positive finite spacing; anything else reads as 1 (as in NRRD).
 double spacing_of(double pixdim) {
   const double s = std::fabs(pixdim);
@@ -252,8 +219,10 @@ struct Header {
 #define SV_NIFTI2_OFFSET(field) offsetof(nifti_2_header, field)
 static_assert(sizeof(nifti_2_header) == 540, "nifti2.h: the NIfTI-2 header is 540 bytes");
 
-// Reads the first 348 bytes already in `h` (and, for NIfTI-2, the rest from `file`).
-Header parse_header(const std::string& path, unsigned char* h, GzFile& file) {
+// Reads the first 348 bytes already in `h` (and, for NIfTI-2, the rest through `read_more`,
+// which returns how many of the bytes asked for it read).
+Header parse_header(const std::string& path, unsigned char* h,
+                    const std::function<std::size_t(unsigned char*, std::size_t)>& read_more) {
   Header out;
   // The byte order is the one in which sizeof_hdr reads 348 or 540.
   const auto size_le =
@@ -308,7 +277,7 @@ Header parse_header(const std::string& path, unsigned char* h, GzFile& file) {
   static_assert(kHeaderSize < 540, "");
   std::vector<unsigned char> full(540);
   std::memcpy(full.data(), h, kHeaderSize);
-  const std::size_t more = file.read(full.data() + kHeaderSize, 540 - kHeaderSize);
+  const std::size_t more = read_more(full.data() + kHeaderSize, 540 - kHeaderSize);
   if (more < 540 - kHeaderSize)
     fail(path,
          "truncated: " + std::to_string(kHeaderSize + more) + " bytes, a NIfTI-2 header needs 540");
@@ -415,15 +384,18 @@ Geometry header_geometry(const std::string& path, const Header& hd) {
   return g;  // unoriented
 }
 
-Loaded read_nifti(const std::string& path, long volume) {
-  GzFile file(path);
-  unsigned char h[kHeaderSize];
-  const std::size_t got = file.read(h, kHeaderSize);
-  if (got < kHeaderSize)
-    fail(path, "truncated: " + std::to_string(got) + " bytes, a NIfTI-1 header needs " +
-                   std::to_string(kHeaderSize));
-  const Header hd = parse_header(path, h, file);
+// What a header declares, checked as load_nifti checks it: everything before the voxels.
+struct Layout {
+  std::size_t rank = 0;
+  std::vector<std::size_t> dims;  // array order (z, y, x)
+  std::size_t volumes = 1, vol = 0;
+  const StoredType* type = nullptr;
+  std::size_t offset = 0;  // vox_offset
+  std::size_t n = 0;       // voxels per volume
+  std::size_t vol_bytes = 0, data_bytes = 0, total = 0;
+};
 
+Layout nifti_layout(const std::string& path, const Header& hd, long volume) {
   if (hd.ndim < 1 || hd.ndim > 7)
     fail(path, "dim[0] is " + std::to_string(hd.ndim) + ", expected 1 to 7");
   const int ndim = static_cast<int>(hd.ndim);
@@ -485,20 +457,63 @@ Loaded read_nifti(const std::string& path, long volume) {
     fail(path, "the declared size overflows");
   total = offset + data_bytes;
 
+  std::vector<std::size_t> dims;
+  for (std::size_t k = 0; k < rank; ++k) dims.push_back(dim[rank - k]);
+  return Layout{rank, dims, volumes, vol, type, offset, n, vol_bytes, data_bytes, total};
+}
+
+// A plain (uncompressed) regular file must be exactly as long as its header declares.
+void check_plain_size(const std::string& path, const Layout& L, std::size_t size_on_disk) {
+  if (size_on_disk < L.total)
+    fail(path, "truncated: the header declares " + std::to_string(L.total) + " bytes (" +
+                   std::to_string(L.offset) + " before the voxels, " +
+                   std::to_string(L.data_bytes) + " of voxels), the file holds " +
+                   std::to_string(size_on_disk));
+  if (size_on_disk > L.total)
+    fail(path, std::to_string(size_on_disk - L.total) +
+                   " bytes after the voxel data (the header declares " + std::to_string(L.total) +
+                   " bytes in all)");
+}
+
+// NIfTI: "if scl_slope is nonzero, each voxel value is scaled as y = scl_slope * x +
+// scl_inter". A NaN or infinite slope means no scaling as well (as nibabel reads it). True when
+// the values change (then dtype is F64).
+bool nifti_scaling(const Header& hd, double* slope, double* inter) {
+  *slope = hd.scl_slope;
+  *inter = hd.scl_inter;
+  if (!std::isfinite(*inter)) *inter = 0;
+  return std::isfinite(*slope) && *slope != 0 && (*slope != 1 || *inter != 0);
+}
+
+// The geometry (and, unoriented, the spacing) load_nifti reports before finish_loaded.
+void nifti_geometry(const std::string& path, const Header& hd, std::size_t rank,
+                    std::vector<double>* spacing, Geometry* geometry) {
+  *geometry = header_geometry(path, hd);  // finish_loaded derives the spacing
+  if (!geometry->oriented())
+    for (std::size_t k = 0; k < rank; ++k)
+      spacing->push_back(geometry->affine[rank - 1 - k][rank - 1 - k]);
+}
+
+Loaded read_nifti(const std::string& path, long volume) {
+  GzFile file(path);
+  unsigned char h[kHeaderSize];
+  const std::size_t got = file.read(h, kHeaderSize);
+  if (got < kHeaderSize)
+    fail(path, "truncated: " + std::to_string(got) + " bytes, a NIfTI-1 header needs " +
+                   std::to_string(kHeaderSize));
+  const Header hd =
+      parse_header(path, h, [&](unsigned char* dst, std::size_t n) { return file.read(dst, n); });
+  const Layout L = nifti_layout(path, hd, volume);
+  const std::size_t offset = L.offset, n = L.n, vol_bytes = L.vol_bytes, vol = L.vol,
+                    data_bytes = L.data_bytes, total = L.total;
+
   // Before allocating what the header claims: a plain file must be exactly that long; gzip data
   // cannot expand more than about 1032:1. (A pipe or device, when opted in, is read only as far
   // as the header claims.)
   if (!file.regular()) {
     // checked as it is read
   } else if (file.plain()) {
-    if (file.size_on_disk() < total)
-      fail(path, "truncated: the header declares " + std::to_string(total) + " bytes (" +
-                     std::to_string(offset) + " before the voxels, " + std::to_string(data_bytes) +
-                     " of voxels), the file holds " + std::to_string(file.size_on_disk()));
-    if (file.size_on_disk() > total)
-      fail(path, std::to_string(file.size_on_disk() - total) +
-                     " bytes after the voxel data (the header declares " + std::to_string(total) +
-                     " bytes in all)");
+    check_plain_size(path, L, file.size_on_disk());
   } else if (total / 1032 > file.size_on_disk() + 64) {
     fail(path, "truncated: " + std::to_string(file.size_on_disk()) +
                    " bytes of gzip data cannot hold the " + std::to_string(total) +
@@ -545,23 +560,13 @@ Loaded read_nifti(const std::string& path, long volume) {
     fail(path,
          "data after the voxels (the header declares " + std::to_string(total) + " bytes in all)");
 
-  std::vector<std::size_t> dims(rank);
   Loaded out;
-  for (std::size_t k = 0; k < rank; ++k) dims[k] = dim[rank - k];
-  out.geometry = header_geometry(path, hd);  // finish_loaded derives the spacing
-  if (!out.geometry.oriented())
-    for (std::size_t k = 0; k < rank; ++k)
-      out.spacing.push_back(out.geometry.affine[rank - 1 - k][rank - 1 - k]);
-  out.array = ArrayD(dims, 1);
-  out.dtype = type->dtype;
-  decode(raw.data(), n, code, hd.be, out.array.data());
-
-  // NIfTI: "if scl_slope is nonzero, each voxel value is scaled as y = scl_slope * x +
-  // scl_inter". A NaN or infinite slope means no scaling as well (as nibabel reads it).
-  const double slope = hd.scl_slope;
-  double inter = hd.scl_inter;
-  if (!std::isfinite(inter)) inter = 0;
-  if (std::isfinite(slope) && slope != 0 && (slope != 1 || inter != 0)) {
+  nifti_geometry(path, hd, L.rank, &out.spacing, &out.geometry);
+  out.array = ArrayD(L.dims, 1);
+  out.dtype = L.type->dtype;
+  io::decode_values(raw.data(), n, L.type->scalar, hd.be, out.array.data());
+  double slope = 1, inter = 0;
+  if (nifti_scaling(hd, &slope, &inter)) {
     for (double& v : out.array.vec()) v = v * slope + inter;
     out.dtype = DType::F64;
   }
@@ -654,14 +659,17 @@ bool qform_of(double R[3][3], double q[3], double* qfac) {
   return true;
 }
 
-void write_nifti(const std::string& path, const ArrayD& a, DType dtype, const Geometry& g) {
-  const std::size_t rank = a.rank();
-  if (a.channels() != 1)
-    fail(path, "NIfTI output takes one channel; the array has " + std::to_string(a.channels()));
+// The 352 bytes write_nifti puts before the voxels of an array of `dims` (one channel).
+std::vector<unsigned char> nifti_header(const std::string& path,
+                                        const std::vector<std::size_t>& dims, std::size_t channels,
+                                        DType dtype, const Geometry& g) {
+  const std::size_t rank = dims.size();
+  if (channels != 1)
+    fail(path, "NIfTI output takes one channel; the array has " + std::to_string(channels));
   for (std::size_t k = 0; k < rank; ++k)
-    if (a.dim(k) > 32767)
+    if (dims[k] > 32767)
       fail(path, "NIfTI-1 holds at most 32767 samples per axis; axis " + std::to_string(k) +
-                     " has " + std::to_string(a.dim(k)));
+                     " has " + std::to_string(dims[k]));
   try {
     check_geometry(g, rank, "the geometry to write");
   } catch (const Error& e) {
@@ -711,15 +719,14 @@ void write_nifti(const std::string& path, const ArrayD& a, DType dtype, const Ge
                      " as NIfTI-1 (uint8, int8, uint16, int16, int32, uint32, float32 and "
                      "float64 are written; save as float64 or .npy)");
   }
-  const io::Scalar scalar = io::scalar_of(dtype);
-  const std::size_t size = io::scalar_size(scalar);
+  const std::size_t size = io::scalar_size(io::scalar_of(dtype));
 
-  std::vector<unsigned char> bytes(kWriteOffset + a.size() * size, 0);
+  std::vector<unsigned char> bytes(kWriteOffset, 0);
   unsigned char* h = bytes.data();
   put(h, SV_NIFTI_OFFSET(sizeof_hdr), 348, 4);
   put_i16(h, SV_NIFTI_OFFSET(dim), static_cast<int>(rank));
   for (std::size_t i = 1; i <= 7; ++i)
-    put_i16(h, SV_NIFTI_OFFSET(dim) + 2 * i, i <= rank ? static_cast<int>(a.dim(rank - i)) : 1);
+    put_i16(h, SV_NIFTI_OFFSET(dim) + 2 * i, i <= rank ? static_cast<int>(dims[rank - i]) : 1);
   put_i16(h, SV_NIFTI_OFFSET(datatype), code);
   put_i16(h, SV_NIFTI_OFFSET(bitpix), static_cast<int>(8 * size));
   for (std::size_t i = 1; i <= 7; ++i)
@@ -754,7 +761,14 @@ void write_nifti(const std::string& path, const ArrayD& a, DType dtype, const Ge
   put_f32(h, SV_NIFTI_OFFSET(vox_offset), static_cast<double>(kWriteOffset));
   put_f32(h, SV_NIFTI_OFFSET(scl_slope), 1.0);
   std::memcpy(h + SV_NIFTI_OFFSET(magic), "n+1", 4);
-  io::encode_values(a.data(), a.size(), scalar, h + kWriteOffset);
+  return bytes;
+}
+
+void write_nifti(const std::string& path, const ArrayD& a, DType dtype, const Geometry& g) {
+  std::vector<unsigned char> bytes = nifti_header(path, a.dims(), a.channels(), dtype, g);
+  const io::Scalar scalar = io::scalar_of(dtype);
+  bytes.resize(kWriteOffset + a.size() * io::scalar_size(scalar));
+  io::encode_values(a.data(), a.size(), scalar, bytes.data() + kWriteOffset);
 
   if (io::lower_extension(path) == ".gz")
     io::write_file_atomic(path, gzip(path, bytes));
@@ -788,5 +802,53 @@ void save_nifti(const std::string& path, const ArrayD& a, DType dtype,
 void save_nifti(const std::string& path, const ArrayD& a, DType dtype, const Geometry& geometry) {
   io::guard_memory(path, [&] { write_nifti(path, a, dtype, geometry); });
 }
+
+namespace io {
+
+DataLayout probe_nifti(const std::string& path, long volume) {
+  return guard_memory(path, [&] {
+    DataLayout out;
+    InputFile in(path);
+    std::vector<unsigned char> bytes;
+    in.read_append(bytes, kHeaderSize);
+    // What zlib (the loader's GzFile) takes for gzip data: the gzip signature.
+    if (bytes.size() >= 2 && bytes[0] == 0x1f && bytes[1] == 0x8b) {
+      out.not_mappable = "it is gzip-compressed (.nii.gz)";
+      return out;
+    }
+    if (bytes.size() < kHeaderSize)
+      fail(path, "truncated: " + std::to_string(bytes.size()) + " bytes, a NIfTI-1 header needs " +
+                     std::to_string(kHeaderSize));
+    const Header hd = parse_header(path, bytes.data(), [&](unsigned char* dst, std::size_t n) {
+      std::vector<unsigned char> more;
+      const std::size_t got = in.read_append(more, n);
+      if (got) std::memcpy(dst, more.data(), got);
+      return got;
+    });
+    const Layout L = nifti_layout(path, hd, volume);
+    check_plain_size(path, L, in.size());
+    out.dims = L.dims;
+    out.dtype = L.type->dtype;
+    out.scalar = L.type->scalar;
+    out.big_endian = hd.be;
+    out.scaled = nifti_scaling(hd, &out.slope, &out.inter);
+    if (out.scaled) out.dtype = DType::F64;
+    out.data_path = out.error_path = path;
+    out.data_offset = L.offset + L.vol * L.vol_bytes;
+    out.data_bytes = L.vol_bytes;
+    nifti_geometry(path, hd, L.rank, &out.spacing, &out.geometry);
+    finish_geometry(path, L.rank, &out.spacing, &out.geometry);
+    return out;
+  });
+}
+
+std::vector<unsigned char> nifti_header_bytes(const std::string& path,
+                                              const std::vector<std::size_t>& dims,
+                                              std::size_t channels, DType dtype,
+                                              const Geometry& geometry) {
+  return nifti_header(path, dims, channels, dtype, geometry);
+}
+
+}  // namespace io
 
 }  // namespace sv

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "io_common.h"
+#include "io_layout.h"
 #include "splineview/io.h"
 
 namespace sv {
@@ -254,42 +255,46 @@ std::vector<unsigned char> to_c_order(const unsigned char* src,
   return out;
 }
 
-Loaded load_npy_impl(const std::string& path, bool channel_axis) {
-  // A regular file is read whole (its size bounds the work); an opted-in pipe or device only as
-  // far as the header claims: the preamble, the header, then the data plus one byte.
-  io::InputFile in(path);
-  std::vector<unsigned char> bytes;
-  const bool whole = in.regular();
-  auto read_to = [&](std::size_t total) {
-    if (!whole && bytes.size() < total) in.read_append(bytes, total - bytes.size());
-  };
-  if (whole)
-    in.read_append(bytes, SIZE_MAX);
-  else
-    read_to(12);
+// The preamble of a .npy file: where the header dict starts and how long it is.
+struct NpyPreamble {
+  std::size_t preamble = 0, header_len = 0;
+};
+
+// `bytes` holds at least the first 12 bytes of the file, or the whole file when it is shorter.
+NpyPreamble parse_npy_preamble(const std::string& path, const std::vector<unsigned char>& bytes) {
   if (bytes.size() < 10 || std::memcmp(bytes.data(), kMagic, sizeof kMagic) != 0)
     fail(path, "not a .npy file (bad magic; expected \\x93NUMPY)");
   const unsigned major = bytes[6];
   const unsigned minor = bytes[7];
-  std::size_t header_len = 0;
-  std::size_t preamble = 0;
+  NpyPreamble p;
   if (major == 1) {
-    header_len = bytes[8] | (static_cast<std::size_t>(bytes[9]) << 8);
-    preamble = 10;
+    p.header_len = bytes[8] | (static_cast<std::size_t>(bytes[9]) << 8);
+    p.preamble = 10;
   } else if (major == 2 || major == 3) {
     if (bytes.size() < 12) fail(path, "truncated .npy header");
-    header_len = bytes[8] | (static_cast<std::size_t>(bytes[9]) << 8) |
-                 (static_cast<std::size_t>(bytes[10]) << 16) |
-                 (static_cast<std::size_t>(bytes[11]) << 24);
-    preamble = 12;
+    p.header_len = bytes[8] | (static_cast<std::size_t>(bytes[9]) << 8) |
+                   (static_cast<std::size_t>(bytes[10]) << 16) |
+                   (static_cast<std::size_t>(bytes[11]) << 24);
+    p.preamble = 12;
   } else {
     fail(path, "unsupported .npy version " + std::to_string(major) + "." + std::to_string(minor) +
                    " (expected 1.0, 2.0 or 3.0)");
   }
-  if (!whole && header_len > kMaxSpecialHeader)
-    fail(path, "the .npy header declares " + std::to_string(header_len) + " bytes, more than the " +
-                   std::to_string(kMaxSpecialHeader) + " read from a non-regular file");
-  read_to(preamble + header_len);
+  return p;
+}
+
+// What a .npy header declares, checked by the rules of load_npy (everything but the data).
+struct NpyHeader {
+  NpyType type{};
+  bool fortran = false;
+  std::vector<std::size_t> shape, dims;
+  std::size_t channels = 1, count = 0, offset = 0, data_bytes = 0;
+};
+
+// `bytes` holds at least the preamble and the header the preamble declares, if the file does.
+NpyHeader parse_npy_header(const std::string& path, bool channel_axis,
+                           const std::vector<unsigned char>& bytes, const NpyPreamble& p) {
+  const std::size_t preamble = p.preamble, header_len = p.header_len;
   if (header_len > bytes.size() - preamble)
     fail(path, "truncated .npy header: declares " + std::to_string(header_len) +
                    " header bytes, file has " + std::to_string(bytes.size() - preamble));
@@ -307,10 +312,12 @@ Loaded load_npy_impl(const std::string& path, bool channel_axis) {
   if (!descr) fail(path, ".npy header lacks 'descr'");
   if (!fortran) fail(path, ".npy header lacks 'fortran_order'");
   if (!shape_v) fail(path, ".npy header lacks 'shape'");
-  const NpyType type = parse_descr(path, header, *descr);
+  NpyHeader h;
+  h.type = parse_descr(path, header, *descr);
   if (fortran->kind != PyValue::kBool) fail(path, "'fortran_order' is not True or False");
+  h.fortran = fortran->boolean;
   if (shape_v->kind != PyValue::kSeq) fail(path, "'shape' is not a tuple");
-  std::vector<std::size_t> shape;
+  std::vector<std::size_t>& shape = h.shape;
   for (const PyValue& item : shape_v->items) {
     if (item.kind != PyValue::kInt) fail(path, "'shape' holds a non-integer");
     shape.push_back(item.integer);
@@ -320,49 +327,77 @@ Loaded load_npy_impl(const std::string& path, bool channel_axis) {
   const std::string shape_str = "shape " + shape_text(shape);
   for (std::size_t d : shape)
     if (d == 0) fail(path, shape_str + " has a zero-size axis");
-  std::size_t channels = 1;
-  std::vector<std::size_t> dims = shape;
+  h.dims = shape;
   if (channel_axis) {
     if (shape.empty()) fail(path, shape_str + " has no channel axis (the array is a scalar)");
-    channels = shape.back();
-    dims.pop_back();
-    if (channels > kMaxChannels)
-      fail(path, shape_str + ": the channel axis (last) has " + std::to_string(channels) +
+    h.channels = shape.back();
+    h.dims.pop_back();
+    if (h.channels > kMaxChannels)
+      fail(path, shape_str + ": the channel axis (last) has " + std::to_string(h.channels) +
                      " entries (expected 1 to 4)");
   }
-  if (dims.empty() || dims.size() > kMaxRank)
-    fail(path, shape_str + " has " + std::to_string(dims.size()) + " spatial axes" +
+  if (h.dims.empty() || h.dims.size() > kMaxRank)
+    fail(path, shape_str + " has " + std::to_string(h.dims.size()) + " spatial axes" +
                    (channel_axis ? " besides the channel axis" : "") + " (expected 1 to 3)");
 
-  std::size_t count = 1;
+  h.count = 1;
   for (std::size_t d : shape)
-    if (!io::checked_mul(count, d, &count)) fail(path, shape_str + " is too large");
-  std::size_t data_bytes = 0;
-  if (!io::checked_mul(count, type.size, &data_bytes)) fail(path, shape_str + " is too large");
-  const std::size_t offset = preamble + header_len;
-  if (data_bytes < SIZE_MAX - offset) read_to(offset + data_bytes + 1);
-  const std::size_t found = bytes.size() - offset;
+    if (!io::checked_mul(h.count, d, &h.count)) fail(path, shape_str + " is too large");
+  if (!io::checked_mul(h.count, h.type.size, &h.data_bytes))
+    fail(path, shape_str + " is too large");
+  h.offset = preamble + header_len;
+  return h;
+}
+
+// The data must be exactly what the header declares (`found` bytes follow the header; `known`:
+// the count is the file's, not "at least").
+void check_npy_data_size(const std::string& path, std::size_t data_bytes, std::size_t found,
+                         bool known) {
   if (found < data_bytes)
     fail(path, "truncated: expected " + std::to_string(data_bytes) + " data bytes, found " +
                    std::to_string(found));
   if (found > data_bytes)
     fail(path, "trailing data: expected " + std::to_string(data_bytes) + " data bytes, found " +
-                   (whole ? std::to_string(found) : "more"));
+                   (known ? std::to_string(found) : "more"));
+}
+
+Loaded load_npy_impl(const std::string& path, bool channel_axis) {
+  // A regular file is read whole (its size bounds the work); an opted-in pipe or device only as
+  // far as the header claims: the preamble, the header, then the data plus one byte.
+  io::InputFile in(path);
+  std::vector<unsigned char> bytes;
+  const bool whole = in.regular();
+  auto read_to = [&](std::size_t total) {
+    if (!whole && bytes.size() < total) in.read_append(bytes, total - bytes.size());
+  };
+  if (whole)
+    in.read_append(bytes, SIZE_MAX);
+  else
+    read_to(12);
+  const NpyPreamble p = parse_npy_preamble(path, bytes);
+  if (!whole && p.header_len > kMaxSpecialHeader)
+    fail(path, "the .npy header declares " + std::to_string(p.header_len) +
+                   " bytes, more than the " + std::to_string(kMaxSpecialHeader) +
+                   " read from a non-regular file");
+  read_to(p.preamble + p.header_len);
+  const NpyHeader h = parse_npy_header(path, channel_axis, bytes, p);
+  if (h.data_bytes < SIZE_MAX - h.offset) read_to(h.offset + h.data_bytes + 1);
+  check_npy_data_size(path, h.data_bytes, bytes.size() - h.offset, whole);
 
   Loaded out;
-  out.array = ArrayD(dims, channels);
-  out.dtype = type.dtype;
+  out.array = ArrayD(h.dims, h.channels);
+  out.dtype = h.type.dtype;
   out.channel_axis = channel_axis;
-  out.spacing.assign(dims.size(), 1.0);
-  const unsigned char* data = bytes.data() + offset;
+  out.spacing.assign(h.dims.size(), 1.0);
+  const unsigned char* data = bytes.data() + h.offset;
   std::vector<unsigned char> reordered;
-  if (fortran->boolean && shape.size() > 1) {
+  if (h.fortran && h.shape.size() > 1) {
     // Fortran order: the first axis varies fastest. Gather the elements into C order (the last
     // axis fastest) before decoding, so that element indices in messages are C-order ones.
-    reordered = to_c_order(data, shape, type.size);
+    reordered = to_c_order(data, h.shape, h.type.size);
     data = reordered.data();
   }
-  io::decode_values_or_fail(path, data, count, io::scalar_of(type.dtype), type.big_endian,
+  io::decode_values_or_fail(path, data, h.count, io::scalar_of(h.type.dtype), h.type.big_endian,
                             out.array.data());
   return out;
 }
@@ -387,12 +422,19 @@ std::vector<unsigned char> npy_header(const char* descr, const std::vector<std::
   return out;
 }
 
+// The shape a saver writes: the dims, plus the channel axis when asked for or needed.
+std::vector<std::size_t> stored_shape(const std::string& path, const std::vector<std::size_t>& dims,
+                                      std::size_t channels, bool channel_axis) {
+  if (dims.empty()) fail(path, "cannot save an empty array");
+  std::vector<std::size_t> shape = dims;
+  if (channel_axis || channels > 1) shape.push_back(channels);
+  return shape;
+}
+
 template <class T>
 std::vector<std::size_t> save_shape(const std::string& path, const Array<T>& a, bool channel_axis) {
   if (a.empty()) fail(path, "cannot save an empty array");
-  std::vector<std::size_t> shape = a.dims();
-  if (channel_axis || a.channels() > 1) shape.push_back(a.channels());
-  return shape;
+  return stored_shape(path, a.dims(), a.channels(), channel_axis);
 }
 
 const char* npy_descr(DType t) {
@@ -486,5 +528,50 @@ void save_npy(const std::string& path, const ArrayF& a, bool channel_axis) {
     io::write_file_atomic(path, out);
   });
 }
+
+namespace io {
+
+DataLayout probe_npy(const std::string& path, bool channel_axis) {
+  return guard_memory(path, [&] {
+    DataLayout out;
+    InputFile in(path);
+    std::vector<unsigned char> bytes;
+    auto read_to = [&](std::size_t total) {
+      if (bytes.size() < total) in.read_append(bytes, total - bytes.size());
+    };
+    read_to(12);
+    const NpyPreamble p = parse_npy_preamble(path, bytes);
+    if (p.header_len > kMaxSpecialHeader) {
+      out.not_mappable = "its .npy header declares " + std::to_string(p.header_len) +
+                         " bytes, more than the " + std::to_string(kMaxSpecialHeader) +
+                         " a header is read for";
+      return out;
+    }
+    read_to(p.preamble + p.header_len);
+    const NpyHeader h = parse_npy_header(path, channel_axis, bytes, p);
+    check_npy_data_size(path, h.data_bytes, in.size() > h.offset ? in.size() - h.offset : 0, true);
+    out.dims = h.dims;
+    out.channels = h.channels;
+    out.channel_axis = channel_axis;
+    out.dtype = h.type.dtype;
+    out.scalar = scalar_of(h.type.dtype);
+    out.big_endian = h.type.big_endian;
+    out.fortran_order = h.fortran && h.shape.size() > 1;
+    out.data_path = out.error_path = path;
+    out.data_offset = h.offset;
+    out.data_bytes = h.data_bytes;
+    out.spacing.assign(h.dims.size(), 1.0);
+    finish_geometry(path, h.dims.size(), &out.spacing, &out.geometry);
+    return out;
+  });
+}
+
+std::vector<unsigned char> npy_header_bytes(const std::string& path,
+                                            const std::vector<std::size_t>& dims,
+                                            std::size_t channels, bool channel_axis, DType dtype) {
+  return npy_header(npy_descr(dtype), stored_shape(path, dims, channels, channel_axis));
+}
+
+}  // namespace io
 
 }  // namespace sv

@@ -19,6 +19,7 @@
 #include <vector>
 
 #include "io_common.h"
+#include "io_layout.h"
 #include "splineview/io.h"
 #include "splineview/text.h"
 
@@ -340,27 +341,48 @@ std::size_t saturating_add(std::size_t a, std::size_t b) {
   return a > SIZE_MAX - b ? SIZE_MAX : a + b;
 }
 
-Loaded load_nrrd_impl(const std::string& path) {
-  // A regular file is read whole (its size bounds the work). An opted-in pipe or device: the
-  // header up to its blank line (at most kMaxSpecialHeader bytes), the data once the header
-  // says how much there is.
-  io::InputFile in(path);
-  std::vector<unsigned char> bytes;
-  if (in.regular()) {
-    in.read_append(bytes, SIZE_MAX);
-  } else {
-    std::size_t scanned = 0;
-    while (!has_blank_line(bytes, scanned)) {
-      if (bytes.size() >= kMaxSpecialHeader)
-        fail(path, "no end of the NRRD header in the first " + std::to_string(kMaxSpecialHeader) +
-                       " bytes of a non-regular file");
-      // Not a NRRD: stop here, the magic check below says so.
-      if (bytes.size() >= 8 && std::memcmp(bytes.data(), "NRRD000", 7) != 0) break;
-      scanned = bytes.size() < 2 ? 0 : bytes.size() - 2;
-      if (in.read_append(bytes, 4096) == 0) break;  // the end: a detached header
-    }
+// Reads the header part of a NRRD into `bytes`, up to its blank line, 4096 bytes at a time
+// (the whole input when it has none: a detached header); false when kMaxSpecialHeader bytes
+// hold no end of the header.
+bool read_header_part(io::InputFile& in, std::vector<unsigned char>& bytes) {
+  std::size_t scanned = 0;
+  while (!has_blank_line(bytes, scanned)) {
+    if (bytes.size() >= kMaxSpecialHeader) return false;
+    // Not a NRRD: stop here, the magic check says so.
+    if (bytes.size() >= 8 && std::memcmp(bytes.data(), "NRRD000", 7) != 0) break;
+    scanned = bytes.size() < 2 ? 0 : bytes.size() - 2;
+    if (in.read_append(bytes, 4096) == 0) break;  // the end: a detached header
   }
-  std::size_t size = bytes.size();
+  return true;
+}
+
+enum class Enc { kRaw, kGzip, kAscii };
+
+// What a NRRD header declares, checked as load_nrrd checks it: everything before the data.
+struct NrrdHeader {
+  NrrdType type{};
+  std::string type_s, sizes_s, data_file, space_s, origin_s;
+  Enc enc = Enc::kRaw;
+  bool big_endian = false;
+  bool channel = false;
+  std::size_t dimension = 0, spatial = 0, count = 0, data_bytes = 0;
+  std::vector<std::size_t> sizes;  // fastest axis first, as the file lists them
+  std::vector<double> axis_spacing;
+  std::vector<std::vector<double>> directions;
+  std::size_t data_offset = std::string::npos;  // start of attached data, if any
+  // How many encoded bytes a non-regular input may supply: what the header claims plus the
+  // slack that shows trailing data (regular files are bounded by their size).
+  std::size_t encoded_limit = 0;
+
+  std::vector<std::size_t> dims() const {  // array order, without the channel axis
+    return std::vector<std::size_t>(sizes.rbegin(), sizes.rend() - (channel ? 1 : 0));
+  }
+};
+
+// `bytes` holds the file, or at least its header up to the blank line that ends it.
+NrrdHeader parse_nrrd_header(const std::string& path, const std::vector<unsigned char>& bytes) {
+  NrrdHeader h;
+  const std::size_t size = bytes.size();
   auto line_at = [&](std::size_t pos, std::size_t* next) {
     std::size_t e = pos;
     while (e < size && bytes[e] != '\n') ++e;
@@ -376,11 +398,12 @@ Loaded load_nrrd_impl(const std::string& path) {
   const std::string magic = line_at(0, &pos);
   if (magic.size() != 8) fail(path, "not a NRRD file (bad magic line " + quote_line(magic) + ")");
 
-  std::string type_s, encoding = "raw", endian, sizes_s, kinds_s, spacings_s, directions_s,
-                      data_file, space_s, origin_s;
-  std::size_t dimension = 0;
+  std::string &type_s = h.type_s, &sizes_s = h.sizes_s, &data_file = h.data_file,
+              &space_s = h.space_s, &origin_s = h.origin_s;
+  std::string encoding = "raw", endian, kinds_s, spacings_s, directions_s;
+  std::size_t& dimension = h.dimension;
   bool have_dimension = false;
-  std::size_t data_offset = std::string::npos;  // start of attached data, if any
+  std::size_t& data_offset = h.data_offset;
   while (pos < size) {
     std::size_t next;
     const std::string line = line_at(pos, &next);
@@ -430,7 +453,7 @@ Loaded load_nrrd_impl(const std::string& path) {
 
   // --- validate the header ---
   if (type_s.empty()) fail(path, "NRRD header lacks 'type'");
-  NrrdType type;
+  NrrdType& type = h.type;
   if (!parse_type(type_s, &type))
     fail(path, "unsupported NRRD type " + quote_line(type_s) +
                    " (expected an integer type of 8 to 64 bits, float or double)");
@@ -440,7 +463,8 @@ Loaded load_nrrd_impl(const std::string& path) {
   if (size_toks.size() != dimension)
     fail(path, "'sizes' lists " + std::to_string(size_toks.size()) + " values but 'dimension' is " +
                    std::to_string(dimension));
-  std::vector<std::size_t> sizes(dimension);
+  std::vector<std::size_t>& sizes = h.sizes;
+  sizes.resize(dimension);
   for (std::size_t i = 0; i < dimension; ++i)
     if (!parse_size(size_toks[i], &sizes[i]))
       fail(path,
@@ -456,7 +480,7 @@ Loaded load_nrrd_impl(const std::string& path) {
       fail(path, "'kinds' lists " + std::to_string(kinds.size()) + " values but 'dimension' is " +
                      std::to_string(dimension));
   }
-  bool channel = false;
+  bool& channel = h.channel;
   for (std::size_t i = 0; i < kinds.size(); ++i) {
     if (is_spatial_kind(kinds[i])) continue;
     if (i != 0)
@@ -467,13 +491,14 @@ Loaded load_nrrd_impl(const std::string& path) {
       fail(path, "the channel axis (kind " + quote_line(kinds[0]) + ") has " +
                      std::to_string(sizes[0]) + " entries (expected 1 to 4)");
   }
-  const std::size_t spatial = dimension - (channel ? 1 : 0);
+  const std::size_t spatial = h.spatial = dimension - (channel ? 1 : 0);
   if (spatial < 1 || spatial > kMaxRank)
     fail(path, std::to_string(spatial) + " spatial axes (expected 1 to 3" +
                    std::string(channel ? "" : "; mark a channel axis in 'kinds'") + ")");
 
-  std::vector<double> axis_spacing(dimension, std::nan(""));
-  std::vector<std::vector<double>> directions;
+  std::vector<double>& axis_spacing = h.axis_spacing;
+  axis_spacing.assign(dimension, std::nan(""));
+  std::vector<std::vector<double>>& directions = h.directions;
   if (!directions_s.empty()) {
     directions = parse_space_directions(path, directions_s);
     if (directions.size() != dimension)
@@ -490,7 +515,7 @@ Loaded load_nrrd_impl(const std::string& path) {
         fail(path, "bad spacing '" + short_number(toks[i]) + "'");
   }
 
-  enum class Enc { kRaw, kGzip, kAscii } enc;
+  Enc& enc = h.enc;
   if (encoding == "raw") {
     enc = Enc::kRaw;
   } else if (encoding == "gzip" || encoding == "gz") {
@@ -501,101 +526,69 @@ Loaded load_nrrd_impl(const std::string& path) {
     fail(path,
          "unsupported NRRD encoding " + quote_line(encoding) + " (expected raw, gzip or ascii)");
   }
-  bool big_endian = false;
   if (enc != Enc::kAscii && io::scalar_size(type.scalar) > 1) {
     if (endian.empty())
       fail(path, "NRRD header lacks 'endian' (required for " + quote_line(type_s) + ")");
     if (endian != "little" && endian != "big")
       fail(path, "bad " + quote_line("endian: " + endian) + " (expected little or big)");
-    big_endian = endian == "big";
+    h.big_endian = endian == "big";
   }
 
-  std::size_t count = 1;
+  std::size_t &count = h.count, &data_bytes = h.data_bytes;
+  count = 1;
   for (std::size_t s : sizes)
     if (!io::checked_mul(count, s, &count))
       fail(path, quote_line("sizes: " + sizes_s) + " is too large");
-  std::size_t data_bytes = 0;
   if (!io::checked_mul(count, io::scalar_size(type.scalar), &data_bytes))
     fail(path, quote_line("sizes: " + sizes_s) + " is too large");
-
-  // --- locate the data ---
-  // How many encoded bytes a non-regular input may supply: what the header claims plus the
-  // slack that shows trailing data (regular files are bounded by their size).
-  std::size_t encoded_limit = 0;
   if (enc == Enc::kRaw)
-    encoded_limit = saturating_add(data_bytes, 1);
+    h.encoded_limit = saturating_add(data_bytes, 1);
   else if (enc == Enc::kGzip)
-    encoded_limit = saturating_add(data_bytes, data_bytes / 1024 + (std::size_t{1} << 16));
+    h.encoded_limit = saturating_add(data_bytes, data_bytes / 1024 + (std::size_t{1} << 16));
   else
-    encoded_limit =
+    h.encoded_limit =
         saturating_add(count > SIZE_MAX / 64 ? SIZE_MAX : 64 * count, std::size_t{1} << 16);
-  std::vector<unsigned char> detached;
-  const unsigned char* src = nullptr;
-  std::size_t src_n = 0;
-  DataSource where{path, ""};
-  if (!data_file.empty()) {
-    if (data_file.rfind("LIST", 0) == 0 ||
-        (data_file.find('%') != std::string::npos && split_ws(data_file).size() >= 4))
-      fail(path, quote_line("data file: " + data_file) + ": multiple data files are not supported");
-    std::filesystem::path p(data_file);
-    if (p.is_relative()) p = std::filesystem::path(path).parent_path() / p;
-    try {
-      detached = io::read_file(p.string(), encoded_limit);
-    } catch (const Error& e) {
-      fail(path, std::string("detached data file: ") + e.what());
-    }
-    where.prefix = "detached data file: " + printable(p.string(), std::string::npos) + ": ";
-    src = detached.data();
-    src_n = detached.size();
-  } else {
-    if (data_offset == std::string::npos)
-      fail(path, "NRRD header has no 'data file' and no blank line before attached data");
-    if (!in.regular() && size - data_offset < encoded_limit)
-      in.read_append(bytes, encoded_limit - (size - data_offset));
-    size = bytes.size();
-    src = bytes.data() + data_offset;
-    src_n = size - data_offset;
-  }
+  return h;
+}
 
-  Loaded out;
-  std::vector<std::size_t> dims(sizes.rbegin(), sizes.rend() - (channel ? 1 : 0));
-  // (Constructing the array allocates; every size above was validated first.)
-  auto make_array = [&] { out.array = ArrayD(dims, channel ? sizes[0] : 1); };
-  // int64/uint64 values a double cannot hold are refused, naming the first.
-  auto decode_exact = [&](const unsigned char* data) {
-    const std::optional<io::InexactValue> bad =
-        io::decode_values_checked(data, count, type.scalar, big_endian, out.array.data());
-    if (bad)
-      where.fail(std::string(dtype_name(type.dtype)) + " value " + bad->value + " at element " +
-                 std::to_string(bad->index) + " is not exactly representable as a double");
-  };
-  if (enc == Enc::kRaw) {
-    if (src_n < data_bytes)
-      where.fail("truncated: expected " + std::to_string(data_bytes) + " data bytes, found " +
-                 std::to_string(src_n));
-    if (src_n > data_bytes)
-      where.fail("trailing data: expected " + std::to_string(data_bytes) + " data bytes, found " +
-                 std::to_string(src_n));
-    make_array();
-    decode_exact(src);
-  } else if (enc == Enc::kGzip) {
-    std::vector<unsigned char> raw = inflate_exact(where, src, src_n, data_bytes);
-    make_array();
-    decode_exact(raw.data());
-  } else {
-    // Every value takes at least one character plus a separator: check before allocating.
-    if (count - 1 > src_n / 2)
-      where.fail("truncated: " + std::to_string(src_n) + " bytes of ascii data cannot hold " +
-                 std::to_string(count) + " values");
-    make_array();
-    parse_ascii(where, src, src_n, count, out.array.data());
-  }
-  out.dtype = type.dtype;
-  out.channel_axis = channel;
+// The detached data file a header names, relative to the header's folder.
+std::string detached_path(const std::string& path, const NrrdHeader& h) {
+  const std::string& data_file = h.data_file;
+  if (data_file.rfind("LIST", 0) == 0 ||
+      (data_file.find('%') != std::string::npos && split_ws(data_file).size() >= 4))
+    fail(path, quote_line("data file: " + data_file) + ": multiple data files are not supported");
+  std::filesystem::path p(data_file);
+  if (p.is_relative()) p = std::filesystem::path(path).parent_path() / p;
+  return p.string();
+}
+
+std::string detached_prefix(const std::string& data_path) {
+  return "detached data file: " + printable(data_path, std::string::npos) + ": ";
+}
+
+// Raw data must be exactly what the header declares.
+void check_raw_size(const DataSource& where, std::size_t src_n, std::size_t data_bytes) {
+  if (src_n < data_bytes)
+    where.fail("truncated: expected " + std::to_string(data_bytes) + " data bytes, found " +
+               std::to_string(src_n));
+  if (src_n > data_bytes)
+    where.fail("trailing data: expected " + std::to_string(data_bytes) + " data bytes, found " +
+               std::to_string(src_n));
+}
+
+// The spacing (array order) and geometry a header states, as load_nrrd reports them (before
+// finish_loaded).
+void nrrd_spacing_geometry(const std::string& path, const NrrdHeader& h,
+                           std::vector<double>* spacing, Geometry* geometry) {
+  const bool channel = h.channel;
+  const std::size_t dimension = h.dimension, spatial = h.spatial;
+  const std::vector<double>& axis_spacing = h.axis_spacing;
+  const std::vector<std::vector<double>>& directions = h.directions;
+  const std::string &space_s = h.space_s, &origin_s = h.origin_s;
   // Spacing in array order (NRRD lists the fastest axis first); unknown or zero -> 1.
   for (std::size_t i = dimension; i-- > (channel ? 1u : 0u);) {
     double s = std::fabs(axis_spacing[i]);
-    out.spacing.push_back(std::isfinite(s) && s > 0 ? s : 1.0);
+    spacing->push_back(std::isfinite(s) && s > 0 ? s : 1.0);
   }
   // Orientation: a named patient space with a 3-vector direction per spatial axis.
   double flip[3];
@@ -630,8 +623,79 @@ Loaded load_nrrd_impl(const std::string& path) {
       for (int r = 0; r < 3; ++r) g.affine[r][3] = o[r] * flip[r];
     }
     g.source = "nrrd space " + io::to_lower(space_s);
-    out.geometry = g;
+    *geometry = g;
   }
+}
+
+Loaded load_nrrd_impl(const std::string& path) {
+  // A regular file is read whole (its size bounds the work). An opted-in pipe or device: the
+  // header up to its blank line (at most kMaxSpecialHeader bytes), the data once the header
+  // says how much there is.
+  io::InputFile in(path);
+  std::vector<unsigned char> bytes;
+  if (in.regular())
+    in.read_append(bytes, SIZE_MAX);
+  else if (!read_header_part(in, bytes))
+    fail(path, "no end of the NRRD header in the first " + std::to_string(kMaxSpecialHeader) +
+                   " bytes of a non-regular file");
+  const NrrdHeader h = parse_nrrd_header(path, bytes);
+  const std::size_t count = h.count, data_bytes = h.data_bytes;
+
+  // --- locate the data ---
+  std::vector<unsigned char> detached;
+  const unsigned char* src = nullptr;
+  std::size_t src_n = 0;
+  DataSource where{path, ""};
+  if (!h.data_file.empty()) {
+    const std::string p = detached_path(path, h);
+    try {
+      detached = io::read_file(p, h.encoded_limit);
+    } catch (const Error& e) {
+      fail(path, std::string("detached data file: ") + e.what());
+    }
+    where.prefix = detached_prefix(p);
+    src = detached.data();
+    src_n = detached.size();
+  } else {
+    if (h.data_offset == std::string::npos)
+      fail(path, "NRRD header has no 'data file' and no blank line before attached data");
+    const std::size_t size = bytes.size();
+    if (!in.regular() && size - h.data_offset < h.encoded_limit)
+      in.read_append(bytes, h.encoded_limit - (size - h.data_offset));
+    src = bytes.data() + h.data_offset;
+    src_n = bytes.size() - h.data_offset;
+  }
+
+  Loaded out;
+  // (Constructing the array allocates; every size above was validated first.)
+  auto make_array = [&] { out.array = ArrayD(h.dims(), h.channel ? h.sizes[0] : 1); };
+  // int64/uint64 values a double cannot hold are refused, naming the first.
+  auto decode_exact = [&](const unsigned char* data) {
+    const std::optional<io::InexactValue> bad =
+        io::decode_values_checked(data, count, h.type.scalar, h.big_endian, out.array.data());
+    if (bad)
+      where.fail(std::string(dtype_name(h.type.dtype)) + " value " + bad->value + " at element " +
+                 std::to_string(bad->index) + " is not exactly representable as a double");
+  };
+  if (h.enc == Enc::kRaw) {
+    check_raw_size(where, src_n, data_bytes);
+    make_array();
+    decode_exact(src);
+  } else if (h.enc == Enc::kGzip) {
+    std::vector<unsigned char> raw = inflate_exact(where, src, src_n, data_bytes);
+    make_array();
+    decode_exact(raw.data());
+  } else {
+    // Every value takes at least one character plus a separator: check before allocating.
+    if (count - 1 > src_n / 2)
+      where.fail("truncated: " + std::to_string(src_n) + " bytes of ascii data cannot hold " +
+                 std::to_string(count) + " values");
+    make_array();
+    parse_ascii(where, src, src_n, count, out.array.data());
+  }
+  out.dtype = h.type.dtype;
+  out.channel_axis = h.channel;
+  nrrd_spacing_geometry(path, h, &out.spacing, &out.geometry);
   return out;
 }
 
@@ -673,42 +737,46 @@ std::string format_double(double v) {
   return buf;
 }
 
-void save_nrrd_impl(const std::string& path, const ArrayD& a, DType dtype, bool channel_axis,
-                    const std::vector<double>& spacing, const Geometry* geometry) {
-  if (a.empty()) fail(path, "cannot save an empty array");
-  if (!spacing.empty() && spacing.size() != a.rank())
+// The header save_nrrd writes for an array of `dims` and `channels`, up to and including the
+// "encoding: <encoding>" line (the caller ends it: a blank line, or the detached "data file").
+std::string nrrd_header(const std::string& path, const std::vector<std::size_t>& dims,
+                        std::size_t channels, DType dtype, bool channel_axis,
+                        const std::vector<double>& spacing, const Geometry* geometry,
+                        const char* encoding) {
+  const std::size_t rank = dims.size();
+  if (rank == 0) fail(path, "cannot save an empty array");
+  if (!spacing.empty() && spacing.size() != rank)
     fail(path, "spacing has " + std::to_string(spacing.size()) + " values for a " +
-                   std::to_string(a.rank()) + "-D array");
+                   std::to_string(rank) + "-D array");
   for (double s : spacing)
     if (!std::isfinite(s) || s <= 0) fail(path, "spacing " + format_double(s) + " is not positive");
   const bool oriented = geometry && geometry->oriented();
   if (geometry) {
     try {
-      check_geometry(*geometry, a.rank(), "the geometry to write");
+      check_geometry(*geometry, rank, "the geometry to write");
     } catch (const Error& e) {
       fail(path, e.what());
     }
   }
-  const bool detached = io::lower_extension(path) == ".nhdr";
-  const bool channel = channel_axis || a.channels() > 1;
+  const bool channel = channel_axis || channels > 1;
 
   // Axes fastest first: channel, x, y, z.
   std::vector<std::size_t> sizes;
   std::vector<std::string> kinds;
   std::vector<std::string> spacings, directions;
   if (channel) {
-    sizes.push_back(a.channels());
-    kinds.push_back(a.channels() == 3 ? "RGB-color" : a.channels() == 4 ? "RGBA-color" : "vector");
+    sizes.push_back(channels);
+    kinds.push_back(channels == 3 ? "RGB-color" : channels == 4 ? "RGBA-color" : "vector");
     spacings.push_back("nan");
     directions.push_back("none");
   }
-  for (std::size_t i = a.rank(); i-- > 0;) {
-    sizes.push_back(a.dim(i));
+  for (std::size_t i = rank; i-- > 0;) {
+    sizes.push_back(dims[i]);
     kinds.push_back("domain");
     spacings.push_back(spacing.empty() ? "1" : format_double(spacing[i]));
     if (oriented) {
       // Index axis (fastest first) = column of the affine; written in LPS as 3D Slicer does.
-      const std::size_t col = a.rank() - 1 - i;
+      const std::size_t col = rank - 1 - i;
       directions.push_back("(" + format_double(-geometry->affine[0][col]) + "," +
                            format_double(-geometry->affine[1][col]) + "," +
                            format_double(geometry->affine[2][col]) + ")");
@@ -727,12 +795,6 @@ void save_nrrd_impl(const std::string& path, const ArrayD& a, DType dtype, bool 
     return s;
   };
 
-  const io::Scalar scalar = io::scalar_of(dtype);
-  std::vector<unsigned char> raw(a.size() * io::scalar_size(scalar));
-  io::encode_values(a.data(), a.size(), scalar, raw.data());
-  std::vector<unsigned char> packed = gzip_compress(raw.data(), raw.size());
-  raw = std::vector<unsigned char>();
-
   std::string header = "NRRD0004\n";
   header += "# Complete NRRD file format specification at:\n";
   header += "# http://teem.sourceforge.net/nrrd/format.html\n";
@@ -750,7 +812,22 @@ void save_nrrd_impl(const std::string& path, const ArrayD& a, DType dtype, bool 
     header += "spacings: " + join(spacings) + "\n";
   }
   header += "endian: little\n";
-  header += "encoding: gzip\n";
+  header += std::string("encoding: ") + encoding + "\n";
+  return header;
+}
+
+void save_nrrd_impl(const std::string& path, const ArrayD& a, DType dtype, bool channel_axis,
+                    const std::vector<double>& spacing, const Geometry* geometry) {
+  if (a.empty()) fail(path, "cannot save an empty array");
+  std::string header =
+      nrrd_header(path, a.dims(), a.channels(), dtype, channel_axis, spacing, geometry, "gzip");
+  const bool detached = io::lower_extension(path) == ".nhdr";
+
+  const io::Scalar scalar = io::scalar_of(dtype);
+  std::vector<unsigned char> raw(a.size() * io::scalar_size(scalar));
+  io::encode_values(a.data(), a.size(), scalar, raw.data());
+  std::vector<unsigned char> packed = gzip_compress(raw.data(), raw.size());
+  raw = std::vector<unsigned char>();
 
   if (detached) {
     // Data beside the header: "<name>.raw.gz" for "<name>.nhdr".
@@ -787,5 +864,71 @@ void save_nrrd(const std::string& path, const ArrayD& a, DType dtype, bool chann
     save_nrrd_impl(path, a, dtype, channel_axis, geometry_spacing(geometry, a.rank()), &geometry);
   });
 }
+
+namespace io {
+
+DataLayout probe_nrrd(const std::string& path) {
+  return guard_memory(path, [&] {
+    DataLayout out;
+    std::vector<unsigned char> bytes;
+    InputFile in(path);
+    if (!read_header_part(in, bytes)) {
+      out.not_mappable = "its NRRD header does not end within the first " +
+                         std::to_string(kMaxSpecialHeader) + " bytes";
+      return out;
+    }
+    const NrrdHeader h = parse_nrrd_header(path, bytes);
+    if (h.enc != Enc::kRaw) {
+      out.not_mappable = std::string("its NRRD data is ") +
+                         (h.enc == Enc::kGzip ? "gzip-compressed" : "ascii text") +
+                         " (only raw encoding is mapped)";
+      return out;
+    }
+    DataSource where{path, ""};
+    std::size_t found = 0;
+    if (!h.data_file.empty()) {
+      out.data_path = detached_path(path, h);
+      try {
+        if (!check_regular(out.data_path)) {
+          out.not_mappable = "its detached data file is not a regular file";
+          return out;
+        }
+        found = InputFile(out.data_path).size();
+      } catch (const Error& e) {
+        fail(path, std::string("detached data file: ") + e.what());
+      }
+      where.prefix = detached_prefix(out.data_path);
+    } else {
+      if (h.data_offset == std::string::npos)
+        fail(path, "NRRD header has no 'data file' and no blank line before attached data");
+      out.data_path = path;
+      out.data_offset = h.data_offset;
+      found = in.size() > h.data_offset ? in.size() - h.data_offset : 0;
+    }
+    check_raw_size(where, found, h.data_bytes);
+    out.dims = h.dims();
+    out.channels = h.channel ? h.sizes[0] : 1;
+    out.channel_axis = h.channel;
+    out.dtype = h.type.dtype;
+    out.scalar = h.type.scalar;
+    out.big_endian = h.big_endian;
+    out.data_bytes = h.data_bytes;
+    out.error_path = path;
+    out.error_prefix = where.prefix;
+    nrrd_spacing_geometry(path, h, &out.spacing, &out.geometry);
+    finish_geometry(path, out.dims.size(), &out.spacing, &out.geometry);
+    return out;
+  });
+}
+
+std::string nrrd_header_text(const std::string& path, const std::vector<std::size_t>& dims,
+                             std::size_t channels, bool channel_axis, DType dtype,
+                             const Geometry& geometry, const char* encoding) {
+  return nrrd_header(path, dims, channels, dtype, channel_axis,
+                     geometry_spacing(geometry, dims.size()), &geometry, encoding) +
+         "\n";
+}
+
+}  // namespace io
 
 }  // namespace sv

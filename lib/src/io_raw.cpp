@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "io_common.h"
+#include "io_layout.h"
 #include "splineview/io.h"
 
 namespace sv {
@@ -96,9 +97,17 @@ DType dtype_of(RawSpec::Type t) {
   return DType::F64;
 }
 
-Loaded read_raw(const std::string& path, const RawSpec& spec, bool channel_axis) {
-  std::vector<std::size_t> dims = spec.dims;
-  std::size_t channels = 1;
+// What a spec declares for `path`, checked as load_raw checks it (everything before the data).
+struct RawLayout {
+  std::vector<std::size_t> dims;
+  std::size_t channels = 1, n = 0, size = 0, expected = 0;
+};
+
+RawLayout raw_layout(const std::string& path, const RawSpec& spec, bool channel_axis) {
+  RawLayout L;
+  std::vector<std::size_t>& dims = L.dims;
+  dims = spec.dims;
+  std::size_t& channels = L.channels;
   if (channel_axis) {
     if (dims.size() < 2)
       io::fail(path,
@@ -120,22 +129,35 @@ Loaded read_raw(const std::string& path, const RawSpec& spec, bool channel_axis)
     io::fail(path, "the raw spec gives " + std::to_string(spec.spacing.size()) + " spacings for " +
                        std::to_string(dims.size()) + " spatial axes");
 
-  const std::size_t size = type_size(spec.type);
-  std::size_t n = channels, data_bytes = 0, expected = 0;
+  L.size = type_size(spec.type);
+  std::size_t data_bytes = 0;
+  L.n = channels;
   for (std::size_t d : dims)
-    if (!io::checked_mul(n, d, &n)) io::fail(path, "the raw spec's dims are too large");
-  if (!io::checked_mul(n, size, &data_bytes) || data_bytes > SIZE_MAX - spec.offset)
+    if (!io::checked_mul(L.n, d, &L.n)) io::fail(path, "the raw spec's dims are too large");
+  if (!io::checked_mul(L.n, L.size, &data_bytes) || data_bytes > SIZE_MAX - spec.offset)
     io::fail(path, "the raw spec's dims are too large");
-  expected = spec.offset + data_bytes;
+  L.expected = spec.offset + data_bytes;
+  return L;
+}
+
+// A regular file must be exactly as long as the spec needs.
+void check_raw_file_size(const std::string& path, const RawSpec& spec, const RawLayout& L,
+                         std::size_t file_size) {
+  if (file_size != L.expected)
+    io::fail(path, "the file holds " + std::to_string(file_size) + " bytes, the raw spec needs " +
+                       std::to_string(L.expected) + " (" +
+                       (spec.offset ? std::to_string(spec.offset) + " header bytes + " : "") +
+                       std::to_string(L.n) + " values of " + std::to_string(L.size) + " bytes)");
+}
+
+Loaded read_raw(const std::string& path, const RawSpec& spec, bool channel_axis) {
+  const RawLayout L = raw_layout(path, spec, channel_axis);
+  const std::size_t expected = L.expected;
 
   // Compare sizes before reading, so a wrong spec on a large file fails at once; a device or
   // pipe (only when opted in) is read no further than the spec needs plus one byte.
   io::InputFile in(path);
-  if (in.regular() && in.size() != expected)
-    io::fail(path, "the file holds " + std::to_string(in.size()) + " bytes, the raw spec needs " +
-                       std::to_string(expected) + " (" +
-                       (spec.offset ? std::to_string(spec.offset) + " header bytes + " : "") +
-                       std::to_string(n) + " values of " + std::to_string(size) + " bytes)");
+  if (in.regular()) check_raw_file_size(path, spec, L, in.size());
   std::vector<unsigned char> bytes;
   in.read_append(bytes, expected < SIZE_MAX ? expected + 1 : expected);
   if (bytes.size() != expected)
@@ -144,11 +166,11 @@ Loaded read_raw(const std::string& path, const RawSpec& spec, bool channel_axis)
                        " bytes, the raw spec needs " + std::to_string(expected));
 
   Loaded out;
-  out.array = ArrayD(dims, channels);
+  out.array = ArrayD(L.dims, L.channels);
   out.channel_axis = channel_axis;
   out.dtype = dtype_of(spec.type);
-  out.spacing = spec.spacing.empty() ? std::vector<double>(dims.size(), 1.0) : spec.spacing;
-  io::decode_values(bytes.data() + spec.offset, n, scalar_of(spec.type), spec.big_endian,
+  out.spacing = spec.spacing.empty() ? std::vector<double>(L.dims.size(), 1.0) : spec.spacing;
+  io::decode_values(bytes.data() + spec.offset, L.n, scalar_of(spec.type), spec.big_endian,
                     out.array.data());
   return out;
 }
@@ -223,5 +245,33 @@ Loaded load_raw(const std::string& path, const RawSpec& spec, bool channel_axis)
   return io::guard_memory(
       path, [&] { return io::finish_loaded(path, read_raw(path, spec, channel_axis)); });
 }
+
+namespace io {
+
+DataLayout probe_raw(const std::string& path, const RawSpec& spec, bool channel_axis) {
+  return guard_memory(path, [&] {
+    DataLayout out;
+    const RawLayout L = raw_layout(path, spec, channel_axis);
+    if (!check_regular(path)) {
+      out.not_mappable = "it is not a regular file";
+      return out;
+    }
+    check_raw_file_size(path, spec, L, InputFile(path).size());
+    out.dims = L.dims;
+    out.channels = L.channels;
+    out.channel_axis = channel_axis;
+    out.dtype = sv::dtype_of(spec.type);  // the RawSpec overloads above
+    out.scalar = sv::scalar_of(spec.type);
+    out.big_endian = spec.big_endian;
+    out.data_path = out.error_path = path;
+    out.data_offset = spec.offset;
+    out.data_bytes = L.expected - spec.offset;
+    out.spacing = spec.spacing.empty() ? std::vector<double>(L.dims.size(), 1.0) : spec.spacing;
+    finish_geometry(path, L.dims.size(), &out.spacing, &out.geometry);
+    return out;
+  });
+}
+
+}  // namespace io
 
 }  // namespace sv

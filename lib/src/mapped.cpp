@@ -1,0 +1,485 @@
+// Memory-mapped volume files (splineview/mapped.h). The headers are parsed by the loaders' own
+// code (the probe_* functions of io_layout.h); this file maps what they describe, converts the
+// stored samples with the loaders' decoders (io_common.h) and writes outputs whose headers come
+// from the savers' own header writers.
+#include "splineview/mapped.h"
+
+#include <fcntl.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstdint>
+#include <cstdio>
+#include <cstring>
+#include <filesystem>
+#include <system_error>
+
+#include "io_common.h"
+#include "io_layout.h"
+#include "splineview/input.h"
+#include "splineview/temp_files.h"
+#include "splineview/text.h"
+
+namespace sv {
+
+namespace {
+
+constexpr bool kLittleEndian = __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__;
+
+std::string errno_text(int e) {
+  return std::strerror(e);
+}
+
+[[noreturn]] void refuse(const std::string& path, const std::string& why) {
+  throw NotMappable(printable(path, std::string::npos) + ": cannot be mapped: " + why);
+}
+
+bool ends_with(const std::string& s, const std::string& tail) {
+  return s.size() >= tail.size() && s.compare(s.size() - tail.size(), tail.size(), tail) == 0;
+}
+
+std::size_t page_size() {
+  static const std::size_t page = static_cast<std::size_t>(::sysconf(_SC_PAGESIZE));
+  return page;
+}
+
+// The layout of `path` as load_any(path, channel_axis[, raw]) would read it, or NotMappable.
+io::DataLayout probe(const std::string& path, bool channel_axis,
+                     const std::optional<RawSpec>& raw) {
+  std::error_code ec;
+  const std::string ext = io::lower_extension(path);
+  const bool known = io::known_extension(path);
+  if (std::filesystem::is_directory(path, ec) && (raw || !known))
+    refuse(path, "a folder (a DICOM series or a stack of slices) is read into memory");
+  if (ext == ".dcm") refuse(path, "DICOM files are read into memory");
+  if (is_slice_pattern(path) && !std::filesystem::exists(path, ec))
+    refuse(path, "a pattern of slice files is read into memory");
+  if (!known) {
+    // Without a spec load_any reads such a file as DICOM (by its marker) or refuses it.
+    if (!raw) refuse(path, "its extension names no format that is mapped");
+    return io::probe_raw(path, *raw, channel_axis);
+  }
+  // Never opened unless it is a regular file (opening a FIFO blocks).
+  if (!io::check_regular(path)) refuse(path, "it is not a regular file");
+  if (ext == ".npy") return io::probe_npy(path, channel_axis);
+  if (ext == ".nrrd" || ext == ".nhdr") return io::probe_nrrd(path);
+  if (ext == ".nii") return io::probe_nifti(path, input_options().volume);
+  if (ext == ".gz") refuse(path, "it is gzip-compressed (.nii.gz)");
+  if (ext == ".tif" || ext == ".tiff") refuse(path, "TIFF files are read into memory");
+  refuse(path, "images are read into memory");
+}
+
+}  // namespace
+
+// ------------------------------------------------------------------------------ MappedVolume
+
+struct MappedVolume::Impl {
+  io::DataLayout layout;
+  std::string path;
+  void* map = nullptr;
+  std::size_t map_length = 0;
+  const unsigned char* data = nullptr;  // the first sample
+  std::size_t value_size = 1, slice_values = 1, size = 0;
+
+  ~Impl() {
+    if (map) ::munmap(map, map_length);
+  }
+
+  [[noreturn]] void fail_inexact(std::size_t index, const std::string& value) const {
+    io::fail(layout.error_path, layout.error_prefix + dtype_name(io::dtype_of(layout.scalar)) +
+                                    " value " + value + " at element " + std::to_string(index) +
+                                    " is not exactly representable as a double");
+  }
+
+  // n values from C-order value `first` on (C-order files only), scaled as the loader scales.
+  void decode(std::size_t first, std::size_t n, double* out) const {
+    const std::optional<io::InexactValue> bad = io::decode_values_checked(
+        data + first * value_size, n, layout.scalar, layout.big_endian, out);
+    if (bad) fail_inexact(first + bad->index, bad->value);
+    scale(out, n);
+  }
+
+  void scale(double* v, std::size_t n) const {
+    if (!layout.scaled) return;
+    for (std::size_t i = 0; i < n; ++i) v[i] = v[i] * layout.slope + layout.inter;
+  }
+
+  // Slices [first, first + count) of a Fortran-order file: for each C-order position j within a
+  // slice, the slab's values along axis 0 are one contiguous run in the file.
+  template <class T>
+  void gather_fortran(std::size_t first, std::size_t count, T* out) const {
+    std::vector<std::size_t> shape = layout.dims;
+    if (layout.channel_axis) shape.push_back(layout.channels);
+    const std::size_t k_axes = shape.size();
+    std::vector<std::size_t> stride(k_axes, 0), index(k_axes, 0);  // Fortran strides, values
+    std::size_t s = shape[0];
+    for (std::size_t k = 1; k < k_axes; ++k) {
+      stride[k] = s;
+      s *= shape[k];
+    }
+    std::vector<double> run(count);
+    std::size_t base = 0;  // Fortran offset of (0, index[1..])
+    std::size_t first_bad = SIZE_MAX;
+    std::string bad_value;
+    for (std::size_t j = 0; j < slice_values; ++j) {
+      const std::optional<io::InexactValue> bad = io::decode_values_checked(
+          data + (base + first) * value_size, count, layout.scalar, layout.big_endian, run.data());
+      if (bad && (first + bad->index) * slice_values + j < first_bad) {
+        first_bad = (first + bad->index) * slice_values + j;
+        bad_value = bad->value;
+      }
+      scale(run.data(), count);
+      for (std::size_t z = 0; z < count; ++z) out[z * slice_values + j] = convert<T>(run[z]);
+      for (std::size_t k = k_axes; k-- > 1;) {  // the next position, last axis fastest
+        if (++index[k] < shape[k]) {
+          base += stride[k];
+          break;
+        }
+        base -= stride[k] * (shape[k] - 1);
+        index[k] = 0;
+      }
+    }
+    if (first_bad != SIZE_MAX) fail_inexact(first_bad, bad_value);
+  }
+
+  template <class T>
+  static T convert(double v) {
+    if constexpr (std::is_same_v<T, float>)
+      return io::to_f32(v);
+    else
+      return v;
+  }
+
+  void check_range(std::size_t first, std::size_t count) const {
+    const std::size_t slices = layout.dims[0];
+    if (first > slices || count > slices - first)
+      throw Error(printable(path, std::string::npos) + ": slices " + std::to_string(first) +
+                  " to " + std::to_string(first + count) + " asked for; the array has " +
+                  std::to_string(slices));
+  }
+};
+
+MappedVolume::MappedVolume() = default;
+MappedVolume::MappedVolume(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
+MappedVolume::~MappedVolume() = default;
+MappedVolume::MappedVolume(MappedVolume&&) noexcept = default;
+MappedVolume& MappedVolume::operator=(MappedVolume&&) noexcept = default;
+
+const std::string& MappedVolume::path() const {
+  return impl_->path;
+}
+const std::vector<std::size_t>& MappedVolume::dims() const {
+  return impl_->layout.dims;
+}
+std::size_t MappedVolume::channels() const {
+  return impl_->layout.channels;
+}
+bool MappedVolume::channel_axis() const {
+  return impl_->layout.channel_axis;
+}
+DType MappedVolume::dtype() const {
+  return impl_->layout.dtype;
+}
+const std::vector<double>& MappedVolume::spacing() const {
+  return impl_->layout.spacing;
+}
+const Geometry& MappedVolume::geometry() const {
+  return impl_->layout.geometry;
+}
+std::size_t MappedVolume::slice_values() const {
+  return impl_->slice_values;
+}
+std::size_t MappedVolume::size() const {
+  return impl_->size;
+}
+DType MappedVolume::stored_type() const {
+  return io::dtype_of(impl_->layout.scalar);
+}
+bool MappedVolume::big_endian() const {
+  return impl_->layout.big_endian;
+}
+bool MappedVolume::fortran_order() const {
+  return impl_->layout.fortran_order;
+}
+const std::string& MappedVolume::data_path() const {
+  return impl_->layout.data_path;
+}
+std::size_t MappedVolume::data_offset() const {
+  return impl_->layout.data_offset;
+}
+
+std::string MappedVolume::describe() const {
+  const io::DataLayout& L = impl_->layout;
+  std::string s = dtype_name(stored_type());
+  if (io::scalar_size(L.scalar) > 1) s += L.big_endian ? " big-endian" : " little-endian";
+  if (L.fortran_order) s += ", Fortran order";
+  if (L.scaled) s += ", scaled";
+  return s + " at byte " + std::to_string(L.data_offset) + " of '" +
+         printable(L.data_path, std::string::npos) + "'";
+}
+
+const float* MappedVolume::native_f32() const {
+  const Impl& m = *impl_;
+  const io::DataLayout& L = m.layout;
+  if (L.scalar != io::Scalar::F32 || L.big_endian != !kLittleEndian || L.fortran_order ||
+      L.scaled || reinterpret_cast<std::uintptr_t>(m.data) % alignof(float) != 0)
+    return nullptr;
+  return reinterpret_cast<const float*>(m.data);
+}
+
+void MappedVolume::read_slices(std::size_t first, std::size_t count, double* out) const {
+  const Impl& m = *impl_;
+  m.check_range(first, count);
+  if (m.layout.fortran_order)
+    m.gather_fortran(first, count, out);
+  else
+    m.decode(first * m.slice_values, count * m.slice_values, out);
+}
+
+void MappedVolume::read_slices(std::size_t first, std::size_t count, float* out) const {
+  const Impl& m = *impl_;
+  m.check_range(first, count);
+  if (const float* f = native_f32()) {
+    std::memcpy(out, f + first * m.slice_values, count * m.slice_values * sizeof(float));
+    return;
+  }
+  if (m.layout.fortran_order) {
+    m.gather_fortran(first, count, out);
+    return;
+  }
+  // Through doubles, a bounded block at a time.
+  constexpr std::size_t kBlock = std::size_t{1} << 16;
+  std::vector<double> block(std::min(kBlock, count * m.slice_values));
+  const std::size_t begin = first * m.slice_values, n = count * m.slice_values;
+  for (std::size_t i = 0; i < n; i += kBlock) {
+    const std::size_t k = std::min(kBlock, n - i);
+    m.decode(begin + i, k, block.data());
+    for (std::size_t j = 0; j < k; ++j) out[i + j] = io::to_f32(block[j]);
+  }
+}
+
+void MappedVolume::release_slices(std::size_t first, std::size_t count) const {
+  const Impl& m = *impl_;
+  m.check_range(first, count);
+  if (m.layout.fortran_order || count == 0) return;  // a slab is spread over the whole file
+  const std::size_t page = page_size();
+  const auto start =
+      reinterpret_cast<std::uintptr_t>(m.data + first * m.slice_values * m.value_size);
+  const auto end = start + count * m.slice_values * m.value_size;
+  const std::uintptr_t a = (start + page - 1) / page * page, b = end / page * page;
+  // Pages wholly inside the slices leave this process's memory (the file keeps them).
+  if (b > a) ::madvise(reinterpret_cast<void*>(a), b - a, MADV_DONTNEED);
+}
+
+MappedVolume open_mapped(const std::string& path, bool channel_axis,
+                         const std::optional<RawSpec>& raw) {
+  io::DataLayout layout = probe(path, channel_axis, raw);
+  if (!layout.not_mappable.empty()) refuse(path, layout.not_mappable);
+  auto impl = std::make_unique<MappedVolume::Impl>();
+  impl->path = path;
+  impl->value_size = io::scalar_size(layout.scalar);
+  impl->slice_values = layout.channels;
+  for (std::size_t k = 1; k < layout.dims.size(); ++k) impl->slice_values *= layout.dims[k];
+  impl->size = impl->slice_values * layout.dims[0];  // checked by the probe (data_bytes)
+
+  const std::string& data_path = layout.data_path;
+  io::InputFile file(data_path);
+  const int fd = file.release_fd();
+  struct stat st {};
+  if (::fstat(fd, &st) != 0) {
+    const int e = errno;
+    ::close(fd);
+    io::fail(data_path, "cannot open: " + errno_text(e));
+  }
+  const auto length = static_cast<std::size_t>(st.st_size);
+  if (layout.data_offset > length || layout.data_bytes > length - layout.data_offset) {
+    ::close(fd);
+    io::fail(data_path, "the file changed while it was opened (it now holds " +
+                            std::to_string(length) + " bytes)");
+  }
+  void* map = ::mmap(nullptr, length, PROT_READ, MAP_SHARED, fd, 0);
+  const int e = errno;
+  ::close(fd);
+  if (map == MAP_FAILED) refuse(path, "the system cannot map it (" + errno_text(e) + ")");
+  impl->map = map;
+  impl->map_length = length;
+  impl->data = static_cast<const unsigned char*>(map) + layout.data_offset;
+  impl->layout = std::move(layout);
+  return MappedVolume(std::move(impl));
+}
+
+// ------------------------------------------------------------------------------ MappedOutput
+
+struct MappedOutput::Impl {
+  std::string path;  // "" for a scratch file
+  TempFileGuard guard;
+  int fd = -1;
+  void* map = nullptr;
+  std::size_t map_length = 0, header = 0, size = 0;
+  std::vector<std::size_t> dims;
+  std::size_t channels = 1;
+
+  ~Impl() {
+    if (map) ::munmap(map, map_length);
+    if (fd >= 0) ::close(fd);
+    // then the guard removes the temporary, unless it was renamed into place
+  }
+};
+
+MappedOutput::MappedOutput() = default;
+MappedOutput::MappedOutput(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
+MappedOutput::~MappedOutput() = default;
+MappedOutput::MappedOutput(MappedOutput&&) noexcept = default;
+MappedOutput& MappedOutput::operator=(MappedOutput&&) noexcept = default;
+
+float* MappedOutput::data() {
+  return reinterpret_cast<float*>(static_cast<unsigned char*>(impl_->map) + impl_->header);
+}
+const float* MappedOutput::data() const {
+  return reinterpret_cast<const float*>(static_cast<const unsigned char*>(impl_->map) +
+                                        impl_->header);
+}
+std::size_t MappedOutput::size() const {
+  return impl_->size;
+}
+const std::vector<std::size_t>& MappedOutput::dims() const {
+  return impl_->dims;
+}
+std::size_t MappedOutput::channels() const {
+  return impl_->channels;
+}
+const std::string& MappedOutput::path() const {
+  return impl_->path;
+}
+const std::string& MappedOutput::temporary_path() const {
+  return impl_->guard.path();
+}
+
+void MappedOutput::commit() {
+  Impl& m = *impl_;
+  if (m.path.empty()) throw Error("internal error: a scratch file is never committed");
+  std::string problem;
+  if (::msync(m.map, m.map_length, MS_SYNC) != 0) problem = "cannot write: " + errno_text(errno);
+  ::munmap(m.map, m.map_length);
+  m.map = nullptr;
+  if (problem.empty() && ::fsync(m.fd) != 0 && errno != EINVAL && errno != EROFS)
+    problem = "cannot write: " + errno_text(errno);
+  if (::close(m.fd) != 0 && problem.empty()) problem = "cannot write: " + errno_text(errno);
+  m.fd = -1;
+  if (!problem.empty()) io::fail(m.path, problem);
+  if (std::rename(m.guard.path().c_str(), m.path.c_str()) != 0)
+    io::fail(m.path, "cannot replace the file: " + errno_text(errno));
+  m.guard.release();
+}
+
+namespace {
+
+// A guarded temporary beside `beside` holding `header` and room for the samples, mapped
+// read-write; `path` is OUT for messages and commit() ("" for a scratch file).
+MappedOutput create_mapped(const std::string& path, const std::string& beside,
+                           const std::vector<unsigned char>& header,
+                           const std::vector<std::size_t>& dims, std::size_t channels) {
+  const std::string& named = path.empty() ? beside : path;
+  if (dims.empty() || dims.size() > kMaxRank)
+    io::fail(named, "cannot write a " + std::to_string(dims.size()) + "-D array (1 to 3 axes)");
+  if (channels < 1 || channels > kMaxChannels)
+    io::fail(named, "cannot write " + std::to_string(channels) + " channels (1 to 4)");
+  std::size_t n = channels, bytes = 0;
+  for (std::size_t d : dims) {
+    if (d == 0) io::fail(named, "cannot save an empty array");
+    if (!io::checked_mul(n, d, &n)) io::fail(named, "the array is too large");
+  }
+  if (!io::checked_mul(n, sizeof(float), &bytes) || bytes > SIZE_MAX - header.size() ||
+      header.size() + bytes > static_cast<std::size_t>(INT64_MAX))
+    io::fail(named, "the array is too large");
+  const std::size_t total = header.size() + bytes;
+
+  auto m = std::make_unique<MappedOutput::Impl>();
+  m->path = path;
+  m->dims = dims;
+  m->channels = channels;
+  m->size = n;
+  m->header = header.size();
+  // Registered before the file exists, so that no moment leaves an unguarded temporary.
+  m->guard = TempFileGuard(io::temporary_name(beside));
+  const std::string& tmp = m->guard.path();
+  do {
+    m->fd = ::open(tmp.c_str(), O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
+  } while (m->fd < 0 && errno == EINTR);
+  if (m->fd < 0)
+    io::fail(named, "cannot create temporary file '" + printable(tmp, std::string::npos) +
+                        "': " + errno_text(errno));
+  // Every block is reserved now: a full disk or a file-size limit is an error here, never a
+  // SIGBUS when the mapping is written.
+  const int rc = ::posix_fallocate(m->fd, 0, static_cast<off_t>(total));
+  if (rc != 0) io::fail(named, "cannot write: " + errno_text(rc));
+  void* map = ::mmap(nullptr, total, PROT_READ | PROT_WRITE, MAP_SHARED, m->fd, 0);
+  if (map == MAP_FAILED) io::fail(named, "cannot map the temporary file: " + errno_text(errno));
+  m->map = map;
+  m->map_length = total;
+  if (!header.empty()) std::memcpy(map, header.data(), header.size());
+  return MappedOutput(std::move(m));
+}
+
+// The NRRD header with a comment line that makes its length a multiple of 64 bytes, so that the
+// float samples after it are aligned.
+std::vector<unsigned char> padded_nrrd_header(std::string text) {
+  // text ends with the blank line; the comment goes before it.
+  text.pop_back();
+  std::string comment = "# padding: the data starts at a multiple of 64 bytes";
+  const std::size_t used = text.size() + comment.size() + 2;  // + its newline + the blank line
+  comment.append((64 - used % 64) % 64, ' ');
+  text += comment + "\n\n";
+  return std::vector<unsigned char>(text.begin(), text.end());
+}
+
+}  // namespace
+
+std::string mapped_output_refusal(const std::string& path) {
+  const std::string ext = io::lower_extension(path);
+  if (ext == ".npy" || ext == ".nrrd" || ext == ".nii") return "";
+  std::string why;
+  if (ext == ".gz" && ends_with(io::to_lower(path), ".nii.gz"))
+    why = "a .nii.gz file is gzip-compressed as a whole";
+  else if (ext == ".nhdr")
+    why = "a .nhdr header is written with a separate gzip-compressed data file";
+  else if (ext == ".tif" || ext == ".tiff")
+    why = "a TIFF file is written in compressed strips";
+  else if (ext.empty())
+    why = "a file without an extension names no format";
+  else
+    why = "'" + printable(ext, 20) + "' files are not written in place";
+  return printable(path, std::string::npos) + ": " + why +
+         "; a result written in place, slab by slab, is a .npy, .nrrd or .nii file (float32; "
+         "convert it afterwards)";
+}
+
+MappedOutput create_mapped_output(const std::string& path, const std::vector<std::size_t>& dims,
+                                  std::size_t channels, bool channel_axis,
+                                  const Geometry& geometry) {
+  const std::string refusal = mapped_output_refusal(path);
+  if (!refusal.empty()) throw Error(refusal);
+  return io::guard_memory(path, [&] {
+    if (dims.empty()) io::fail(path, "cannot save an empty array");
+    const std::string ext = io::lower_extension(path);
+    std::vector<unsigned char> header;
+    if (ext == ".npy")
+      header = io::npy_header_bytes(path, dims, channels, channel_axis, DType::F32);
+    else if (ext == ".nii")
+      header = io::nifti_header_bytes(path, dims, channels, DType::F32, geometry);
+    else
+      header = padded_nrrd_header(
+          io::nrrd_header_text(path, dims, channels, channel_axis, DType::F32, geometry, "raw"));
+    return create_mapped(path, path, header, dims, channels);
+  });
+}
+
+MappedOutput create_mapped_scratch(const std::string& beside, const std::vector<std::size_t>& dims,
+                                   std::size_t channels) {
+  return io::guard_memory(beside, [&] { return create_mapped("", beside, {}, dims, channels); });
+}
+
+}  // namespace sv
