@@ -469,8 +469,8 @@ def spline_filter_out_of_core(a, order=3, mode="mirror", *, memory_budget=None, 
 
 
 def zoom_out_of_core(input, zoom, output=None, order=3, mode="constant", cval=0.0,
-                     prefilter=True, *, grid_mode=False, memory_budget=None, pinned=False,
-                     stats=None, device=0):
+                     prefilter=True, *, grid_mode=False, memory_budget=None, slab_slices=None,
+                     pinned=False, stats=None, device=0):
     """scipy.ndimage.zoom of a float32 host array on the GPU in output slabs, so neither the
     input nor the output need fit in GPU memory (nor in RAM: `input` may be an np.memmap of a
     .npy or raw file, opened read-only, and `output` an np.memmap opened for writing, e.g.
@@ -481,9 +481,11 @@ def zoom_out_of_core(input, zoom, output=None, order=3, mode="constant", cval=0.
 
     output: None (a new float32 array) or a writable C-contiguous float32 array of the output
     shape, round(shape * zoom) per axis. memory_budget: device bytes (default 80% of the free
-    memory). pinned=True page-locks both arrays for the call (cudaHostRegister, once per call):
-    then no host copies, and the transfers overlap the kernels (about the transfer floor on an
-    H100); the locking itself costs about 40 ms per GB. stats: a dict to receive the pass's
+    memory); slab_slices: at most this many output slices per slab (default: what the budget
+    allows). pinned=True page-locks both arrays for the call (cudaHostRegister, once per call;
+    not for memory maps of files, which cannot be locked): then no host copies, and the
+    transfers overlap the kernels (about the transfer floor on an H100); the locking itself
+    costs about 40 ms per GB. stats: a dict to receive the pass's
     figures (slabs, halo, seconds, bytes moved, lock_seconds). Returns the output.
 
     Raises RuntimeError without a CUDA device, TypeError/ValueError for other arrays."""
@@ -519,13 +521,18 @@ def zoom_out_of_core(input, zoom, output=None, order=3, mode="constant", cval=0.
                          % (tuple(output.shape), shape))
     if np.shares_memory(a, output):
         raise ValueError("zoom_out_of_core: input and output overlap")
+    if pinned and (isinstance(a, np.memmap) or isinstance(output, np.memmap)):
+        raise ValueError("zoom_out_of_core: pinned=True page-locks the arrays, and a memory map "
+                         "of a file cannot be page-locked; use pinned=False for memory maps")
     ok, why = gpu_available()
     if not ok:
         raise RuntimeError("zoom_out_of_core needs a CUDA device: " + why)
     budget = 0 if memory_budget is None else int(memory_budget)
     st = dict(_cuda.zoom_out_of_core(a.ctypes.data, list(a.shape), output.ctypes.data,
                                      list(shape), order, mode, float(cval), bool(prefilter),
-                                     bool(grid_mode), budget, bool(pinned), int(device)))
+                                     bool(grid_mode), budget,
+                                     0 if slab_slices is None else int(slab_slices),
+                                     bool(pinned), int(device)))
     if stats is not None:
         stats.update(st)
     return output

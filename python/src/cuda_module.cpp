@@ -182,8 +182,8 @@ py::dict prefilter_out_of_core(std::uintptr_t data, const Dims& dims, std::size_
 // the call (cudaHostRegister; the time it took is returned as lock_seconds).
 py::dict zoom_out_of_core(std::uintptr_t in, const Dims& in_dims, std::uintptr_t out,
                           const Dims& out_dims, int order, const std::string& mode, double cval,
-                          bool prefilter, bool grid_mode, std::size_t budget_bytes, bool pinned,
-                          int device) {
+                          bool prefilter, bool grid_mode, std::size_t budget_bytes,
+                          std::size_t slab, bool pinned, int device) {
   if (in_dims.size() != out_dims.size())
     throw py::value_error("zoom_out_of_core: input and output ranks differ");
   sv::cuda::OutOfCoreResampleConfig cfg;
@@ -192,6 +192,7 @@ py::dict zoom_out_of_core(std::uintptr_t in, const Dims& in_dims, std::uintptr_t
   cfg.cval = cval;
   cfg.prefilter = prefilter;
   cfg.device_budget = budget_bytes;
+  cfg.slab = slab;
   cfg.host_pinned = pinned;
   std::vector<std::vector<double>> tables;
   std::size_t in_points = 1, out_points = 1;
