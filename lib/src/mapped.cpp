@@ -108,9 +108,10 @@ struct MappedVolume::Impl {
   }
 
   // Slices [first, first + count) of a Fortran-order file: for each C-order position j within a
-  // slice, the slab's values along axis 0 are one contiguous run in the file.
+  // slice, the slab's values along axis 0 are one contiguous run in the file. Counts the
+  // non-finite values into *nf when given.
   template <class T>
-  void gather_fortran(std::size_t first, std::size_t count, T* out) const {
+  void gather_fortran(std::size_t first, std::size_t count, T* out, NonFinite* nf) const {
     std::vector<std::size_t> shape = layout.dims;
     if (layout.channel_axis) shape.push_back(layout.channels);
     const std::size_t k_axes = shape.size();
@@ -132,6 +133,7 @@ struct MappedVolume::Impl {
         bad_value = bad->value;
       }
       scale(run.data(), count);
+      if (nf) add(nf, scan_nonfinite(run.data(), count), slice_values, j);
       for (std::size_t z = 0; z < count; ++z) out[z * slice_values + j] = convert<T>(run[z]);
       for (std::size_t k = k_axes; k-- > 1;) {  // the next position, last axis fastest
         if (++index[k] < shape[k]) {
@@ -143,6 +145,17 @@ struct MappedVolume::Impl {
       }
     }
     if (first_bad != SIZE_MAX) fail_inexact(first_bad, bad_value);
+  }
+
+  // Adds the non-finite values of a run whose element k sits at index k * stride + offset.
+  static void add(NonFinite* total, const NonFinite& run, std::size_t stride, std::size_t offset) {
+    if (run.count == 0) return;
+    const std::size_t index = run.first * stride + offset;
+    if (total->count == 0 || index < total->first) {
+      total->first = index;
+      total->first_value = run.first_value;
+    }
+    total->count += run.count;
   }
 
   template <class T>
@@ -234,31 +247,34 @@ void MappedVolume::read_slices(std::size_t first, std::size_t count, double* out
   const Impl& m = *impl_;
   m.check_range(first, count);
   if (m.layout.fortran_order)
-    m.gather_fortran(first, count, out);
+    m.gather_fortran(first, count, out, nullptr);
   else
     m.decode(first * m.slice_values, count * m.slice_values, out);
 }
 
-void MappedVolume::read_slices(std::size_t first, std::size_t count, float* out) const {
+NonFinite MappedVolume::read_slices(std::size_t first, std::size_t count, float* out) const {
   const Impl& m = *impl_;
   m.check_range(first, count);
+  const std::size_t begin = first * m.slice_values, n = count * m.slice_values;
+  NonFinite nf;
   if (const float* f = native_f32()) {
-    std::memcpy(out, f + first * m.slice_values, count * m.slice_values * sizeof(float));
-    return;
+    std::memcpy(out, f + begin, n * sizeof(float));
+    return scan_nonfinite(out, n);  // float -> double is exact
   }
   if (m.layout.fortran_order) {
-    m.gather_fortran(first, count, out);
-    return;
+    m.gather_fortran(first, count, out, &nf);
+    return nf;
   }
   // Through doubles, a bounded block at a time.
   constexpr std::size_t kBlock = std::size_t{1} << 16;
-  std::vector<double> block(std::min(kBlock, count * m.slice_values));
-  const std::size_t begin = first * m.slice_values, n = count * m.slice_values;
+  std::vector<double> block(std::min(kBlock, n));
   for (std::size_t i = 0; i < n; i += kBlock) {
     const std::size_t k = std::min(kBlock, n - i);
     m.decode(begin + i, k, block.data());
+    Impl::add(&nf, scan_nonfinite(block.data(), k), 1, i);
     for (std::size_t j = 0; j < k; ++j) out[i + j] = io::to_f32(block[j]);
   }
+  return nf;
 }
 
 void MappedVolume::release_slices(std::size_t first, std::size_t count) const {

@@ -24,6 +24,7 @@
 #include <vector>
 
 #include "splineview/error.h"
+#include "splineview/finite.h"
 #include "splineview/input.h"
 #include "splineview/io.h"
 #include "splineview/mapped.h"
@@ -82,6 +83,9 @@ struct Type {
   std::function<double(std::size_t)> value;          // value i as loaded
 };
 
+constexpr double kInf = std::numeric_limits<double>::infinity();
+constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
+
 std::vector<Type> types() {
   auto pick = [](std::size_t i, const std::vector<double>& v) { return v[(i * 7 + 3) % v.size()]; };
   const std::vector<double> u8{0, 1, 127, 128, 200, 255}, i8{-128, -1, 0, 1, 5, 127},
@@ -90,8 +94,8 @@ std::vector<Type> types() {
       i64{-9007199254740992.0, -1, 0, 12345678901.0, 9007199254740992.0},
       u64{0, 1, 9007199254740992.0, 18446744073709549568.0},
       f16{0, -2, 0.5, 65504, -0.000060975551605224609375},
-      f32{-1.5, 0, 0.1f, 3.4e38f, -std::numeric_limits<float>::denorm_min(), 1e-30f},
-      f64{-1.5, 0, 0.1, 1e300, std::numeric_limits<double>::denorm_min(), -7.25};
+      f32{-1.5, 0, 0.1f, 3.4e38f, -std::numeric_limits<float>::denorm_min(), 1e-30f, kInf},
+      f64{-1.5, 0, 0.1, 1e300, std::numeric_limits<double>::denorm_min(), -7.25, kNaN, -kInf};
   std::vector<Type> t;
   t.push_back({"b1", nullptr, 0, 1, [](std::size_t i) { return (i % 3) ? 1u + i % 5 : 0u; },
                [](std::size_t i) { return (i % 3) ? 1.0 : 0.0; }});
@@ -196,7 +200,13 @@ std::size_t expect_same(const std::string& p, bool channel_axis,
     for (std::size_t first = 0; first < slices; first += slab) {
       const std::size_t count = std::min(slab, slices - first);
       m.read_slices(first, count, d.data());
-      m.read_slices(first, count, f.data());
+      const sv::NonFinite nf = m.read_slices(first, count, f.data());
+      const sv::NonFinite want_nf = sv::scan_nonfinite(&l.array[first * per], count * per);
+      EXPECT_EQ(nf.count, want_nf.count) << p;
+      if (nf.count && want_nf.count) {
+        EXPECT_EQ(nf.first, want_nf.first) << p;
+        EXPECT_TRUE(same_bits(nf.first_value, want_nf.first_value)) << p;
+      }
       for (std::size_t i = 0; i < count * per; ++i) {
         const double want = l.array[first * per + i];
         if (!same_bits(d[i], want)) {

@@ -33,6 +33,7 @@
 
 #include "splineview/array.h"
 #include "splineview/error.h"
+#include "splineview/finite.h"
 #include "splineview/geometry.h"
 #include "splineview/io.h"
 
@@ -84,8 +85,11 @@ class MappedVolume {
   // converted as the loader converts them; float is the double value rounded to nearest (beyond
   // the float range: +-inf). Throws sv::Error with the loader's message for an int64/uint64
   // value a double cannot hold (the element index counted from the start of the array).
+  // The float version also returns the non-finite values among them (as the loader's doubles:
+  // a finite value beyond the float range, which becomes +-inf, is not counted), `first`
+  // counted within these slices.
   void read_slices(std::size_t first, std::size_t count, double* out) const;
-  void read_slices(std::size_t first, std::size_t count, float* out) const;
+  NonFinite read_slices(std::size_t first, std::size_t count, float* out) const;
   // Hints that slices [first, first + count) will not be read again soon (their pages may
   // leave memory); no effect on the values.
   void release_slices(std::size_t first, std::size_t count) const;
