@@ -30,6 +30,7 @@
 #include "splineview/error.h"
 #include "splineview/finite.h"
 #include "splineview/io.h"
+#include "splineview/mapped.h"
 #include "splineview/metrics.h"
 #include "splineview/text.h"
 #include "splineview/transform.h"
@@ -82,14 +83,19 @@ std::string shown(const std::string& path) {
 
 // The non-finite policy: NaN/inf in an input is refused with the count and the first index,
 // unless --allow-nonfinite (the prefilter's recursion would spread one NaN along every line).
+void refuse_nonfinite(const sv::NonFinite& nf, const std::vector<std::size_t>& dims,
+                      std::size_t channels, bool channel_axis, const std::string& path,
+                      const CommonArgs& common) {
+  if (common.allow_nonfinite || nf.count == 0) return;
+  throw sv::Error(shown(path) + ": " + sv::describe_nonfinite(nf, dims, channels, channel_axis) +
+                  "; pass --allow-nonfinite to process " + (nf.count == 1 ? "it" : "them") +
+                  " anyway");
+}
+
 void check_finite(const sv::Loaded& in, const std::string& path, const CommonArgs& common) {
   if (common.allow_nonfinite) return;
-  const sv::NonFinite nf = sv::scan_nonfinite(in.array);
-  if (nf.count == 0) return;
-  throw sv::Error(
-      shown(path) + ": " +
-      sv::describe_nonfinite(nf, in.array.dims(), in.array.channels(), in.channel_axis) +
-      "; pass --allow-nonfinite to process " + (nf.count == 1 ? "it" : "them") + " anyway");
+  refuse_nonfinite(sv::scan_nonfinite(in.array), in.array.dims(), in.array.channels(),
+                   in.channel_axis, path, common);
 }
 
 // A result computed from finite data that is not finite: the values overflowed the arithmetic.
@@ -563,28 +569,29 @@ std::string list_text(const std::vector<double>& v) {
 
 // One value per spatial axis from a list of one (every axis) or `rank` values.
 std::vector<double> per_axis(const std::vector<double>& given, std::size_t rank, const char* option,
-                             const sv::ArrayD& input) {
+                             const std::string& shape) {
   if (given.size() == 1) return std::vector<double>(rank, given[0]);
   if (given.size() == rank) return given;
   throw sv::Error("resample: " + std::string(option) + " " + list_text(given) + " gives " +
                   std::to_string(given.size()) + " values for the " + std::to_string(rank) +
-                  "-D input (" + sv::describe_shape(input.dims(), input.channels()) +
-                  "); give one, or one per axis in array order");
+                  "-D input (" + shape + "); give one, or one per axis in array order");
 }
 
-// The steps of a resample, their extents checked before any work: no axis may become empty and
-// no step may produce more than kMaxResultValues scalars, so the work and the output stay
-// bounded whatever the factors, shape and --repeat.
-Plan plan_resample(const sv::ArrayD& input, const ResampleArgs& args) {
+// The steps of a resample of an input of `dims` and `channels`, their extents checked before any
+// work: no axis may become empty and no step may produce more than `max_values` scalars
+// (kMaxResultValues for results held in memory), so the work and the output stay bounded
+// whatever the factors, shape and --repeat.
+Plan plan_resample(const std::vector<std::size_t>& input_dims, std::size_t channels,
+                   const ResampleArgs& args, std::size_t max_values = kMaxResultValues) {
   Plan plan;
-  const std::size_t rank = input.rank();
+  const std::size_t rank = input_dims.size();
   plan.op = args.has_zoom    ? Op::Zoom
             : args.has_shape ? Op::Shape
             : args.has_shift ? Op::Shift
                              : Op::Rotate;
-  const std::string what = sv::describe_shape(input.dims(), input.channels());
-  if (plan.op == Op::Zoom) plan.zoom = per_axis(args.zoom, rank, "--zoom", input);
-  if (plan.op == Op::Shift) plan.shift = per_axis(args.shift, rank, "--shift", input);
+  const std::string what = sv::describe_shape(input_dims, channels);
+  if (plan.op == Op::Zoom) plan.zoom = per_axis(args.zoom, rank, "--zoom", what);
+  if (plan.op == Op::Shift) plan.shift = per_axis(args.shift, rank, "--shift", what);
   if (plan.op == Op::Shape && args.shape.size() != rank)
     throw sv::Error("resample: --shape gives " + std::to_string(args.shape.size()) +
                     " extents for the " + std::to_string(rank) + "-D input (" + what +
@@ -612,11 +619,11 @@ Plan plan_resample(const sv::ArrayD& input, const ResampleArgs& args) {
     c = sv::cosdg(angle);
     s = sv::sindg(angle);
   }
-  std::vector<std::size_t> dims = input.dims();
+  std::vector<std::size_t> dims = input_dims;
   for (int k = 0; k < args.repeat; ++k) {
     Step st;
     st.in_dims = dims;
-    double total = static_cast<double>(input.channels());
+    double total = static_cast<double>(channels);
     std::vector<double> out(rank);
     for (std::size_t d = 0; d < rank; ++d) out[d] = static_cast<double>(dims[d]);
     if (plan.op == Op::Zoom)
@@ -655,15 +662,15 @@ Plan plan_resample(const sv::ArrayD& input, const ResampleArgs& args) {
                         " input");
       total *= out[d];
     }
-    if (total > static_cast<double>(kMaxResultValues))
+    if (total > static_cast<double>(max_values))
       throw sv::Error("resample: " +
                       std::string(plan.op == Op::Zoom    ? "--zoom " + list_text(args.zoom)
                                   : plan.op == Op::Shape ? "--shape"
                                                          : "--rotate --reshape") +
                       (args.repeat > 1 ? " (step " + std::to_string(k + 1) + ")" : "") +
                       " would make " + sv::format_number(total) + " values of the " + what +
-                      " input; the limit is " + std::to_string(kMaxResultValues) +
-                      " (2^27) per result");
+                      " input; the limit is " + std::to_string(max_values) +
+                      (max_values == kMaxResultValues ? " (2^27)" : "") + " per result");
     for (std::size_t d = 0; d < rank; ++d) dims[d] = static_cast<std::size_t>(out[d]);
     st.out_dims = dims;
     plan.steps.push_back(st);
@@ -751,6 +758,122 @@ Json out_of_core_json(const sv::cuda::OutOfCoreStats& st) {
               {"bytes_up", st.bytes_up}, {"bytes_down", st.bytes_down}};
 }
 
+namespace {
+
+// --- --out-of-core from file to file: IN mapped, the result written in place into OUT -------
+
+// Values converted per slab when a mapped IN becomes float32 (whole slices, at least one).
+constexpr std::size_t kSlabValues = std::size_t{1} << 23;
+
+// The OUT of --out-of-core is filled in place: a .npy, .nrrd or .nii file (exit 2 otherwise).
+void check_out_of_core_output(const std::string& out, const char* command) {
+  if (is_stdio(out))
+    throw UsageError(std::string(command) +
+                     ": --out-of-core writes its result in place into OUT; standard output ('-') "
+                     "cannot be written that way: give a .npy, .nrrd or .nii file");
+  const std::string why = sv::mapped_output_refusal(out);
+  if (!why.empty()) throw UsageError(std::string(command) + ": --out-of-core: " + why);
+}
+
+// IN mapped for --out-of-core; or nothing, after one line on stderr saying why, when it has to
+// be read into memory (standard input, compressed data, formats that are not mapped).
+std::optional<sv::MappedVolume> map_input(const std::string& path, bool channels,
+                                          const CommonArgs& common, const char* command) {
+  std::string why;
+  if (is_stdio(path)) {
+    why = "standard input cannot be mapped";
+  } else {
+    try {
+      if (common.raw.empty()) return sv::open_mapped(path, channels);
+      return sv::open_mapped(path, channels, sv::parse_raw_spec(common.raw));
+    } catch (const sv::NotMappable& e) {
+      why = e.what();
+    }
+  }
+  std::fprintf(stderr, "splinetool: %s: --out-of-core: %s; reading it into memory instead\n",
+               command, why.c_str());
+  return std::nullopt;
+}
+
+// The mapped IN as float32 in `out` (C order, in.size() floats), a slab of slices at a time;
+// returns its non-finite values (counted as the loader's doubles).
+sv::NonFinite convert_mapped(const sv::MappedVolume& in, float* out, const char* command) {
+  const std::size_t per = in.slice_values(), slices = in.slices();
+  const std::size_t slab = std::max<std::size_t>(1, kSlabValues / per);
+  auto progress = progress_lines(command, "slices converted to float32");
+  sv::NonFinite total;
+  for (std::size_t first = 0; first < slices; first += slab) {
+    const std::size_t n = std::min(slab, slices - first);
+    const sv::NonFinite nf = in.read_slices(first, n, out + first * per);
+    if (nf.count > 0 && total.count == 0) {
+      total.first = first * per + nf.first;
+      total.first_value = nf.first_value;
+    }
+    total.count += nf.count;
+    in.release_slices(first, n);
+    progress(first + n, slices);
+  }
+  return total;
+}
+
+// What --json says about a mapped IN.
+Json mapped_json(const sv::MappedVolume& in, double convert_seconds, bool work_file) {
+  return Json{{"input_mapped", true},
+              {"input_storage", in.describe()},
+              {"convert_seconds", convert_seconds},
+              {"work_file", work_file}};
+}
+
+Json prefilter_json(const PrefilterArgs& args, const Backend& backend,
+                    const sv::PrefilterOptions& opt, Precision precision,
+                    const std::vector<std::size_t>& dims, std::size_t channels, bool channel_axis,
+                    double seconds) {
+  Json j{{"command", "prefilter"},
+         {"backend", backend.name()},
+         {"degree", args.degree},
+         {"boundary", sv::boundary_name(opt.boundary)},
+         {"mode", sv::boundary_scipy_name(opt.boundary)},
+         {"cval", args.cval},
+         {"precision", precision_name(precision)},
+         {"shape", shape_json(dims, channels, channel_axis)},
+         {"seconds", seconds}};
+  j.update(gpu_json(backend, "", args.common));
+  return j;
+}
+
+// prefilter --out-of-core with IN mapped: IN converted into OUT's mapped float32 samples, the
+// CUDA pass in place there, OUT renamed into place. No array is held in memory.
+void prefilter_mapped(const PrefilterArgs& args, const Backend& backend,
+                      const sv::PrefilterOptions& opt, const sv::MappedVolume& in) {
+  sv::MappedOutput out = sv::create_mapped_output(args.out, in.dims(), in.channels(),
+                                                  in.channel_axis(), in.geometry());
+  const Stopwatch convert_clock;
+  refuse_nonfinite(convert_mapped(in, out.data(), "prefilter"), in.dims(), in.channels(),
+                   in.channel_axis(), args.in, args.common);
+  const double convert_seconds = convert_clock.seconds();
+  const Stopwatch clock;
+  sv::cuda::OutOfCoreConfig cfg;
+  cfg.degree = opt.degree;
+  cfg.boundary = opt.boundary;
+  cfg.device_budget = args.memory_budget_mib << 20;
+  cfg.progress = progress_lines("prefilter", "slices");
+  const sv::cuda::OutOfCoreStats st =
+      sv::cuda::prefilter_out_of_core(out.data(), sv::cuda::Layout{in.dims(), in.channels()}, cfg);
+  const double seconds = clock.seconds();
+  check_result(out.data(), out.size(), in.dims(), in.channels(), in.channel_axis(), "prefilter",
+               "single", args.common);
+  out.commit();
+  if (args.common.json) {
+    Json j = prefilter_json(args, backend, opt, Precision::Single, in.dims(), in.channels(),
+                            in.channel_axis(), seconds);
+    j["out_of_core"] = out_of_core_json(st);
+    j["out_of_core"].update(mapped_json(in, convert_seconds, false));
+    print_json(j);
+  }
+}
+
+}  // namespace
+
 void run_prefilter(const PrefilterArgs& args) {
   if (args.common.backend == "gl")
     throw UsageError(
@@ -771,6 +894,12 @@ void run_prefilter(const PrefilterArgs& args) {
     throw UsageError(
         "prefilter: --out-of-core runs on --backend cuda in single precision (the CPU "
         "prefilter already works in host memory)");
+  if (args.out_of_core) {
+    check_out_of_core_output(args.out, "prefilter");
+    if (const std::optional<sv::MappedVolume> mapped =
+            map_input(args.in, args.channels, args.common, "prefilter"))
+      return prefilter_mapped(args, *backend, opt, *mapped);
+  }
   sv::Loaded in = load_input(args.in, args.channels, args.common);
   check_finite(in, args.in, args.common);
   const Stopwatch clock;
@@ -790,6 +919,7 @@ void run_prefilter(const PrefilterArgs& args) {
     result = sv::ArrayD(f.dims(), f.channels());
     for (std::size_t i = 0; i < f.size(); ++i) result[i] = f[i];
     ooc_json = out_of_core_json(st);
+    ooc_json["input_mapped"] = false;
   } else {
     result = precision == Precision::Single
                  ? prefiltered<float>(*backend, std::move(in.array), opt)
@@ -801,17 +931,9 @@ void run_prefilter(const PrefilterArgs& args) {
   save_result(args.out, result, precision == Precision::Single ? sv::DType::F32 : sv::DType::F64,
               in.channel_axis, in.geometry);
   if (args.common.json) {
-    Json j{{"command", "prefilter"},
-           {"backend", backend->name()},
-           {"degree", args.degree},
-           {"boundary", sv::boundary_name(opt.boundary)},
-           {"mode", sv::boundary_scipy_name(opt.boundary)},
-           {"cval", args.cval},
-           {"precision", precision_name(precision)},
-           {"shape", shape_json(result.dims(), result.channels(), in.channel_axis)},
-           {"seconds", seconds}};
+    Json j = prefilter_json(args, *backend, opt, precision, result.dims(), result.channels(),
+                            in.channel_axis, seconds);
     if (args.out_of_core) j["out_of_core"] = ooc_json;
-    j.update(gpu_json(*backend, "", args.common));
     print_json(j);
   }
 }
@@ -919,6 +1041,124 @@ const char* method_of_degree(int degree, bool prefilter) {
   }
 }
 
+namespace {
+
+// scipy's positions per axis for --zoom/--shape/--shift (the CPU path's), for the out-of-core
+// resampling.
+std::vector<std::vector<double>> position_tables(const Plan& plan,
+                                                 const std::vector<std::size_t>& in_dims,
+                                                 bool grid_mode) {
+  const std::vector<std::size_t>& out_dims = plan.steps.back().out_dims;
+  std::vector<std::vector<double>> tables(in_dims.size());
+  for (std::size_t d = 0; d < in_dims.size(); ++d)
+    tables[d] = plan.op == Op::Shift ? sv::shift_positions(in_dims[d], plan.shift[d])
+                                     : sv::zoom_positions(in_dims[d], out_dims[d], grid_mode);
+  return tables;
+}
+
+sv::cuda::OutOfCoreResampleConfig out_of_core_resample_config(const ResampleArgs& args,
+                                                              const sv::ResampleOptions& opt,
+                                                              int degree, bool prefilter) {
+  sv::cuda::OutOfCoreResampleConfig rc;
+  rc.degree = degree;
+  rc.mode = opt.boundary;
+  rc.cval = args.cval;
+  rc.prefilter = prefilter;
+  rc.device_budget = args.memory_budget_mib << 20;
+  rc.progress = progress_lines("resample", "output slices");
+  return rc;
+}
+
+// --out-of-core resamples one channel (the CUDA pass has no channel axis).
+void check_one_channel(std::size_t channels, const std::string& in) {
+  if (channels != 1)
+    throw sv::Error("resample: --out-of-core resamples one channel; '" + shown(in) + "' has " +
+                    std::to_string(channels) +
+                    "; use --backend cuda without --out-of-core, or "
+                    "--backend cpu");
+}
+
+// What --json reports for every resample (the caller adds comparisons and out-of-core figures).
+Json resample_json(const ResampleArgs& args, const Backend& backend, const sv::ResampleOptions& opt,
+                   int degree, bool prefilter, Precision precision, double seconds,
+                   const std::vector<std::size_t>& dims, std::size_t channels, bool channel_axis,
+                   const std::string& fetch) {
+  const char* m = args.degree >= 0 ? method_of_degree(degree, prefilter) : args.method.c_str();
+  Json j{{"command", "resample"},
+         {"backend", backend.name()},
+         {"method", *m ? Json(m) : Json(nullptr)},
+         {"degree", degree},
+         {"prefilter", prefilter},
+         {"boundary", sv::boundary_name(opt.boundary)},
+         {"mode", sv::boundary_scipy_name(opt.boundary)},
+         {"cval", args.cval},
+         {"precision", precision_name(precision)},
+         {"steps", args.repeat},
+         {"seconds", seconds},
+         {"shape", shape_json(dims, channels, channel_axis)}};
+  if (args.has_rotate) {
+    j["rotate_degrees"] = args.rotate;
+    j["reshape"] = args.reshape;
+  } else if (args.has_zoom) {
+    j["zoom"] = args.zoom.size() == 1 ? Json(args.zoom[0]) : Json(args.zoom);
+  } else if (args.has_shape) {
+    j["output_shape"] = args.shape;
+  } else {
+    j["shift"] = args.shift.size() == 1 ? Json(args.shift[0]) : Json(args.shift);
+  }
+  if (args.has_zoom || args.has_shape) j["grid_mode"] = args.grid_mode;
+  j.update(gpu_json(backend, fetch, args.common));
+  return j;
+}
+
+// resample --out-of-core with IN mapped: IN used in place when it is native float32, else
+// converted slab by slab into a float32 work file beside OUT (removed at the end); the result
+// goes straight into OUT's mapped samples, renamed into place at the end. The result is on
+// disk, not in memory: no kMaxResultValues (a disk without room for it is refused up front).
+void resample_mapped(const ResampleArgs& args, const Backend& backend,
+                     const sv::ResampleOptions& opt, int degree, bool prefilter,
+                     const sv::MappedVolume& in) {
+  check_one_channel(in.channels(), args.in);
+  const Plan plan =
+      plan_resample(in.dims(), 1, args, std::numeric_limits<std::size_t>::max() / sizeof(float));
+  const std::vector<std::size_t>& out_dims = plan.steps.back().out_dims;
+  const Stopwatch convert_clock;
+  const float* samples = in.native_f32();
+  std::optional<sv::MappedOutput> work;
+  sv::NonFinite nf;
+  if (samples) {
+    nf = sv::scan_nonfinite(samples, in.size());
+  } else {
+    work = sv::create_mapped_scratch(args.out, in.dims(), 1);
+    nf = convert_mapped(in, work->data(), "resample");
+    samples = work->data();
+  }
+  refuse_nonfinite(nf, in.dims(), 1, in.channel_axis(), args.in, args.common);
+  const double convert_seconds = convert_clock.seconds();
+  sv::MappedOutput out =
+      sv::create_mapped_output(args.out, out_dims, 1, in.channel_axis(),
+                               resampled_geometry(in.geometry(), plan, args.grid_mode));
+  const Stopwatch clock;
+  const sv::cuda::OutOfCoreStats st = sv::cuda::resample_out_of_core(
+      samples, sv::cuda::Layout{in.dims(), 1}, position_tables(plan, in.dims(), args.grid_mode),
+      out.data(), out_of_core_resample_config(args, opt, degree, prefilter));
+  const double seconds = clock.seconds();
+  check_result(out.data(), out.size(), out_dims, 1, in.channel_axis(), "resample", "single",
+               args.common);
+  const bool had_work_file = work.has_value();
+  work.reset();  // the work file goes first
+  out.commit();
+  if (args.common.json) {
+    Json j = resample_json(args, backend, opt, degree, prefilter, Precision::Single, seconds,
+                           out_dims, 1, in.channel_axis(), "");
+    j["out_of_core"] = out_of_core_json(st);
+    j["out_of_core"].update(mapped_json(in, convert_seconds, had_work_file));
+    print_json(j);
+  }
+}
+
+}  // namespace
+
 void run_resample(const ResampleArgs& args) {
   std::unique_ptr<Backend> backend =
       make_backend(args.common.backend, backend_options(args.common));
@@ -1010,6 +1250,17 @@ void run_resample(const ResampleArgs& args) {
                "resample");
   check_out_is_not_an_input(args.out, {{"IN", args.in}, {"--reference", args.reference}},
                             "resample");
+  if (args.out_of_core) {
+    check_out_of_core_output(args.out, "resample");
+    if (!args.reference.empty() || args.compare_original)
+      std::fprintf(stderr,
+                   "splinetool: resample: --out-of-core: %s compares the result in memory; "
+                   "reading IN into memory instead\n",
+                   args.reference.empty() ? "--compare-original" : "--reference");
+    else if (const std::optional<sv::MappedVolume> mapped =
+                 map_input(args.in, args.channels, args.common, "resample"))
+      return resample_mapped(args, *backend, opt, degree, prefilter, *mapped);
+  }
 
   sv::Loaded in = load_input(args.in, args.channels, args.common);
   check_finite(in, args.in, args.common);
@@ -1019,7 +1270,7 @@ void run_resample(const ResampleArgs& args) {
                     shown(args.in) + "' is " + std::to_string(input.rank()) + "-D (" +
                     sv::describe_shape(input.dims(), input.channels()) +
                     "); use --backend cpu or --zoom");
-  const Plan plan = plan_resample(input, args);
+  const Plan plan = plan_resample(input.dims(), input.channels(), args);
   if (extension(args.out) == ".png" && input.rank() != 2)
     throw sv::Error("resample: a .png output needs a 2-D result; '" + shown(args.in) + "' is " +
                     std::to_string(input.rank()) + "-D");
@@ -1051,29 +1302,20 @@ void run_resample(const ResampleArgs& args) {
   Json ooc_json;
   if (args.out_of_core) {
     // Scipy's positions per axis (the CPU path's), then the slabs.
-    const std::size_t rank = input.rank();
-    std::vector<std::vector<double>> tables(rank);
+    check_one_channel(input.channels(), args.in);
     const std::vector<std::size_t>& out_dims = plan.steps.back().out_dims;
-    for (std::size_t d = 0; d < rank; ++d)
-      tables[d] = plan.op == Op::Shift
-                      ? sv::shift_positions(input.dim(d), plan.shift[d])
-                      : sv::zoom_positions(input.dim(d), out_dims[d], args.grid_mode);
     sv::ArrayF f(input.dims(), 1);
     for (std::size_t i = 0; i < f.size(); ++i) f[i] = static_cast<float>(input[i]);
-    sv::cuda::OutOfCoreResampleConfig rc;
-    rc.degree = degree;
-    rc.mode = opt.boundary;
-    rc.cval = args.cval;
-    rc.prefilter = prefilter;
-    rc.device_budget = args.memory_budget_mib << 20;
-    rc.progress = progress_lines("resample", "output slices");
     std::vector<float> out(std::accumulate(out_dims.begin(), out_dims.end(), std::size_t{1},
                                            std::multiplies<std::size_t>()));
     const sv::cuda::OutOfCoreStats st = sv::cuda::resample_out_of_core(
-        f.data(), sv::cuda::Layout{f.dims(), 1}, tables, out.data(), rc);
+        f.data(), sv::cuda::Layout{f.dims(), 1},
+        position_tables(plan, input.dims(), args.grid_mode), out.data(),
+        out_of_core_resample_config(args, opt, degree, prefilter));
     result = sv::ArrayD(out_dims, 1);
     for (std::size_t i = 0; i < out.size(); ++i) result[i] = out[i];
     ooc_json = out_of_core_json(st);
+    ooc_json["input_mapped"] = false;
   } else if (gpu)
     result = precision == Precision::Single
                  ? resampled<float>(*backend, std::move(in.array), args, opt)
@@ -1106,37 +1348,14 @@ void run_resample(const ResampleArgs& args) {
               resampled_geometry(in.geometry, plan, args.grid_mode));
 
   if (args.common.json) {
-    const char* m = args.degree >= 0 ? method_of_degree(degree, prefilter) : args.method.c_str();
-    Json j{{"command", "resample"},
-           {"backend", backend->name()},
-           {"method", *m ? Json(m) : Json(nullptr)},
-           {"degree", degree},
-           {"prefilter", prefilter},
-           {"boundary", sv::boundary_name(opt.boundary)},
-           {"mode", sv::boundary_scipy_name(opt.boundary)},
-           {"cval", args.cval},
-           {"precision", precision_name(precision)},
-           {"steps", args.repeat},
-           {"seconds", seconds},
-           {"shape", shape_json(result.dims(), result.channels(), in.channel_axis)}};
-    if (args.has_rotate) {
-      j["rotate_degrees"] = args.rotate;
-      j["axes"] = {plan.axis_a, plan.axis_b};
-      j["reshape"] = args.reshape;
-    } else if (args.has_zoom) {
-      j["zoom"] = args.zoom.size() == 1 ? Json(args.zoom[0]) : Json(args.zoom);
-    } else if (args.has_shape) {
-      j["output_shape"] = args.shape;
-    } else {
-      j["shift"] = args.shift.size() == 1 ? Json(args.shift[0]) : Json(args.shift);
-    }
-    if (args.has_zoom || args.has_shape) j["grid_mode"] = args.grid_mode;
+    Json j = resample_json(args, *backend, opt, degree, prefilter, precision, seconds,
+                           result.dims(), result.channels(), in.channel_axis, fetch);
+    if (args.has_rotate) j["axes"] = {plan.axis_a, plan.axis_b};
     if (ext == ".png") {
       j["png_dtype"] = sv::dtype_name(dtype);
       j["clipped"] = clipped;
     }
     if (reference) j["peak"] = peak;
-    j.update(gpu_json(*backend, fetch, args.common));
     if (args.out_of_core) j["out_of_core"] = ooc_json;
     if (reference) {
       j["compared_with"] = args.reference.empty() ? "input" : "reference";
@@ -1188,9 +1407,74 @@ void run_compare(const CompareArgs& args) {
   }
 }
 
-// `splinetool info FILE`: what the loaders make of a file (the same loaders every command uses).
+namespace {
+
+// The first difference between what the loader and the memory-mapped read make of a file, or
+// "" when they agree exactly (values bit for bit, NaN as NaN), read a bounded slab at a time.
+std::string mapped_difference(const sv::Loaded& l, const sv::MappedVolume& m) {
+  if (m.dims() != l.array.dims() || m.channels() != l.array.channels())
+    return "the shape is " + sv::describe_shape(m.dims(), m.channels()) + ", not " +
+           sv::describe_shape(l.array.dims(), l.array.channels());
+  if (m.channel_axis() != l.channel_axis) return "the channel axis differs";
+  if (m.dtype() != l.dtype)
+    return std::string("the dtype is ") + sv::dtype_name(m.dtype()) + ", not " +
+           sv::dtype_name(l.dtype);
+  if (m.spacing() != l.spacing) return "the spacing differs";
+  if (m.geometry().affine != l.geometry.affine || m.geometry().source != l.geometry.source)
+    return "the geometry differs";
+  const std::size_t per = m.slice_values();
+  const std::size_t slab = std::max<std::size_t>(1, kSlabValues / per);
+  std::vector<double> d(std::min(slab, m.slices()) * per);
+  for (std::size_t first = 0; first < m.slices(); first += slab) {
+    const std::size_t n = std::min(slab, m.slices() - first);
+    m.read_slices(first, n, d.data());
+    for (std::size_t i = 0; i < n * per; ++i) {
+      const double a = d[i], b = l.array[first * per + i];
+      if (std::memcmp(&a, &b, sizeof a) != 0 && !(std::isnan(a) && std::isnan(b)))
+        return "value " + std::to_string(first * per + i) + " is " + sv::format_number(a) +
+               ", not " + sv::format_number(b);
+    }
+  }
+  return "";
+}
+
+}  // namespace
+
+// `splinetool info FILE`: what the loaders make of a file (the same loaders every command uses),
+// and whether --out-of-core maps it.
 void run_info_file(const InfoArgs& args) {
   sv::Loaded in = load_input(args.file, args.channels, args.common);
+  std::optional<sv::MappedVolume> mapped;
+  std::string not_mapped;  // why not, when it is not
+  if (is_stdio(args.file)) {
+    not_mapped = "standard input cannot be mapped";
+  } else {
+    try {
+      mapped = args.common.raw.empty()
+                   ? sv::open_mapped(args.file, args.channels)
+                   : sv::open_mapped(args.file, args.channels, sv::parse_raw_spec(args.common.raw));
+    } catch (const sv::NotMappable& e) {
+      not_mapped = e.what();
+    } catch (const sv::Error& e) {
+      if (args.check_mapped)
+        throw sv::Error(shown(args.file) +
+                        ": the memory-mapped read disagrees with the loader: the loader reads "
+                        "the file, the mapped read refuses it: " +
+                        e.what());
+      not_mapped = e.what();
+    }
+  }
+  if (mapped && args.check_mapped) {
+    std::string diff;
+    try {
+      diff = mapped_difference(in, *mapped);
+    } catch (const sv::Error& e) {
+      diff = std::string("reading it fails: ") + e.what();
+    }
+    if (!diff.empty())
+      throw sv::Error(shown(args.file) +
+                      ": the memory-mapped read disagrees with the loader: " + diff);
+  }
   for (auto& row : in.geometry.affine)
     for (double& v : row) v += 0.0;  // -0 reads as 0
   const sv::ArrayD& a = in.array;
@@ -1221,7 +1505,11 @@ void run_info_file(const InfoArgs& args) {
         {"orientation_source", in.geometry.oriented() ? Json(in.geometry.source) : Json(nullptr)},
         {"min", any ? Json(lo) : Json(nullptr)},
         {"max", any ? Json(hi) : Json(nullptr)},
-        {"nonfinite", nf.count}};
+        {"nonfinite", nf.count},
+        {"mapped", mapped.has_value()},
+        {"mapped_storage", mapped ? Json(mapped->describe()) : Json(nullptr)},
+        {"not_mapped_reason", mapped ? Json(nullptr) : Json(not_mapped)},
+        {"mapped_checked", mapped.has_value() && args.check_mapped}};
     print_json(j);
     return;
   }
@@ -1239,6 +1527,11 @@ void run_info_file(const InfoArgs& args) {
     std::printf("    %12.6g %12.6g %12.6g %12.6g\n", row[0], row[1], row[2], row[3]);
   if (any) std::printf("  values: %.9g to %.9g\n", lo, hi);
   if (nf.count) std::printf("  non-finite values: %zu\n", nf.count);
+  if (mapped)
+    std::printf("  --out-of-core: mapped (%s)%s\n", mapped->describe().c_str(),
+                args.check_mapped ? ", checked against the loader" : "");
+  else
+    std::printf("  --out-of-core: read into memory (%s)\n", not_mapped.c_str());
 }
 
 void run_info(const InfoArgs& args) {

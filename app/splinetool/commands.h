@@ -132,6 +132,9 @@ struct InfoArgs {
   CommonArgs common;
   std::string file;  // "" = the system (version, backends, devices); else describe this file
   bool channels = false;
+  // --check-mapped: also read FILE as --out-of-core does (memory-mapped, sv::open_mapped) and
+  // fail unless that gives the loader's dims, dtype, geometry and values exactly.
+  bool check_mapped = false;
 };
 
 // Bounds of resample --zoom: the factor (checked while parsing), and the number of scalars

@@ -550,6 +550,10 @@ int main(int argc, char** argv) {
   info->add_option("FILE", inf.file,
                    "an image, volume or array file to describe (any format the tool reads)");
   info->add_flag("--channels", inf.channels, kChannelsHelp);
+  info->add_flag("--check-mapped", inf.check_mapped,
+                 "also read FILE the way --out-of-core does (memory-mapped, where the format "
+                 "allows) and fail (exit 1) unless that gives the loader's shape, dtype, geometry "
+                 "and values exactly");
   add_raw(info, inf.common.raw);
   add_common(info, inf.common, false);
   splinetool::UpscaleVideoArgs upv;

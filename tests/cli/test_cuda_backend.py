@@ -21,9 +21,21 @@ device (skips, exit 77, "SKIP: reason", where `splinetool info` lists no CUDA de
                                   spline's slope is at most the range of what it interpolates)
   and prints the measured errors; refusals that need a device (precision, degree, derivative,
   methods) fail with one line and OUT untouched; JSON reports fetch, format (null) and gpu_ms.
+  --out-of-core from file to file (OutOfCoreMapped): .npy of several dtypes (float32 used in
+  place, float64, big-endian int16, uint8, float16, Fortran order), raw NRRD (.nrrd, .nhdr),
+  NIfTI-1 (scaled int16, float32), --raw data and a .nii.gz (read into memory, one line says so)
+  into .npy, .nrrd and .nii outputs, against --backend cpu in double: prefilter within 16 float
+  ulp of max |coefficient|, resample within 2e-6 of max |data|; OUT keeps IN's geometry, --json
+  says whether IN was mapped, no temporary is left; OUT formats that cannot be written in place
+  are refused (exit 2).
+The contract part also checks that --out-of-core refuses without a device before it maps IN or
+creates anything, and that `info FILE --check-mapped` reads the same files through the map
+exactly as the loaders do (that runs here, on the CPU).
 """
+import gzip
 import json
 import os
+import struct
 import sys
 import unittest
 
@@ -99,6 +111,88 @@ class Base(unittest.TestCase):
 
 
 # ----------------------------------------------------------------------------------------------
+# volume files written byte by byte (numpy only), for the --out-of-core file-to-file path
+
+NIFTI_CODES = {np.dtype(np.uint8): 2, np.dtype(np.int16): 4, np.dtype(np.float32): 16,
+               np.dtype(np.uint16): 512, np.dtype(np.float64): 64}
+NRRD_TYPES = {np.dtype(np.uint8): "uchar", np.dtype(np.int16): "short",
+              np.dtype(np.uint16): "ushort", np.dtype(np.float32): "float",
+              np.dtype(np.float64): "double"}
+# An oriented affine (RAS+, i j k = x y z index columns) for the NIfTI and NRRD inputs.
+AFFINE = [[0.0, 0.5, 0.0, 10.0], [-0.75, 0.0, 0.1, -20.0], [0.0, 0.0, 2.5, 30.0]]
+
+
+def nifti_bytes(a, slope=0.0, inter=0.0, big_endian=False):
+    """A NIfTI-1 single file of `a` (array order z, y, x) with the sform AFFINE, scl_slope and
+    scl_inter."""
+    e = ">" if big_endian else "<"
+    h = bytearray(352)
+    dims = list(reversed(a.shape))
+    struct.pack_into(e + "i", h, 0, 348)
+    struct.pack_into(e + "8h", h, 40, len(dims), *(dims + [1] * (7 - len(dims))))
+    struct.pack_into(e + "hh", h, 70, NIFTI_CODES[a.dtype], 8 * a.dtype.itemsize)
+    struct.pack_into(e + "8f", h, 76, 1.0, 0.75, 0.5, 2.5, 1, 1, 1, 1)
+    struct.pack_into(e + "3f", h, 108, 352.0, slope, inter)
+    h[123] = 2  # mm
+    struct.pack_into(e + "h", h, 254, 1)  # sform_code
+    struct.pack_into(e + "12f", h, 280, *(AFFINE[0] + AFFINE[1] + AFFINE[2]))
+    h[344:348] = b"n+1\0"
+    return bytes(h) + a.astype(a.dtype.newbyteorder(e)).tobytes()
+
+
+def nrrd_header(a, big_endian=False, data_file=None):
+    """A NRRD header for `a` with raw data and the space of AFFINE (written in LPS)."""
+    dirs = " ".join("(%r,%r,%r)" % (-AFFINE[0][c], -AFFINE[1][c], AFFINE[2][c])
+                    for c in range(a.ndim))
+    text = ("NRRD0004\ntype: %s\ndimension: %d\nsizes: %s\nendian: %s\nencoding: raw\n"
+            "space: left-posterior-superior\nspace directions: %s\nspace origin: (%r,%r,%r)\n" %
+            (NRRD_TYPES[a.dtype], a.ndim, " ".join(str(n) for n in reversed(a.shape)),
+             "big" if big_endian else "little", dirs, -AFFINE[0][3], -AFFINE[1][3],
+             AFFINE[2][3]))
+    return (text + ("data file: %s\n" % data_file if data_file else "\n")).encode()
+
+
+def out_of_core_inputs(w, shape=(150, 40, 50), seed=21):
+    """(name, path, extra arguments, mapped, native float32) for every kind of input the
+    file-to-file path takes, written into Workdir `w`."""
+    g = rng(seed)
+    f = g.random(shape) - 0.25
+    i16 = (g.random(shape) * 2000 - 1000).astype(np.int16)
+    u8 = (g.random(shape) * 255).astype(np.uint8)
+    u16 = (g.random(shape) * 60000).astype(np.uint16)
+    cases = [
+        ("f32.npy", w.save("f32.npy", f.astype("<f4")), [], True, True),
+        ("f64.npy", w.save("f64.npy", f), [], True, False),
+        ("i16be.npy", w.save("i16be.npy", i16.astype(">i2")), [], True, False),
+        ("u8.npy", w.save("u8.npy", u8), [], True, False),
+        ("f16.npy", w.save("f16.npy", f.astype("<f2")), [], True, False),
+        ("f32_fortran.npy", w.save("f32_fortran.npy", np.asfortranarray(f.astype("<f4"))), [],
+         True, False),
+        ("i16be.nrrd", w.write_bytes("i16be.nrrd", nrrd_header(i16, True) +
+                                     i16.astype(">i2").tobytes()), [], True, False),
+        ("f32.nrrd", w.write_bytes("f32.nrrd", nrrd_header(f.astype("<f4")) +
+                                   f.astype("<f4").tobytes()), [], True, None),
+        ("u16.nhdr", w.write_bytes("u16.nhdr", nrrd_header(u16, data_file="u16.raw")), [], True,
+         False),
+        ("i16_scaled.nii", w.write_bytes("i16_scaled.nii", nifti_bytes(i16, 0.5, 100.0)), [],
+         True, False),
+        ("f32_be.nii", w.write_bytes("f32_be.nii", nifti_bytes(f.astype(np.float32), 0, 0,
+                                                               True)), [], True, False),
+        ("f32.nii.gz", w.write_bytes("f32.nii.gz", gzip.compress(
+            nifti_bytes(f.astype(np.float32)))), [], False, False),
+        ("u16be.dat", w.write_bytes("u16be.dat", u16.astype(">u2").tobytes()),
+         ["--raw", "%dx%dx%d:u16:be" % shape], True, False),
+    ]
+    w.write_bytes("u16.raw", u16.astype("<u2").tobytes())
+    return cases
+
+
+def no_temporaries(test, w):
+    left = [n for n in w.listing() if ".tmp-" in n]
+    test.assertEqual(left, [], "temporaries left behind")
+
+
+# ----------------------------------------------------------------------------------------------
 # contract: no device
 
 
@@ -159,6 +253,38 @@ class NoDevice(Base):
                          ["--out-of-core", "--backend cuda"], status=2)
         self.check_fails(["resample", self.f3, out, "--zoom", 2, "--memory-budget", 8], out,
                          ["--memory-budget", "--out-of-core"], status=2)
+
+    def test_out_of_core_refuses_before_mapping_or_writing(self):
+        # Mapped and unmapped inputs, every output format: the CUDA sentence first, nothing
+        # mapped, converted or created (no temporary), OUT untouched.
+        w = self.w
+        inputs = {n: (p, extra) for n, p, extra, _, _ in out_of_core_inputs(w, (6, 5, 4))}
+        expected = "splinetool: --backend cuda cannot run here: %s; use --backend cpu" % self.reason
+        for name in ("f32.npy", "i16_scaled.nii", "f32.nii.gz", "u16.nhdr", "u16be.dat"):
+            path, extra = inputs[name]
+            for out in ("o.npy", "o.nrrd", "o.nii", "o.tif"):
+                target = w.path(out)
+                for args in (["prefilter", path, target], ["resample", path, target, "--zoom", 2]):
+                    line = self.check_fails(args + extra + ["--backend", "cuda", "--out-of-core"],
+                                            target, self.reason, env=NO_DEVICE)
+                    self.assertEqual(line, expected)
+        no_temporaries(self, w)
+
+    def test_info_check_mapped(self):
+        # What --out-of-core maps reads exactly as the loaders read it (shape, dtype, geometry,
+        # every value); compressed data is reported as read into memory.
+        for name, path, extra, mapped, _ in out_of_core_inputs(self.w, (7, 6, 5)):
+            j = json.loads(TOOL.ok("info", path, "--check-mapped", "--json", *extra).stdout)
+            self.assertEqual(j["mapped"], mapped, name)
+            self.assertEqual(j["mapped_checked"], mapped, name)
+            if mapped:
+                self.assertIsNone(j["not_mapped_reason"], name)
+                self.assertIn("at byte", j["mapped_storage"], name)
+            else:
+                self.assertIn("gzip-compressed", j["not_mapped_reason"], name)
+            r = TOOL.ok("info", path, *extra)
+            self.assertIn("--out-of-core: " + ("mapped" if mapped else "read into memory"),
+                          r.stdout, name)
 
     def test_refuses_before_reading_or_checking_anything(self):
         # The device is asked for first: a missing IN, a bad OUT extension or an impossible
@@ -524,6 +650,107 @@ class OutOfCoreResample(DeviceBase):
                          ["budget of 1048576 bytes", "raise the budget"], status=1)
 
 
+class OutOfCoreMapped(DeviceBase):
+    """--out-of-core from file to file: IN mapped (or read into memory where it cannot be),
+    OUT written in place."""
+
+    def as_array(self, path, extra=()):
+        """A file's values as the loaders give them (prefilter --degree 1 is the identity, in
+        double)."""
+        out = self.w.path("as_array.npy")
+        TOOL.ok("prefilter", path, out, "--degree", 1, *extra)
+        return load(out)
+
+    def affine(self, path, extra=()):
+        return np.array(json.loads(TOOL.ok("info", path, "--json", *extra).stdout)["affine"])
+
+    def test_prefilter_every_input_into_every_output(self):
+        worst = 0.0
+        outs = ("o.npy", "o.nrrd", "o.nii")
+        for k, (name, path, extra, mapped, _) in enumerate(out_of_core_inputs(self.w)):
+            out = self.w.path(outs[k % 3])
+            boundary = ("mirror", "reflect", "periodic")[k % 3]
+            r = self.cuda("prefilter", path, out, "--boundary", boundary, "--out-of-core",
+                          "--memory-budget", 2, "--json", *extra)
+            j = json.loads(r.stdout)
+            self.assertEqual(j["out_of_core"]["input_mapped"], mapped, name)
+            self.assertGreater(j["out_of_core"]["slabs"], 2, name)
+            if mapped:
+                self.assertFalse(j["out_of_core"]["work_file"], name)
+            else:
+                self.assertIn("reading it into memory instead", r.stderr, name)
+            TOOL.ok("prefilter", path, self.w.path("c.npy"), "--boundary", boundary, *extra)
+            want = load(self.w.path("c.npy"))
+            got = self.as_array(out)
+            self.assertEqual(got.shape, want.shape, name)
+            ulp = float(np.spacing(np.float32(np.abs(want).max())))
+            e = float(np.abs(got - want).max()) / ulp
+            self.assertLessEqual(e, PREFILTER_ULP, name)
+            worst = max(worst, e)
+            if not out.endswith(".npy") and not name.endswith(".npy") and \
+                    not name.endswith(".dat"):
+                # OUT keeps IN's geometry (NIfTI-1 holds it as float32).
+                np.testing.assert_allclose(self.affine(out), self.affine(path, extra),
+                                           rtol=0, atol=1e-5, err_msg=name)
+            no_temporaries(self, self.w)
+        MEASURED.append(("prefilter --out-of-core file to file vs cpu double: max |error| in ulp "
+                         "of max |c|", worst))
+
+    def test_resample_every_input(self):
+        worst = 0.0
+        outs = ("o.nii", "o.npy", "o.nrrd")
+        for k, (name, path, extra, mapped, native) in enumerate(out_of_core_inputs(self.w)):
+            out = self.w.path(outs[k % 3])
+            common = ["--degree", 3, "--mode", ("mirror", "nearest", "grid-wrap")[k % 3],
+                      "--zoom", "1.7,0.8,1.2"] + extra
+            r = self.cuda("resample", path, out, *common, "--out-of-core", "--memory-budget", 16,
+                          "--json")
+            j = json.loads(r.stdout)
+            self.assertEqual(j["out_of_core"]["input_mapped"], mapped, name)
+            self.assertGreater(j["out_of_core"]["slabs"], 1, name)
+            if mapped and native is not None:
+                # float32 in this machine's byte order is used in place; the rest is converted
+                # into a work file beside OUT first.
+                self.assertEqual(j["out_of_core"]["work_file"], not native, name)
+            TOOL.ok("resample", path, self.w.path("c.npy"), *common)
+            want = load(self.w.path("c.npy"))
+            got = self.as_array(out)
+            self.assertEqual(got.shape, want.shape, name)
+            scale = float(np.abs(self.as_array(path, extra)).max())
+            e = float(np.abs(got - want).max()) / scale
+            self.assertLessEqual(e, 2e-6, name)
+            worst = max(worst, e)
+            no_temporaries(self, self.w)
+        MEASURED.append(("resample --out-of-core file to file vs cpu double: max |error| / "
+                         "max |data|", worst))
+
+    def test_refusals_leave_nothing(self):
+        w = self.w
+        f = w.save("f.npy", rng(22).random((20, 21, 22)))
+        for out, message in (("o.tif", ".npy, .nrrd or .nii"), ("o.nii.gz", "gzip"),
+                             ("o.nhdr", ".nhdr")):
+            for cmd in (["prefilter", f, w.path(out)], ["resample", f, w.path(out), "--zoom", 2]):
+                self.check_fails(cmd + ["--backend", "cuda", "--out-of-core"], w.path(out),
+                                 ["--out-of-core", message], status=2)
+        bad = np.ones((20, 21, 22))
+        bad[3, 4, 5] = np.nan
+        nan = w.save("nan.npy", bad)
+        for out in ("o.npy", "o.nrrd", "o.nii"):
+            self.check_fails(["prefilter", nan, w.path(out), "--backend", "cuda",
+                              "--out-of-core"], w.path(out), ["nan.npy", "NaN at [3, 4, 5]"])
+            self.check_fails(["resample", nan, w.path(out), "--zoom", 2, "--backend", "cuda",
+                              "--out-of-core"], w.path(out), ["nan.npy", "NaN at [3, 4, 5]"])
+        rgb = w.write_bytes("rgb.nrrd", b"NRRD0004\ntype: float\ndimension: 3\nsizes: 3 5 4\n"
+                            b"kinds: RGB-color domain domain\nendian: little\nencoding: raw\n\n" +
+                            np.zeros(60, "<f4").tobytes())
+        self.check_fails(["resample", rgb, w.path("o.npy"), "--zoom", 2, "--backend", "cuda",
+                          "--out-of-core"], w.path("o.npy"), ["one channel", "rgb.nrrd"])
+        c2 = w.save("c2.npy", np.zeros((10, 12, 2)))
+        self.check_fails(["prefilter", c2, w.path("o.nii"), "--channels", "--backend", "cuda",
+                          "--out-of-core"], w.path("o.nii"), "one channel")
+        no_temporaries(self, w)
+
+
 class Refusals(DeviceBase):
     def test_what_cuda_cannot_do(self):
         w = self.w
@@ -582,7 +809,7 @@ def main():
         for d in info["cuda_devices"]:
             print("CUDA device %d: %s (compute capability %s)" %
                   (d["index"], d["name"], d["compute_capability"]))
-        classes = [Prefilter, Sample, Resample, OutOfCoreResample, Refusals]
+        classes = [Prefilter, Sample, Resample, OutOfCoreResample, OutOfCoreMapped, Refusals]
     loader = unittest.TestLoader()
     names = sys.argv[3:]
     if names:
