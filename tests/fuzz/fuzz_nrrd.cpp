@@ -1,8 +1,10 @@
 // libFuzzer target: sv::load_nrrd on an attached .nrrd or a detached .nhdr header (the first
-// byte's low bit chooses). Beside the input lies "detached.raw" (4096 bytes) for headers that
+// byte's low bit chooses), and the memory-mapped read, which must agree with it
+// (svfuzz::check_mapped). Beside the input lies "detached.raw" (4096 bytes) for headers that
 // name a data file.
 #include <cstddef>
 #include <cstdint>
+#include <optional>
 #include <vector>
 
 #include "fuzz_util.h"
@@ -21,9 +23,11 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   const bool detached = (data[0] & 1) != 0;
   const std::string path =
       svfuzz::write_input(detached ? "input.nhdr" : "input.nrrd", data + 1, size - 1);
+  std::optional<sv::Loaded> loaded;
   try {
-    sv::load_nrrd(path);
+    loaded = sv::load_nrrd(path);
   } catch (const sv::Error&) {
   }
+  svfuzz::check_mapped(path, false, loaded ? &*loaded : nullptr);
   return 0;
 }

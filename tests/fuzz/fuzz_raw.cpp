@@ -1,9 +1,11 @@
-// libFuzzer target: sv::parse_raw_spec and sv::load_raw. The input is "SPEC\nDATA": the spec
+// libFuzzer target: sv::parse_raw_spec and sv::load_raw (with the memory-mapped read, which
+// must agree with it: svfuzz::check_mapped). The input is "SPEC\nDATA": the spec
 // parser gets the first line; when it accepts it, the data is loaded with that spec (channel
 // axis when the spec has four dims, so both layouts are reached).
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
+#include <optional>
 #include <string>
 
 #include "fuzz_util.h"
@@ -23,9 +25,11 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   }
   const std::size_t skip = nl ? spec_len + 1 : size;
   const std::string path = svfuzz::write_input("input.dat", data + skip, size - skip);
+  std::optional<sv::Loaded> loaded;
   try {
-    sv::load_raw(path, parsed, parsed.dims.size() == 4);
+    loaded = sv::load_raw(path, parsed, parsed.dims.size() == 4);
   } catch (const sv::Error&) {
   }
+  svfuzz::check_mapped(path, parsed.dims.size() == 4, loaded ? &*loaded : nullptr, parsed);
   return 0;
 }

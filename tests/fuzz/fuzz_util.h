@@ -2,16 +2,26 @@
 // private folder under /dev/shm (a real path with the extension the loader expects, so the
 // loaders run exactly as they do on user files) and handed to an sv loader. sv::Error is the
 // expected way to refuse an input; anything else (a crash, a sanitizer report, another
-// exception escaping, a leak, a timeout, memory beyond -rss_limit_mb) is a finding.
+// exception escaping, a leak, a timeout, memory beyond -rss_limit_mb) is a finding. The targets
+// of the mapped formats also read the file as --out-of-core does (check_mapped) and abort where
+// that disagrees with the loader.
 #pragma once
 
 #include <unistd.h>
 
+#include <cmath>
 #include <cstddef>
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
+#include <optional>
 #include <string>
+#include <vector>
+
+#include "splineview/error.h"
+#include "splineview/io.h"
+#include "splineview/mapped.h"
 
 namespace svfuzz {
 
@@ -36,6 +46,48 @@ inline std::string write_input(const std::string& name, const std::uint8_t* data
   if (size && std::fwrite(data, 1, size, f) != size) std::abort();
   std::fclose(f);
   return path;
+}
+
+[[noreturn]] inline void mapped_finding(const std::string& what) {
+  std::fprintf(stderr, "mapped read disagrees with the loader: %s\n", what.c_str());
+  std::abort();
+}
+
+// The memory-mapped read of --out-of-core (sv::open_mapped, read_slices) against the loader on
+// the same file: `loaded` is what the loader gave, nullptr when it refused the file. A file the
+// loader refuses must be refused by the mapped read too (sv::Error at open or while reading;
+// NotMappable is fine either way); a file it reads must be NotMappable or map to the same
+// dims, dtype, spacing, geometry and values (bit for bit). Anything else aborts: a finding.
+inline void check_mapped(const std::string& path, bool channel_axis, const sv::Loaded* loaded,
+                         const std::optional<sv::RawSpec>& raw = std::nullopt) {
+  std::optional<sv::MappedVolume> m;
+  try {
+    m = sv::open_mapped(path, channel_axis, raw);
+  } catch (const sv::NotMappable&) {
+    return;
+  } catch (const sv::Error& e) {
+    if (loaded)
+      mapped_finding(std::string("the loader reads it, open_mapped refuses: ") + e.what());
+    return;
+  }
+  std::vector<double> values(m->size());
+  try {
+    m->read_slices(0, m->slices(), values.data());
+  } catch (const sv::Error& e) {
+    if (loaded)
+      mapped_finding(std::string("the loader reads it, read_slices refuses: ") + e.what());
+    return;
+  }
+  if (!loaded) mapped_finding("the loader refuses it, the mapped read accepts it");
+  const sv::Loaded& l = *loaded;
+  if (m->dims() != l.array.dims() || m->channels() != l.array.channels() ||
+      m->channel_axis() != l.channel_axis || m->dtype() != l.dtype || m->spacing() != l.spacing ||
+      m->geometry().affine != l.geometry.affine || m->geometry().source != l.geometry.source)
+    mapped_finding("the metadata differ");
+  for (std::size_t i = 0; i < values.size(); ++i)
+    if (std::memcmp(&values[i], &l.array[i], sizeof(double)) != 0 &&
+        !(std::isnan(values[i]) && std::isnan(l.array[i])))
+      mapped_finding("value " + std::to_string(i) + " differs");
 }
 
 }  // namespace svfuzz

@@ -17,10 +17,16 @@ runs every case through the (ASan/UBSan) splinetool in a subprocess, judging eac
            whose size no longer matches, a PNG critical chunk whose CRC no longer matches) must
            not exit 0;
   seed     the unmutated seed must load (exit 0); a format whose loader is not in the build yet
-           ("unsupported file extension") is skipped with the reason printed.
+           ("unsupported file extension") is skipped with the reason printed; the seeds of the
+           formats --out-of-core maps must also pass `info SEED --check-mapped`;
+  mapped   `info CASE --check-mapped` found that the memory-mapped read of --out-of-core
+           (sv::open_mapped) disagrees with the loader: it refuses a file the loader reads, or
+           gives other dims, dtype, geometry or values.
 
 Half of the .npy cases (i mod 4 = 2, 3) are piped into `prefilter - OUT` instead of named: the
-standard-input path, whose one-line message must name "standard input".
+standard-input path, whose one-line message must name "standard input". Every eighth case of
+the formats --out-of-core maps (.npy, NRRD, NIfTI, raw; i mod 8 = 5) runs `info CASE
+--check-mapped` instead: the loader, the mapped header probe and the mapped read, compared.
 
 Deterministic: case i of --seed S always gets the same mutations (independent of --jobs).
 
@@ -87,7 +93,11 @@ CORPUS = [
 COMPANIONS = {"detached.nhdr": ["detached.raw"]}
 FORMAT_ORDER = ["npy", "nrrd", "nhdr", "nifti", "png", "jpeg", "bmp", "tga", "gif", "hdr", "pnm",
                 "raw", "mp4", "dicom", "tiff"]
-CRITERIA = ["crash", "hang", "memory", "message", "output", "damage", "accepted", "seed"]
+CRITERIA = ["crash", "hang", "memory", "message", "output", "damage", "accepted", "seed",
+            "mapped"]
+# The formats whose files --out-of-core maps; `info --check-mapped` compares both reads.
+MAPPED_FORMATS = {"npy", "nrrd", "nhdr", "nifti", "raw"}
+MAPPED_DISAGREES = b"the memory-mapped read disagrees with the loader"
 
 INTERESTING = [0, 1, 2, 0x7F, 0x80, 0xFF, 0x100, 0x7FFF, 0x8000, 0xFFFF, 0x10000, 16000,
                0x7FFFFFFF, 0x80000000, 0xFFFFFFFF, 1 << 32, 1 << 63, (1 << 64) - 1]
@@ -749,7 +759,7 @@ def judge(entry, case_name, out_name, status, stderr, secs, rss, timed_out, work
     """Returns [(criterion, detail)] for one finished run."""
     fails = []
     _, fmt, _ = entry
-    out_path = os.path.join(workdir, out_name)
+    out_path = os.path.join(workdir, out_name) if out_name else None
     if timed_out:
         fails.append(("hang", "killed after %.0f s" % opts.timeout))
     if SANITIZER_MEMORY.search(stderr):
@@ -777,12 +787,16 @@ def judge(entry, case_name, out_name, status, stderr, secs, rss, timed_out, work
             fails.append(("message", "does not name %s: %r" % (case_name, stderr[:300])))
         elif status == 2 and b"--raw" not in stderr:
             fails.append(("message", "does not name --raw: %r" % stderr[:300]))
+    if MAPPED_DISAGREES in stderr:
+        fails.append(("mapped", first_line(stderr)))
     left = [f for f in os.listdir(workdir) if ".tmp-" in f]
     if left:
         fails.append(("output", "temporary files left: %s" % ", ".join(left)))
-    exists = os.path.exists(out_path)
+    exists = out_path is not None and os.path.exists(out_path)
     if status == 0:
-        if not exists:
+        if out_path is None:
+            pass  # info: no OUT
+        elif not exists:
             fails.append(("output", "exit 0 without OUT"))
         else:
             with open(out_path, "rb") as f:
@@ -795,7 +809,7 @@ def judge(entry, case_name, out_name, status, stderr, secs, rss, timed_out, work
                 fails.append(("output", "exit 0 but OUT is empty"))
         if must_reject:
             fails.append(("accepted", "a corrupt file (by the format's rules) loaded, exit 0"))
-    elif status != 0 and not timed_out:
+    elif status != 0 and not timed_out and out_path is not None:
         if precreated:
             with open(out_path, "rb") as f:
                 if f.read() != SENTINEL:
@@ -816,13 +830,22 @@ def sanitizer_line(b):
     return first_line(b)
 
 
-def command_for(entry, case_name, spec, via_stdin=False):
+def checks_mapped(entry, index, spec, via_stdin):
+    """Whether case `index` runs `info CASE --check-mapped` (every eighth case of a mapped
+    format; never a piped one or one whose --raw spec is mutated)."""
+    return entry[1] in MAPPED_FORMATS and spec is None and not via_stdin and index % 8 == 5
+
+
+def command_for(entry, case_name, spec, via_stdin=False, check_mapped=False):
+    """The command line and OUT's name (None for info, which writes no OUT)."""
     name, fmt, extra = entry
     if fmt == "mp4":
         return ["upscale-video", case_name, "out.mp4", "--scale", "1", "--quiet"], "out.mp4"
     args = list(extra)
     if spec is not None:
         args = ["--raw", spec]
+    if check_mapped:
+        return ["info", case_name, "--check-mapped"] + args, None
     return ["prefilter", "-" if via_stdin else case_name, "out.npy"] + args, "out.npy"
 
 
@@ -832,10 +855,11 @@ def case_file_name(entry):
     return "case" + ext
 
 
-def run_case(tool, entry, data, spec, workdir, precreate, timeout_opts, via_stdin=False):
+def run_case(tool, entry, data, spec, workdir, precreate, timeout_opts, via_stdin=False,
+             check_mapped=False):
     """Writes the case (and its companions) into a clean workdir, runs it (via_stdin: the case
-    piped into `prefilter -`), returns the raw result, the names used and the name a message
-    must contain ("standard input" when piped)."""
+    piped into `prefilter -`; check_mapped: `info CASE --check-mapped`), returns the raw result,
+    the names used and the name a message must contain ("standard input" when piped)."""
     for f in os.listdir(workdir):
         p = os.path.join(workdir, f)
         if os.path.isdir(p) and not os.path.islink(p):
@@ -847,8 +871,8 @@ def run_case(tool, entry, data, spec, workdir, precreate, timeout_opts, via_stdi
         f.write(data)
     for comp in COMPANIONS.get(entry[0], []):
         shutil.copy(os.path.join(SEEDS, comp), os.path.join(workdir, comp))
-    args, out_name = command_for(entry, case_name, spec, via_stdin)
-    if precreate:
+    args, out_name = command_for(entry, case_name, spec, via_stdin, check_mapped)
+    if precreate and out_name:
         with open(os.path.join(workdir, out_name), "wb") as f:
             f.write(SENTINEL)
     res = run_tool([tool] + args, workdir, timeout_opts.timeout,
@@ -943,6 +967,20 @@ def main():
                              "criterion": "seed", "detail": "the unmutated seed fails (exit "
                              "%d): %s" % (status, first_line(stderr)), "command": args,
                              "file": None})
+        # The seeds that --out-of-core maps read the same both ways.
+        for entry in CORPUS:
+            name, fmt, _ = entry
+            if (wanted and fmt not in wanted) or fmt not in MAPPED_FORMATS:
+                continue
+            _, _, args, (status, stderr, _, _, _), _ = run_case(
+                tool, entry, data[name], None, wd, False, opts, check_mapped=True)
+            if status != 0:
+                stats[fmt]["fail"]["seed"] += 1
+                failures.append({"case": None, "format": fmt, "seed_file": name,
+                                 "mutations": [], "criterion": "seed",
+                                 "detail": "the unmutated seed fails `info --check-mapped` "
+                                 "(exit %d): %s" % (status, first_line(stderr)),
+                                 "command": args, "file": None})
         for fmt, why in sorted(skipped.items()):
             print("SKIP %s: loader not in this build yet (%s)" % (fmt, why))
 
@@ -966,12 +1004,14 @@ def main():
             i, entry, d, names, spec, must_reject = item
             if not hasattr(local, "wd"):
                 local.wd = tempfile.mkdtemp(dir=tmp_root)
-            precreate = i % 2 == 1
             # Half of the .npy cases go through standard input (`prefilter - OUT < case`): the
             # pipe path of the input guard, bounded by the header like a file.
             via_stdin = entry[1] == "npy" and spec is None and i % 4 >= 2
+            check_mapped = checks_mapped(entry, i, spec, via_stdin)
+            precreate = i % 2 == 1 and not check_mapped
             case_name, out_name, args, res, named = run_case(tool, entry, d, spec, local.wd,
-                                                             precreate, opts, via_stdin)
+                                                             precreate, opts, via_stdin,
+                                                             check_mapped)
             status, stderr, secs, rss, timed_out = res
             fails = judge(entry, named, out_name, status, stderr, secs, rss, timed_out,
                           local.wd, precreate, baseline[entry[0]], len(d), spec is not None,

@@ -20,10 +20,14 @@ SEEDS = os.path.join(HERE, "seeds")
 
 
 def fake(argv):
-    """The stand-in: `prefilter IN OUT ...` (IN may be "-", standard input; or --help)."""
+    """The stand-in: `prefilter IN OUT ...` (IN may be "-", standard input), `info IN
+    --check-mapped ...` (no OUT), or --help."""
     if argv[:1] == ["--help"]:
         return 0
     mode = os.environ["SV_FAKE_MODE"]
+    if argv[:1] == ["info"]:
+        status = fake_info(argv[1], mode)
+        return misbehave(argv[1], None, mode) if status is None else status
     _, inp, out = argv[:3]
     if inp == "-":  # the harness pipes half of the .npy cases, as splinetool's "-"
         data = sys.stdin.buffer.read()
@@ -37,6 +41,11 @@ def fake(argv):
             f.write(b"\x93NUMPY fake output")
         os.replace(out + ".tmp-1", out)
         return 0
+    return misbehave(inp, out, mode)
+
+
+def misbehave(inp, out, mode):
+    """A mutated file: fails as `mode` says (out is None for info, which has no OUT)."""
     if mode == "good":
         sys.stderr.write("splinetool: %s: not a valid file\n" % inp)
         return 1
@@ -76,10 +85,34 @@ def fake(argv):
     return 1
 
 
+def fake_info(inp, mode):
+    """`info IN --check-mapped`: valid seeds exit 0; mutated files fail with one line, except
+    in the modes that misbehave here too ("mapped": the mapped read disagrees; the others as
+    prefilter, where they apply without an OUT)."""
+    with open(inp, "rb") as f:
+        data = f.read()
+    seeds = {open(os.path.join(SEEDS, n), "rb").read() for n in os.listdir(SEEDS)}
+    if data in seeds or mode == "accept":
+        sys.stdout.write('{"command": "info", "mapped": true}\n')
+        return 0
+    if mode == "mapped":
+        sys.stderr.write("splinetool: %s: the memory-mapped read disagrees with the loader: value "
+                         "3 is 1, not 2\n" % inp)
+        return 1
+    if mode in ("segv", "exit3", "sanitizer", "hang", "memory", "two_lines", "escape",
+                "unnamed"):
+        return None  # as prefilter
+    if mode == "temp":
+        open(inp + ".tmp-99", "wb").close()
+    sys.stderr.write("splinetool: %s: bad\n" % inp)
+    return 1
+
+
 # mode -> the criterion that must be reported (None: none at all)
 EXPECT = {"good": None, "accept": "accepted", "two_lines": "message", "escape": "message",
           "unnamed": "message", "segv": "crash", "exit3": "crash", "sanitizer": "crash",
-          "hang": "hang", "memory": "memory", "damage": "damage", "temp": "output"}
+          "hang": "hang", "memory": "memory", "damage": "damage", "temp": "output",
+          "mapped": "mapped"}
 
 
 def main():
