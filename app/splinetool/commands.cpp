@@ -796,11 +796,11 @@ std::optional<sv::MappedVolume> map_input(const std::string& path, bool channels
 }
 
 // The mapped IN as float32 in `out` (C order, in.size() floats), a slab of slices at a time;
-// returns its non-finite values (counted as the loader's doubles).
-sv::NonFinite convert_mapped(const sv::MappedVolume& in, float* out, const char* command) {
+// returns its non-finite values (counted as the loader's doubles). No progress lines: a
+// refusal after it must still be the only line on stderr.
+sv::NonFinite convert_mapped(const sv::MappedVolume& in, float* out) {
   const std::size_t per = in.slice_values(), slices = in.slices();
   const std::size_t slab = std::max<std::size_t>(1, kSlabValues / per);
-  auto progress = progress_lines(command, "slices converted to float32");
   sv::NonFinite total;
   for (std::size_t first = 0; first < slices; first += slab) {
     const std::size_t n = std::min(slab, slices - first);
@@ -811,7 +811,6 @@ sv::NonFinite convert_mapped(const sv::MappedVolume& in, float* out, const char*
     }
     total.count += nf.count;
     in.release_slices(first, n);
-    progress(first + n, slices);
   }
   return total;
 }
@@ -848,8 +847,8 @@ void prefilter_mapped(const PrefilterArgs& args, const Backend& backend,
   sv::MappedOutput out = sv::create_mapped_output(args.out, in.dims(), in.channels(),
                                                   in.channel_axis(), in.geometry());
   const Stopwatch convert_clock;
-  refuse_nonfinite(convert_mapped(in, out.data(), "prefilter"), in.dims(), in.channels(),
-                   in.channel_axis(), args.in, args.common);
+  refuse_nonfinite(convert_mapped(in, out.data()), in.dims(), in.channels(), in.channel_axis(),
+                   args.in, args.common);
   const double convert_seconds = convert_clock.seconds();
   const Stopwatch clock;
   sv::cuda::OutOfCoreConfig cfg;
@@ -1130,7 +1129,7 @@ void resample_mapped(const ResampleArgs& args, const Backend& backend,
     nf = sv::scan_nonfinite(samples, in.size());
   } else {
     work = sv::create_mapped_scratch(args.out, in.dims(), 1);
-    nf = convert_mapped(in, work->data(), "resample");
+    nf = convert_mapped(in, work->data());
     samples = work->data();
   }
   refuse_nonfinite(nf, in.dims(), 1, in.channel_axis(), args.in, args.common);
