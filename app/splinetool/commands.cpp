@@ -840,6 +840,16 @@ Json prefilter_json(const PrefilterArgs& args, const Backend& backend,
   return j;
 }
 
+sv::cuda::OutOfCoreConfig out_of_core_config(const PrefilterArgs& args,
+                                             const sv::PrefilterOptions& opt) {
+  sv::cuda::OutOfCoreConfig cfg;
+  cfg.degree = opt.degree;
+  cfg.boundary = opt.boundary;
+  cfg.device_budget = args.memory_budget_mib << 20;
+  cfg.progress = progress_lines("prefilter", "slices");
+  return cfg;
+}
+
 // prefilter --out-of-core with IN mapped: IN converted into OUT's mapped float32 samples, the
 // CUDA pass in place there, OUT renamed into place. No array is held in memory.
 void prefilter_mapped(const PrefilterArgs& args, const Backend& backend,
@@ -851,13 +861,8 @@ void prefilter_mapped(const PrefilterArgs& args, const Backend& backend,
                    args.in, args.common);
   const double convert_seconds = convert_clock.seconds();
   const Stopwatch clock;
-  sv::cuda::OutOfCoreConfig cfg;
-  cfg.degree = opt.degree;
-  cfg.boundary = opt.boundary;
-  cfg.device_budget = args.memory_budget_mib << 20;
-  cfg.progress = progress_lines("prefilter", "slices");
-  const sv::cuda::OutOfCoreStats st =
-      sv::cuda::prefilter_out_of_core(out.data(), sv::cuda::Layout{in.dims(), in.channels()}, cfg);
+  const sv::cuda::OutOfCoreStats st = sv::cuda::prefilter_out_of_core(
+      out.data(), sv::cuda::Layout{in.dims(), in.channels()}, out_of_core_config(args, opt));
   const double seconds = clock.seconds();
   check_result(out.data(), out.size(), in.dims(), in.channels(), in.channel_axis(), "prefilter",
                "single", args.common);
@@ -908,13 +913,8 @@ void run_prefilter(const PrefilterArgs& args) {
     sv::ArrayF f(in.array.dims(), in.array.channels());
     for (std::size_t i = 0; i < f.size(); ++i) f[i] = static_cast<float>(in.array[i]);
     in.array = sv::ArrayD();
-    sv::cuda::OutOfCoreConfig cfg;
-    cfg.degree = opt.degree;
-    cfg.boundary = opt.boundary;
-    cfg.device_budget = args.memory_budget_mib << 20;
-    cfg.progress = progress_lines("prefilter", "slices");
-    const sv::cuda::OutOfCoreStats st =
-        sv::cuda::prefilter_out_of_core(f.data(), sv::cuda::Layout{f.dims(), f.channels()}, cfg);
+    const sv::cuda::OutOfCoreStats st = sv::cuda::prefilter_out_of_core(
+        f.data(), sv::cuda::Layout{f.dims(), f.channels()}, out_of_core_config(args, opt));
     result = sv::ArrayD(f.dims(), f.channels());
     for (std::size_t i = 0; i < f.size(); ++i) result[i] = f[i];
     ooc_json = out_of_core_json(st);
