@@ -175,6 +175,12 @@ int main(int argc, char** argv) {
     app.add_flag("--cpu-prefilter", cpu_prefilter,
                  "rotate mode: prefilter each step on the CPU (as splinetool's gl backend) even "
                  "where CUDA is available");
+    double texture_budget_mib = 0;
+    app.add_option("--texture-budget", texture_budget_mib,
+                   "volume mode: MiB of GPU textures the volume may take (samples and "
+                   "coefficients; default 2048); a larger volume is shown as an overview, its "
+                   "anti-aliased reduction by 2, 4, ... per axis")
+        ->check(CLI::PositiveNumber);
     std::string raw;
     app.add_option("--raw", raw,
                    "volume mode: read FILE as headerless raw data, DIMS:TYPE[:le|be]"
@@ -328,6 +334,8 @@ int main(int argc, char** argv) {
       volume_options.accuracy = !no_accuracy;
       volume_options.heat_map = zoom_options.heat_map;
       volume_options.reference = zoom_options.reference;
+      volume_options.texture_budget =
+          static_cast<std::size_t>(texture_budget_mib * 1024.0 * 1024.0);
       options.modes.push_back({"volume", "Volume", [volume_options](sv::viewer::MethodPass&) {
                                  return std::make_unique<sv::viewer::VolumeMode>(volume_options);
                                }});

@@ -11,8 +11,10 @@
 #include <vector>
 
 #include "splineview/error.h"
+#include "splineview/geometry.h"
 #include "splineview/gl/cuda_interop.h"
 #include "splineview/prefilter.h"
+#include "splineview/pyramid.h"
 #include "splineview/synthetic.h"
 
 #ifndef SPLINEVIEW_ASSET_DIR
@@ -78,6 +80,26 @@ void check_limits(const std::string& name, const std::array<std::size_t, 3>& dim
   }
 }
 
+// Voxels per axis after a reduction by 2^level (sv::reduce's round(n F), halves to even; axes
+// of one voxel stay).
+std::array<std::size_t, 3> reduced_dims(const std::array<std::size_t, 3>& dims, int level) {
+  std::array<std::size_t, 3> out = dims;
+  for (std::size_t& n : out)
+    if (n > 1)
+      n = std::max<std::size_t>(
+          1, static_cast<std::size_t>(std::nearbyint(std::ldexp(static_cast<double>(n), -level))));
+  return out;
+}
+
+bool fits(const std::array<std::size_t, 3>& dims, const VolumeLimits& limits) {
+  if (limits.max_texture_side > 0)
+    for (std::size_t d : dims)
+      if (d > static_cast<std::size_t>(limits.max_texture_side)) return false;
+  const double bytes = 2.0 * 4.0 * static_cast<double>(dims[0]) * static_cast<double>(dims[1]) *
+                       static_cast<double>(dims[2]);
+  return bytes <= static_cast<double>(limits.texture_budget);
+}
+
 // Keeps `exact` (the values in double) for the accuracy overlay when it fits the budget; else
 // records why not.
 void keep_exact(DecodedVolume& v, std::shared_ptr<const ArrayD> exact, const std::string& name,
@@ -120,8 +142,11 @@ void compute_statistics(DecodedVolume& v) {
   };
   v.p01 = percentile(0.01);
   v.p99 = percentile(0.99);
-  double wlo = integer ? v.p01 : v.min;
-  double whi = integer ? v.p99 : v.max;
+  // An overview of integer data rings a little beyond the file's values and is no longer
+  // integer-valued; it keeps the window the file would get (percentiles).
+  const bool percentiles = integer || v.overview_of_integers;
+  double wlo = percentiles ? v.p01 : v.min;
+  double whi = percentiles ? v.p99 : v.max;
   if (!(whi > wlo)) {  // a (nearly) constant volume: fall back to the full range, then to 1
     wlo = v.min;
     whi = v.max;
@@ -186,11 +211,12 @@ VolumeLimits query_volume_limits() {
 }
 
 DecodedVolume decode_samples(ArrayF samples, const glm::dvec3& spacing, const std::string& name,
-                             DType dtype, const VolumeLimits& limits) {
+                             DType dtype, const VolumeLimits& limits, bool overview_of_integers) {
   check_shape(name, samples.dims(), samples.channels());
   DecodedVolume v;
   v.name = name;
   v.dims = {samples.dim(0), samples.dim(1), samples.dim(2)};
+  v.full_dims = v.dims;
   check_limits(name, v.dims, limits);
   for (float x : samples.vec()) {
     if (!std::isfinite(x)) throw Error(name + ": the volume holds NaN or infinite values");
@@ -201,6 +227,7 @@ DecodedVolume decode_samples(ArrayF samples, const glm::dvec3& spacing, const st
     if (!(v.spacing[a] > 0.0) || !std::isfinite(v.spacing[a])) v.spacing[a] = 1.0;
   v.geometry = geometry_from_spacing({v.spacing[0], v.spacing[1], v.spacing[2]});
   v.dtype = dtype;
+  v.overview_of_integers = overview_of_integers;
   compute_statistics(v);
   v.description = describe(v);
   const double bytes = 8.0 * static_cast<double>(v.samples.size());
@@ -219,17 +246,61 @@ DecodedVolume decode_volume(const std::string& path, const std::optional<RawSpec
   DecodedVolume v;
   try {
     Loaded loaded = raw ? load_any(path, false, *raw) : load_any(path, false);
-    const ArrayD& a = loaded.array;
     // The checks of decode_samples, before the float copy.
-    check_shape(path, a.dims(), a.channels());
-    check_limits(path, {a.dim(0), a.dim(1), a.dim(2)}, limits);
+    check_shape(path, loaded.array.dims(), loaded.array.channels());
+    const std::array<std::size_t, 3> full{loaded.array.dim(0), loaded.array.dim(1),
+                                          loaded.array.dim(2)};
+    const int level = overview_level_for(full, limits);
+    if (level < 0) {  // not even a one-voxel overview fits: the sentence of the limit
+      check_limits(path, full, limits);
+      throw Error(path + ": the volume does not fit the texture limits at any resolution");
+    }
     glm::dvec3 spacing(1.0);
     for (std::size_t i = 0; i < 3 && i < loaded.spacing.size(); ++i)
       spacing[static_cast<int>(i)] = loaded.spacing[i];
     const DType dtype = loaded.dtype;
     // Its own orientation, whatever the file is called (unoriented: diag(spacing)).
-    const Geometry geometry = loaded.geometry;
+    Geometry geometry = loaded.geometry;
     check_geometry(geometry, 3, path);
+    std::string overview_note;
+    bool file_integers = true;
+    if (level > 0) {
+      // The overview: the least-squares projection of the volume's cubic spline onto the spline
+      // space of 2^level times the spacing (anti-aliased), its samples at the coarse grid
+      // positions. Reflect with the pixel-edge grid keeps the volume's outer edges where they
+      // are; coarse voxel l sits at fine index origin + T l on each axis, which places it in
+      // the patient frame (geometry_resampled takes i, j, k = x, y, z order).
+      ReduceOptions ro;
+      ro.degree = 3;
+      ro.boundary = Boundary::Reflect;
+      ro.grid = PyramidGrid::Cells;
+      ro.samples = true;
+      std::vector<double> factors(3, 1.0);
+      for (std::size_t d = 0; d < 3; ++d)
+        if (full[d] > 1) factors[d] = std::ldexp(1.0, -level);
+      for (double x : loaded.array.vec())
+        if (x != std::floor(x)) {
+          file_integers = false;
+          break;
+        }
+      Reduced<double> r = reduce(loaded.array, factors, ro);
+      const Vec3 scale{r.axes[2].spacing, r.axes[1].spacing, r.axes[0].spacing};
+      const Vec3 offset{r.axes[2].origin, r.axes[1].origin, r.axes[0].origin};
+      geometry = geometry_resampled(geometry, scale, offset);
+      for (int d = 0; d < 3; ++d) spacing[d] *= r.axes[static_cast<std::size_t>(d)].spacing;
+      loaded.array = std::move(r.samples);
+      const std::string name_only = std::filesystem::path(path).filename().string();
+      overview_note =
+          "overview of " + name_only + ": 1/" + std::to_string(1 << level) +
+          " resolution per axis (least-squares cubic B-spline reduction); the " +
+          std::to_string(full[2]) + " x " + std::to_string(full[1]) + " x " +
+          std::to_string(full[0]) + " voxels (x, y, z) exceed the " +
+          (limits.max_texture_side > 0 && std::max({full[0], full[1], full[2]}) >
+                                              static_cast<std::size_t>(limits.max_texture_side)
+               ? "largest 3-D texture (" + std::to_string(limits.max_texture_side) + " per side)"
+               : "texture budget of " + mib(static_cast<double>(limits.texture_budget)));
+    }
+    const ArrayD& a = loaded.array;
     ArrayF samples = ArrayF::from(a);
     // The doubles as read stay for the accuracy overlay's reference when they fit its budget.
     std::shared_ptr<const ArrayD> exact;
@@ -239,9 +310,17 @@ DecodedVolume decode_volume(const std::string& path, const std::optional<RawSpec
         8.0 * static_cast<double>(a.size()) <= static_cast<double>(limits.accuracy_budget);
     if (keep) exact = std::make_shared<const ArrayD>(std::move(loaded.array));
     loaded = Loaded{};
-    v = decode_samples(std::move(samples), spacing, path, dtype, float_only);
+    v = decode_samples(std::move(samples), spacing, path, dtype, float_only,
+                       level > 0 && file_integers);
     v.geometry = geometry;
+    v.overview_level = level;
+    v.full_dims = full;
+    v.overview_note = overview_note;
     v.description = describe(v);
+    if (level > 0)
+      v.description += ", overview 1/" + std::to_string(1 << level) + " of " +
+                       std::to_string(full[2]) + " x " + std::to_string(full[1]) + " x " +
+                       std::to_string(full[0]);
     keep_exact(v, std::move(exact), path, limits);
   } catch (const std::bad_alloc&) {
     throw Error(path + ": out of memory while reading the volume");
@@ -314,6 +393,14 @@ VolumeDocument upload_volume(DecodedVolume volume, const VolumeLimits& limits, b
     throw Error(name + ": " + e.what());
   }
   return doc;
+}
+
+int overview_level_for(const std::array<std::size_t, 3>& dims, const VolumeLimits& limits) {
+  for (int level = 0; level < 31; ++level) {
+    if (fits(reduced_dims(dims, level), limits)) return level;
+    if (reduced_dims(dims, level) == std::array<std::size_t, 3>{1, 1, 1}) break;
+  }
+  return -1;
 }
 
 std::string default_volume_path() {

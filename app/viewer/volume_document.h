@@ -80,12 +80,25 @@ struct DecodedVolume {
   WindowLevel default_window;
   // "128 x 128 x 62 voxels (x, y, z), uint8, 2 x 2 x 3 mm, orientation LIP (nrrd space ...)"
   std::string description;
-  double load_ms = 0;  // reading, decoding and the statistics
+  // A file over the texture limits (GL_MAX_3D_TEXTURE_SIZE, limits.texture_budget) is shown as
+  // an overview: its least-squares cubic B-spline reduction (sv::reduce, reflect, pixel-edge
+  // grid: anti-aliased, the volume's outer edges kept) by 2^overview_level along every axis
+  // longer than one voxel, the smallest level that fits; dims, spacing and geometry are the
+  // overview's (each overview voxel placed exactly where the reduction puts it in the patient
+  // frame), full_dims the file's. 0: the file at full resolution (full_dims == dims).
+  int overview_level = 0;
+  std::array<std::size_t, 3> full_dims{1, 1, 1};
+  // One sentence naming the file, the full size and the overview's factor; empty at full
+  // resolution. The mode shows it on the views.
+  std::string overview_note;
+  bool overview_of_integers = false;  // an overview of integer-valued data (its window rule)
+  double load_ms = 0;                 // reading, decoding and the statistics
 };
 
 // Reads a NRRD, NIfTI (.nii, .nii.gz) or .npy volume (sv::load_any), with the geometry the file
 // states (Loaded::geometry); with `raw`, a path without one of those extensions is read as
-// headerless raw data per the spec. Checks the shape (3-D, one channel) and `limits`. No GL.
+// headerless raw data per the spec. Checks the shape (3-D, one channel); a volume over `limits`
+// becomes an overview (DecodedVolume::overview_level). No GL.
 DecodedVolume decode_volume(const std::string& path, const std::optional<RawSpec>& raw,
                             const VolumeLimits& limits);
 // The Marschner-Lobb test signal (sv::marschner_lobb: f_M = 6, alpha = 0.25, values in [0, 1])
@@ -97,8 +110,11 @@ DecodedVolume decode_marschner_lobb(std::size_t n, const VolumeLimits& limits);
 // A volume from samples already in memory (tests, generated data): statistics and checks as
 // for a file; `name` names it in messages. Unoriented (geometry diag(spacing)); a caller may set
 // `geometry` afterwards.
+// overview_of_integers: the samples are an overview of integer-valued data (the default window
+// then comes from the percentiles, as the file's would).
 DecodedVolume decode_samples(ArrayF samples, const glm::dvec3& spacing, const std::string& name,
-                             DType dtype, const VolumeLimits& limits);
+                             DType dtype, const VolumeLimits& limits,
+                             bool overview_of_integers = false);
 
 // The volume on the GPU (the upload step's result).
 struct VolumeDocument {
@@ -128,6 +144,11 @@ struct VolumeDocument {
 // interop's CPU path.
 VolumeDocument upload_volume(DecodedVolume volume, const VolumeLimits& limits,
                              bool allow_cuda = true);
+
+// The overview level a volume of `dims` (z, y, x) needs under `limits`: the smallest k >= 0 such
+// that the reduction by 2^k (round(n / 2^k) voxels per axis longer than one, halves to even, as
+// sv::reduce) fits GL_MAX_3D_TEXTURE_SIZE and the texture budget; -1 when none does.
+int overview_level_for(const std::array<std::size_t, 3>& dims, const VolumeLimits& limits);
 
 // The bundled volume (assets/mri_t1_head.nrrd), looked up like default_image_path(): next to
 // an installed executable, then in the source tree.

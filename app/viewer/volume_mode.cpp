@@ -114,6 +114,7 @@ VolumeMode::VolumeMode(VolumeOptions options) : options_(std::move(options)) {
   accuracy_.heat_map = options_.heat_map;
   accuracy_.reference = options_.reference;
   limits_ = query_volume_limits();
+  if (options_.texture_budget > 0) limits_.texture_budget = options_.texture_budget;
   timers_meaningful_ = gl::timer_queries_meaningful();
   if (options_.path.empty()) {
     open_bundled(0);
@@ -404,6 +405,11 @@ void VolumeMode::panel(const FrameInfo& f) {
   section("Volume");
   ImGui::TextWrapped("%s", v.name.c_str());
   ImGui::TextWrapped("%s", v.description.c_str());
+  if (!v.overview_note.empty()) {
+    ImGui::PushStyleColor(ImGuiCol_Text, IM_COL32(255, 200, 90, 255));
+    ImGui::TextWrapped("%s", v.overview_note.c_str());
+    ImGui::PopStyleColor();
+  }
   if (geometry_.oriented()) {
     ImGui::TextWrapped(
         "shown in patient space (RAS), radiological convention: the patient's left on the "
@@ -647,18 +653,32 @@ void VolumeMode::overlays(const FrameInfo& f, ImDrawList* list) {
     list->PopClipRect();
   }
   if (heat && accuracy_.has_heat_maps()) draw_heat_legend(list, f.area, s, ui);
-  if (!geometry_.oriented()) {
-    // The note that no anatomy is implied, at the bottom centre of the views.
-    const ImVec2 size = ImGui::CalcTextSize(kUnorientedNote);
+  // Persistent notes at the bottom centre of the views, stacked: an overview is never taken
+  // for the full resolution, an unoriented volume never for anatomy.
+  float bottom = 0.0f;  // screen pixels taken from the bottom so far
+  const auto bottom_note = [&](const char* text) {
+    const ImVec2 size = ImGui::CalcTextSize(text);
     const float pad = 5.0f * ui;
     const ImVec2 lo = pt({f.area.x, f.area.y}),
                  hi = pt({f.area.x + f.area.width, f.area.y + f.area.height});
-    const ImVec2 at((lo.x + hi.x - size.x) / 2, hi.y - size.y - 2 * pad - kLabelMargin * ui);
+    const ImVec2 at(std::max(lo.x + pad, (lo.x + hi.x - size.x) / 2),
+                    hi.y - size.y - 2 * pad - kLabelMargin * ui - bottom);
     list->AddRectFilled(ImVec2(at.x - pad, at.y - pad),
                         ImVec2(at.x + size.x + pad, at.y + size.y + pad), IM_COL32(60, 40, 0, 220),
                         3.0f * ui);
-    list->AddText(at, IM_COL32(255, 200, 90, 255), kUnorientedNote);
+    list->AddText(at, IM_COL32(255, 200, 90, 255), text);
+    bottom += size.y + 3 * pad;
+  };
+  const DecodedVolume& vol = doc_->volume;
+  if (vol.overview_level > 0) {
+    char text[160];
+    std::snprintf(text, sizeof text,
+                  "OVERVIEW: 1/%d resolution per axis of %zu x %zu x %zu voxels (too large for "
+                  "the GPU textures)",
+                  1 << vol.overview_level, vol.full_dims[2], vol.full_dims[1], vol.full_dims[0]);
+    bottom_note(text);
   }
+  if (!geometry_.oriented()) bottom_note(kUnorientedNote);
 }
 
 void VolumeMode::draw(const FrameInfo& f) {
@@ -794,6 +814,9 @@ nlohmann::json VolumeMode::report() const {
                    {"prefilter", doc_->prefilter_ms},
                    {"readback", doc_->readback_ms}};
   r["cpu_readout"] = doc_->has_readout() ? "available" : doc_->readout_note;
+  r["overview_level"] = v.overview_level;
+  r["full_dims"] = {v.full_dims[0], v.full_dims[1], v.full_dims[2]};
+  if (!v.overview_note.empty()) r["overview"] = v.overview_note;
   r["accuracy_reference"] = reference_id(accuracy_.reference);
   if (const std::string problem = accuracy_.reference_problem(); !problem.empty())
     r["accuracy_reference_problem"] = problem;

@@ -72,6 +72,9 @@ struct VolumeOptions {
   std::optional<double> level;
   // false: prefilter on the CPU even where CUDA could (the interop's CPU path).
   bool allow_cuda = true;
+  // Bytes of GPU texture memory the volume may take (samples and coefficients); a volume over
+  // it is shown as an overview (DecodedVolume::overview_level). 0: VolumeLimits' default.
+  std::size_t texture_budget = 0;
   bool accuracy = true;         // measure the views against the double reference
   bool heat_map = false;        // show the error heat map over the views
   AccuracyReference reference;  // what the views are measured against (--reference)

@@ -1,8 +1,10 @@
 #!/usr/bin/env python3
 """The volume mode renders the bundled MRI head (or a given volume) in four slice views whose
 content is checked: not blank, the report names the volume's dims and spacing, nearest and
-the prefiltered cubic show the same anatomy (strongly correlated) but differ in detail, and a
-bad file fails with exit status 1, one line, and nothing written.
+the prefiltered cubic show the same anatomy (strongly correlated) but differ in detail, a
+volume over --texture-budget is shown as its overview (the report says so, with the halved
+dims and doubled spacing, and the picture shows the same anatomy), and a bad file fails with
+exit status 1, one line, and nothing written.
 
 usage: test_viewer_volume.py SPLINEVIEW VOLUME OUTDIR
 """
@@ -22,14 +24,14 @@ def fail(msg):
     sys.exit(1)
 
 
-def render(viewer, volume, outdir, method):
-    shot = os.path.join(outdir, "volume_%s.png" % method)
-    report = os.path.join(outdir, "volume_%s.json" % method)
+def render(viewer, volume, outdir, method, extra=(), tag=""):
+    shot = os.path.join(outdir, "volume_%s%s.png" % (method, tag))
+    report = os.path.join(outdir, "volume_%s%s.json" % (method, tag))
     for p in (shot, report):
         if os.path.exists(p):
             os.remove(p)
     r = subprocess.run([viewer, volume, "--mode", "volume", "--method", method, "--size",
-                        "900x600", "--screenshot", shot, "--report", report],
+                        "900x600", "--screenshot", shot, "--report", report] + list(extra),
                        capture_output=True, text=True)
     if r.returncode != 0:
         fail("splineview --mode volume --method %s exited %d: %s" % (method, r.returncode,
@@ -63,6 +65,25 @@ def main():
         fail("nearest and cubic do not show the same anatomy (correlation %.3f)" % corr)
     if (diff > 8).mean() < 0.01:
         fail("the cubic views do not differ from nearest anywhere: the method is not applied")
+    # Over a 2 MiB texture budget (the MRI's textures take 7.8 MiB): the overview at 1/2.
+    over, rep_o = render(viewer, volume, outdir, "precise", ["--texture-budget", "2"], "_overview")
+    if rep_o.get("overview_level") != 1 or rep_o.get("full_dims") != [62, 128, 128]:
+        fail("--texture-budget 2: overview_level %r, full_dims %r (expected 1, [62, 128, 128])"
+             % (rep_o.get("overview_level"), rep_o.get("full_dims")))
+    if rep_o.get("dims_zyx") != [31, 64, 64]:
+        fail("overview dims %r, expected [31, 64, 64]" % rep_o.get("dims_zyx"))
+    if [round(s, 6) for s in rep_o.get("spacing_mm_zyx", [])] != [6.0, 4.0, 4.0]:
+        fail("overview spacing %r, expected [6, 4, 4]" % rep_o.get("spacing_mm_zyx"))
+    if "overview" not in rep_o.get("overview", ""):
+        fail("the report gives no overview note: %r" % rep_o.get("overview"))
+    if rep.get("overview_level") != 0 or "overview" in rep:
+        fail("the full-resolution report claims an overview")
+    c = over[:, panel:, :].mean(axis=2)
+    corr_o = np.corrcoef(b.ravel(), c.ravel())[0, 1]
+    print("overview vs full resolution (precise cubic): correlation %.4f" % corr_o)
+    if corr_o < 0.9:
+        fail("the overview does not show the same anatomy in the same place (correlation %.3f)"
+             % corr_o)
     bad = os.path.join(outdir, "bad.nrrd")
     with open(bad, "wb") as f:
         f.write(b"NRRD0004\ntype: float\ndimension: 3\nsizes: 64 64 64\nendian: little\nencoding: raw\n\n" +

@@ -28,12 +28,14 @@
 #include "slice_geometry.h"
 #include "slice_pass.h"
 #include "splineview/error.h"
+#include "splineview/geometry.h"
 #include "splineview/gl/evaluator.h"
 #include "splineview/gl/gl.h"
 #include "splineview/gl/headless.h"
 #include "splineview/gl/objects.h"
 #include "splineview/io.h"
 #include "splineview/prefilter.h"
+#include "splineview/pyramid.h"
 #include "splineview/sampler.h"
 #include "splineview/synthetic.h"
 #include "volume_document.h"
@@ -1091,6 +1093,100 @@ TEST(VolumeDocument, KeepsTheDoublesForTheOverlayWithinItsBudget) {
   EXPECT_NE(generated.accuracy_note.find("big random"), std::string::npos);
 }
 
+TEST(VolumeDocument, OverTheTextureLimitsItShowsAnExactlyPlacedOverview) {
+  // The bundled MRI at full resolution, then under a texture budget it exceeds and under a
+  // texture side it exceeds: the smallest reduction by 2^k that fits, every overview voxel
+  // where the reduction puts it in the patient frame, the volume's outer edges unmoved, the
+  // values those of the least-squares reduction of the file's values, and a note that says so.
+  const std::string path = default_volume_path();
+  const DecodedVolume full = decode_volume(path, std::nullopt, VolumeLimits{});
+  EXPECT_EQ(full.overview_level, 0);
+  EXPECT_TRUE(full.overview_note.empty());
+  EXPECT_EQ(full.full_dims, full.dims);
+  const std::array<std::size_t, 3> n = full.dims;
+  const double texture_bytes = 8.0 * static_cast<double>(n[0] * n[1] * n[2]);
+
+  VolumeLimits budget;
+  budget.texture_budget = static_cast<std::size_t>(texture_bytes / 3);  // 1/8 fits, 1 does not
+  const DecodedVolume v = decode_volume(path, std::nullopt, budget);
+  ASSERT_EQ(v.overview_level, 1);
+  EXPECT_EQ(overview_level_for(n, budget), 1);
+  EXPECT_EQ(v.full_dims, n);
+  for (std::size_t d = 0; d < 3; ++d)
+    EXPECT_EQ(v.dims[d], static_cast<std::size_t>(std::nearbyint(static_cast<double>(n[d]) / 2.0)))
+        << "axis " << d;
+  EXPECT_EQ(v.samples.dims(), (std::vector<std::size_t>{v.dims[0], v.dims[1], v.dims[2]}));
+  for (const char* word : {"mri_t1_head.nrrd", "overview", "1/2", "texture budget"})
+    EXPECT_NE(v.overview_note.find(word), std::string::npos) << word << ": " << v.overview_note;
+  EXPECT_NE(v.description.find("overview 1/2"), std::string::npos) << v.description;
+  EXPECT_EQ(v.geometry.source, full.geometry.source);
+  EXPECT_EQ(sv::orientation_code(v.geometry), sv::orientation_code(full.geometry));
+
+  // Geometry: the outer corners (index -1/2 and N - 1/2) stay; voxel l of an axis sits at the
+  // file's index x_l = (l + 1/2) N / M - 1/2 (the pixel-edge grid), in mm.
+  const auto world = [](const sv::Geometry& g, double i, double j, double k) {
+    return sv::index_to_world(g, {i, j, k});
+  };
+  const auto near = [](const sv::Vec3& a, const sv::Vec3& b) {
+    return std::fabs(a[0] - b[0]) + std::fabs(a[1] - b[1]) + std::fabs(a[2] - b[2]) < 1e-9;
+  };
+  EXPECT_TRUE(near(world(v.geometry, -0.5, -0.5, -0.5), world(full.geometry, -0.5, -0.5, -0.5)));
+  const auto far_corner = [&](const sv::Geometry& g, const std::array<std::size_t, 3>& dims) {
+    return world(g, static_cast<double>(dims[2]) - 0.5, static_cast<double>(dims[1]) - 0.5,
+                 static_cast<double>(dims[0]) - 0.5);
+  };
+  EXPECT_TRUE(near(far_corner(v.geometry, v.dims), far_corner(full.geometry, n)));
+  const auto fine = [&](std::size_t d, double l) {  // file index of overview index l, axis d
+    return (l + 0.5) * static_cast<double>(n[d]) / static_cast<double>(v.dims[d]) - 0.5;
+  };
+  for (std::size_t l : {std::size_t{0}, std::size_t{5}, v.dims[2] - 1}) {
+    const double i = static_cast<double>(l);
+    EXPECT_TRUE(
+        near(world(v.geometry, i, 3, 2), world(full.geometry, fine(2, i), fine(1, 3), fine(0, 2))))
+        << "x voxel " << l;
+  }
+  // Spacing scales by N / M per axis.
+  for (int d = 0; d < 3; ++d)
+    EXPECT_NEAR(v.spacing[d],
+                full.spacing[d] * static_cast<double>(n[d]) / static_cast<double>(v.dims[d]),
+                1e-12);
+
+  // Values: the reduction of the file's values (sv::reduce, reflect, pixel-edge grid, cubic),
+  // in float; the mean within 1% (the projection keeps the integral).
+  sv::ReduceOptions ro;
+  ro.degree = 3;
+  ro.boundary = sv::Boundary::Reflect;
+  ro.grid = sv::PyramidGrid::Cells;
+  ro.samples = true;
+  const sv::Reduced<double> want = sv::reduce(sv::load_any(path, false).array, {0.5, 0.5, 0.5}, ro);
+  ASSERT_EQ(want.samples.size(), v.samples.size());
+  double worst = 0, mean_v = 0, mean_full = 0;
+  for (std::size_t i = 0; i < want.samples.size(); ++i) {
+    worst = std::max(worst, std::fabs(static_cast<double>(v.samples[i]) - want.samples[i]));
+    mean_v += v.samples[i];
+  }
+  for (float x : full.samples.vec()) mean_full += x;
+  mean_v /= static_cast<double>(v.samples.size());
+  mean_full /= static_cast<double>(full.samples.size());
+  EXPECT_LE(worst, 1e-4 * std::max(1.0, full.max));
+  EXPECT_NEAR(mean_v, mean_full, 0.01 * std::fabs(mean_full));
+
+  // The texture side decides too: the smallest level whose every axis fits.
+  VolumeLimits side;
+  side.max_texture_side = 40;
+  const int level = overview_level_for(n, side);
+  ASSERT_GT(level, 0);
+  const DecodedVolume w = decode_volume(path, std::nullopt, side);
+  EXPECT_EQ(w.overview_level, level);
+  for (std::size_t d = 0; d < 3; ++d) EXPECT_LE(w.dims[d], 40u);
+  bool previous_fits = true;
+  for (std::size_t d = 0; d < 3; ++d)
+    if (std::nearbyint(std::ldexp(static_cast<double>(n[d]), 1 - level)) > 40.0)
+      previous_fits = false;
+  EXPECT_FALSE(previous_fits) << "level " << level << " is not the smallest that fits";
+  EXPECT_NE(w.overview_note.find("largest 3-D texture"), std::string::npos) << w.overview_note;
+}
+
 // ---- the document ----
 
 TEST(VolumeDocument, RefusesBadFilesNamingThem) {
@@ -1131,20 +1227,27 @@ TEST(VolumeDocument, RefusesBadFilesNamingThem) {
   const std::string colour_msg = error_of([&] { decode_volume(colour, std::nullopt, limits); });
   EXPECT_NE(colour_msg.find(colour), std::string::npos) << colour_msg;
   EXPECT_NE(colour_msg.find("channels"), std::string::npos) << colour_msg;
-  // Too large: over the texture budget, and over the largest 3-D texture.
+  // Too large: a file over the texture budget or the largest 3-D texture becomes an overview
+  // (the test above), refused only where not even one voxel fits.
   const std::string fine = dir.file("fine.nrrd");
   sv::save_nrrd(fine, sv::ArrayD::from(random_volume({16, 8, 8}, 3)), sv::DType::F32, false);
   VolumeLimits tight;
-  tight.texture_budget = 1024;
-  const std::string budget_msg = error_of([&] { decode_volume(fine, std::nullopt, tight); });
+  tight.texture_budget = 1024;  // 8 KiB at full resolution, 1 KiB at 1/2
+  const DecodedVolume reduced = decode_volume(fine, std::nullopt, tight);
+  EXPECT_EQ(reduced.overview_level, 1);
+  EXPECT_NE(reduced.overview_note.find("fine.nrrd"), std::string::npos) << reduced.overview_note;
+  VolumeLimits nothing_fits;
+  nothing_fits.texture_budget = 4;  // less than one voxel's two textures
+  const std::string budget_msg = error_of([&] { decode_volume(fine, std::nullopt, nothing_fits); });
   EXPECT_NE(budget_msg.find(fine), std::string::npos) << budget_msg;
   EXPECT_NE(budget_msg.find("8x8x16"), std::string::npos) << budget_msg;
   EXPECT_NE(budget_msg.find("budget"), std::string::npos) << budget_msg;
   VolumeLimits small_side;
   small_side.max_texture_side = 8;
-  const std::string side_msg = error_of([&] { decode_volume(fine, std::nullopt, small_side); });
-  EXPECT_NE(side_msg.find(fine), std::string::npos) << side_msg;
-  EXPECT_NE(side_msg.find("GL_MAX_3D_TEXTURE_SIZE"), std::string::npos) << side_msg;
+  const DecodedVolume narrow = decode_volume(fine, std::nullopt, small_side);
+  EXPECT_EQ(narrow.overview_level, 1);
+  EXPECT_NE(narrow.overview_note.find("largest 3-D texture"), std::string::npos)
+      << narrow.overview_note;
   // The real limit of this context refuses a volume one voxel longer than it allows.
   const VolumeLimits real = query_volume_limits();
   ASSERT_GT(real.max_texture_side, 0);
