@@ -3,17 +3,21 @@
 #include "commands.h"
 
 #include <algorithm>
+#include <atomic>
 #include <cctype>
 #include <chrono>
 #include <cmath>
 #include <cstdio>
+#include <exception>
 #include <fstream>
 #include <functional>
 #include <iostream>
 #include <limits>
 #include <memory>
+#include <mutex>
 #include <numeric>
 #include <optional>
+#include <thread>
 #include <type_traits>
 #include <utility>
 #include <vector>
@@ -795,22 +799,46 @@ std::optional<sv::MappedVolume> map_input(const std::string& path, bool channels
   return std::nullopt;
 }
 
-// The mapped IN as float32 in `out` (C order, in.size() floats), a slab of slices at a time;
-// returns its non-finite values (counted as the loader's doubles). No progress lines: a
-// refusal after it must still be the only line on stderr.
-sv::NonFinite convert_mapped(const sv::MappedVolume& in, float* out) {
+// The mapped IN as float32 in `out` (C order, in.size() floats), a slab of slices at a time on
+// up to `threads` threads (0: every hardware thread, at most 16; each takes the next slab);
+// returns its non-finite values (counted as the loader's doubles; the first in file order). No
+// progress lines: a refusal after it must still be the only line on stderr.
+sv::NonFinite convert_mapped(const sv::MappedVolume& in, float* out, unsigned threads) {
   const std::size_t per = in.slice_values(), slices = in.slices();
   const std::size_t slab = std::max<std::size_t>(1, kSlabValues / per);
+  const std::size_t slabs = (slices + slab - 1) / slab;
+  std::vector<sv::NonFinite> found(slabs);
+  std::atomic<std::size_t> next{0};
+  std::exception_ptr error;
+  std::mutex error_lock;
+  const auto work = [&] {
+    try {
+      for (std::size_t s = next++; s < slabs; s = next++) {
+        const std::size_t first = s * slab, n = std::min(slab, slices - first);
+        found[s] = in.read_slices(first, n, out + first * per);
+        in.release_slices(first, n);
+      }
+    } catch (...) {
+      const std::lock_guard<std::mutex> lock(error_lock);
+      if (!error) error = std::current_exception();
+      next = slabs;  // the others stop at their next slab
+    }
+  };
+  unsigned t = threads ? threads : std::max(1u, std::thread::hardware_concurrency());
+  t = static_cast<unsigned>(std::min<std::size_t>({t, 16, slabs}));
+  std::vector<std::thread> pool;
+  for (unsigned k = 1; k < t; ++k) pool.emplace_back(work);
+  work();
+  for (std::thread& th : pool) th.join();
+  if (error) std::rethrow_exception(error);
   sv::NonFinite total;
-  for (std::size_t first = 0; first < slices; first += slab) {
-    const std::size_t n = std::min(slab, slices - first);
-    const sv::NonFinite nf = in.read_slices(first, n, out + first * per);
+  for (std::size_t s = 0; s < slabs; ++s) {
+    const sv::NonFinite& nf = found[s];
     if (nf.count > 0 && total.count == 0) {
-      total.first = first * per + nf.first;
+      total.first = s * slab * per + nf.first;
       total.first_value = nf.first_value;
     }
     total.count += nf.count;
-    in.release_slices(first, n);
   }
   return total;
 }
@@ -857,8 +885,8 @@ void prefilter_mapped(const PrefilterArgs& args, const Backend& backend,
   sv::MappedOutput out = sv::create_mapped_output(args.out, in.dims(), in.channels(),
                                                   in.channel_axis(), in.geometry());
   const Stopwatch convert_clock;
-  refuse_nonfinite(convert_mapped(in, out.data()), in.dims(), in.channels(), in.channel_axis(),
-                   args.in, args.common);
+  refuse_nonfinite(convert_mapped(in, out.data(), args.common.threads), in.dims(), in.channels(),
+                   in.channel_axis(), args.in, args.common);
   const double convert_seconds = convert_clock.seconds();
   const Stopwatch clock;
   const sv::cuda::OutOfCoreStats st = sv::cuda::prefilter_out_of_core(
@@ -1129,7 +1157,7 @@ void resample_mapped(const ResampleArgs& args, const Backend& backend,
     nf = sv::scan_nonfinite(samples, in.size());
   } else {
     work = sv::create_mapped_scratch(args.out, in.dims(), 1);
-    nf = convert_mapped(in, work->data());
+    nf = convert_mapped(in, work->data(), args.common.threads);
     samples = work->data();
   }
   refuse_nonfinite(nf, in.dims(), 1, in.channel_axis(), args.in, args.common);

@@ -742,6 +742,15 @@ class OutOfCoreMapped(DeviceBase):
                               "--out-of-core"], w.path(out), ["nan.npy", "NaN at [3, 4, 5]"])
             self.check_fails(["resample", nan, w.path(out), "--zoom", 2, "--backend", "cuda",
                               "--out-of-core"], w.path(out), ["nan.npy", "NaN at [3, 4, 5]"])
+        # Several slabs converted on several threads: the first non-finite value in file order
+        # is the one named, whichever thread found which.
+        two = np.ones((60, 400, 400))
+        two[55, 1, 2] = np.inf
+        two[3, 4, 5] = np.nan
+        two_path = w.save("two.npy", two)
+        self.check_fails(["prefilter", two_path, w.path("o.npy"), "--backend", "cuda",
+                          "--out-of-core", "--threads", 4], w.path("o.npy"),
+                         ["two.npy", "NaN at [3, 4, 5]"])
         rgb = w.write_bytes("rgb.nrrd", b"NRRD0004\ntype: float\ndimension: 3\nsizes: 3 5 4\n"
                             b"kinds: RGB-color domain domain\nendian: little\nencoding: raw\n\n" +
                             np.zeros(60, "<f4").tobytes())
