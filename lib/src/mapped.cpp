@@ -9,13 +9,18 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <csetjmp>
+#include <csignal>
+
 #include <algorithm>
 #include <cerrno>
 #include <cstdint>
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
+#include <mutex>
 #include <system_error>
+#include <vector>
 
 #include "io_common.h"
 #include "io_layout.h"
@@ -39,6 +44,49 @@ std::string errno_text(int e) {
 
 bool ends_with(const std::string& s, const std::string& tail) {
   return s.size() >= tail.size() && s.compare(s.size() - tail.size(), tail.size(), tail) == 0;
+}
+
+// Reads from the map are copies guarded against SIGBUS: a file that another process truncates
+// while it is mapped makes the pages beyond its new end fault. The handler, installed on the
+// first guarded copy, jumps back out of the copy of this thread when one is running (a memcpy:
+// nothing to unwind) and otherwise hands the signal to the previous disposition.
+thread_local sigjmp_buf* t_bus_jump = nullptr;
+struct sigaction g_previous_bus;
+
+void on_sigbus(int sig, siginfo_t* info, void* context) {
+  if (t_bus_jump) siglongjmp(*t_bus_jump, 1);
+  if ((g_previous_bus.sa_flags & SA_SIGINFO) && g_previous_bus.sa_sigaction) {
+    g_previous_bus.sa_sigaction(sig, info, context);
+    return;
+  }
+  if (g_previous_bus.sa_handler != SIG_DFL && g_previous_bus.sa_handler != SIG_IGN) {
+    g_previous_bus.sa_handler(sig);
+    return;
+  }
+  ::signal(sig, SIG_DFL);
+  ::raise(sig);
+}
+
+// Copies `bytes` from the map; false when a page of it is gone (the file shrank).
+bool copy_from_map(void* dst, const void* src, std::size_t bytes) {
+  static std::once_flag installed;
+  std::call_once(installed, [] {
+    struct sigaction sa {};
+    sa.sa_sigaction = on_sigbus;
+    sigemptyset(&sa.sa_mask);
+    sa.sa_flags = SA_SIGINFO;
+    ::sigaction(SIGBUS, &sa, &g_previous_bus);
+  });
+  sigjmp_buf env;
+  sigjmp_buf* const saved = t_bus_jump;
+  if (sigsetjmp(env, 1) != 0) {
+    t_bus_jump = saved;
+    return false;
+  }
+  t_bus_jump = &env;
+  std::memcpy(dst, src, bytes);
+  t_bus_jump = saved;
+  return true;
 }
 
 std::size_t page_size() {
@@ -94,11 +142,30 @@ struct MappedVolume::Impl {
                                     " is not exactly representable as a double");
   }
 
-  // n values from C-order value `first` on (C-order files only), scaled as the loader scales.
+  // The file shrank under the map (another process truncated it): one sentence.
+  [[noreturn]] void fail_shrunk() const {
+    throw Error(printable(path, std::string::npos) +
+                ": the file became shorter while it was being read (changed by another "
+                "process?); its data are incomplete");
+  }
+
+  // `bytes` raw bytes of the map at byte offset `at` from the first sample into dst.
+  void copy_raw(void* dst, std::size_t at, std::size_t bytes) const {
+    if (!copy_from_map(dst, data + at, bytes)) fail_shrunk();
+  }
+
+  // n values from C-order value `first` on (C-order files only), scaled as the loader scales:
+  // raw bytes copied out of the map (guarded) a block at a time, then decoded.
   void decode(std::size_t first, std::size_t n, double* out) const {
-    const std::optional<io::InexactValue> bad = io::decode_values_checked(
-        data + first * value_size, n, layout.scalar, layout.big_endian, out);
-    if (bad) fail_inexact(first + bad->index, bad->value);
+    constexpr std::size_t kBlock = std::size_t{1} << 16;
+    std::vector<unsigned char> raw(std::min(kBlock, n) * value_size);
+    for (std::size_t i = 0; i < n; i += kBlock) {
+      const std::size_t k = std::min(kBlock, n - i);
+      copy_raw(raw.data(), (first + i) * value_size, k * value_size);
+      const std::optional<io::InexactValue> bad =
+          io::decode_values_checked(raw.data(), k, layout.scalar, layout.big_endian, out + i);
+      if (bad) fail_inexact(first + i + bad->index, bad->value);
+    }
     scale(out, n);
   }
 
@@ -122,12 +189,14 @@ struct MappedVolume::Impl {
       s *= shape[k];
     }
     std::vector<double> run(count);
+    std::vector<unsigned char> raw(count * value_size);
     std::size_t base = 0;  // Fortran offset of (0, index[1..])
     std::size_t first_bad = SIZE_MAX;
     std::string bad_value;
     for (std::size_t j = 0; j < slice_values; ++j) {
+      copy_raw(raw.data(), (base + first) * value_size, count * value_size);
       const std::optional<io::InexactValue> bad = io::decode_values_checked(
-          data + (base + first) * value_size, count, layout.scalar, layout.big_endian, run.data());
+          raw.data(), count, layout.scalar, layout.big_endian, run.data());
       if (bad && (first + bad->index) * slice_values + j < first_bad) {
         first_bad = (first + bad->index) * slice_values + j;
         bad_value = bad->value;
@@ -257,8 +326,8 @@ NonFinite MappedVolume::read_slices(std::size_t first, std::size_t count, float*
   m.check_range(first, count);
   const std::size_t begin = first * m.slice_values, n = count * m.slice_values;
   NonFinite nf;
-  if (const float* f = native_f32()) {
-    std::memcpy(out, f + begin, n * sizeof(float));
+  if (native_f32()) {
+    m.copy_raw(out, begin * sizeof(float), n * sizeof(float));
     return scan_nonfinite(out, n);  // float -> double is exact
   }
   if (m.layout.fortran_order) {
