@@ -264,6 +264,7 @@ DecodedVolume decode_volume(const std::string& path, const std::optional<RawSpec
     check_geometry(geometry, 3, path);
     std::string overview_note;
     bool file_integers = true;
+    std::array<double, 3> overview_origin{0, 0, 0}, overview_step{1, 1, 1};
     if (level > 0) {
       // The overview: the least-squares projection of the volume's cubic spline onto the spline
       // space of 2^level times the spacing (anti-aliased), its samples at the coarse grid
@@ -287,6 +288,10 @@ DecodedVolume decode_volume(const std::string& path, const std::optional<RawSpec
       const Vec3 scale{r.axes[2].spacing, r.axes[1].spacing, r.axes[0].spacing};
       const Vec3 offset{r.axes[2].origin, r.axes[1].origin, r.axes[0].origin};
       geometry = geometry_resampled(geometry, scale, offset);
+      for (std::size_t d = 0; d < 3; ++d) {
+        overview_origin[d] = r.axes[d].origin;
+        overview_step[d] = r.axes[d].spacing;
+      }
       for (int d = 0; d < 3; ++d) spacing[d] *= r.axes[static_cast<std::size_t>(d)].spacing;
       loaded.array = std::move(r.samples);
       const std::string name_only = std::filesystem::path(path).filename().string();
@@ -316,6 +321,8 @@ DecodedVolume decode_volume(const std::string& path, const std::optional<RawSpec
     v.overview_level = level;
     v.full_dims = full;
     v.overview_note = overview_note;
+    v.overview_origin = overview_origin;
+    v.overview_step = overview_step;
     v.description = describe(v);
     if (level > 0)
       v.description += ", overview 1/" + std::to_string(1 << level) + " of " +

@@ -88,6 +88,14 @@ struct DecodedVolume {
   // frame), full_dims the file's. 0: the file at full resolution (full_dims == dims).
   int overview_level = 0;
   std::array<std::size_t, 3> full_dims{1, 1, 1};
+  // The file's index of overview index q per axis (z, y, x): overview_origin + overview_step q
+  // (0 and 1 at full resolution).
+  std::array<double, 3> overview_origin{0, 0, 0}, overview_step{1, 1, 1};
+  std::array<double, 3> file_index(const std::array<double, 3>& q) const {
+    return {overview_origin[0] + overview_step[0] * q[0],
+            overview_origin[1] + overview_step[1] * q[1],
+            overview_origin[2] + overview_step[2] * q[2]};
+  }
   // One sentence naming the file, the full size and the overview's factor; empty at full
   // resolution. The mode shows it on the views.
   std::string overview_note;

@@ -521,18 +521,29 @@ void VolumeMode::readout_panel() {
   } else {
     ImGui::Text("mm (no orientation) %.1f, %.1f, %.1f", world[0], world[1], world[2]);
   }
-  ImGui::Text("voxel (i, j, k) %.2f, %.2f, %.2f", pos[2], pos[1], pos[0]);
+  const DecodedVolume& v = doc_->volume;
+  const bool overview = v.overview_level > 0;
+  if (overview) {
+    // Indices of the file, not of the overview's grid, so that they mean what they say.
+    const std::array<double, 3> fi = v.file_index({pos[0], pos[1], pos[2]});
+    ImGui::Text("file voxel (i, j, k) %.2f, %.2f, %.2f", fi[2], fi[1], fi[0]);
+    ImGui::TextDisabled("overview voxel (i, j, k) %.2f, %.2f, %.2f", pos[2], pos[1], pos[0]);
+  } else {
+    ImGui::Text("voxel (i, j, k) %.2f, %.2f, %.2f", pos[2], pos[1], pos[0]);
+  }
   if (!inside_volume(pos, geometry_.dims())) {
     ImGui::TextDisabled("outside the volume");
     return;
   }
   const std::array<std::size_t, 3> at = nearest_voxel(pos, geometry_.dims());
-  const DecodedVolume& v = doc_->volume;
-  ImGui::Text("nearest voxel: array [z, y, x] [%zu, %zu, %zu]", at[0], at[1], at[2]);
+  ImGui::Text("nearest %svoxel: array [z, y, x] [%zu, %zu, %zu]", overview ? "overview " : "",
+              at[0], at[1], at[2]);
+  // An overview holds no raw values of the file: its samples are the reduction's.
+  const char* what = overview ? "overview value" : "raw value";
   if (v.exact) {
-    ImGui::Text("raw value %.6g", v.exact->at3(at[0], at[1], at[2]));
+    ImGui::Text("%s %.6g", what, v.exact->at3(at[0], at[1], at[2]));
   } else if (!v.samples.empty()) {
-    ImGui::Text("raw value %.6g", static_cast<double>(v.samples.at3(at[0], at[1], at[2])));
+    ImGui::Text("%s %.6g", what, static_cast<double>(v.samples.at3(at[0], at[1], at[2])));
   }
   if (!doc_->has_readout()) {
     ImGui::TextWrapped("%s", doc_->readout_note.c_str());
@@ -751,6 +762,11 @@ nlohmann::json VolumeMode::report() const {
   const glm::dvec3 c = geometry_.crosshair(), cw = geometry_.crosshair_world();
   r["crosshair"] = {
       {"voxel_zyx", {c[0], c[1], c[2]}}, {"ijk", {c[2], c[1], c[0]}}, {"world_ras", vec_json(cw)}};
+  if (doc_->volume.overview_level > 0) {
+    // voxel_zyx and ijk are the overview's; the file's index of the same point:
+    const std::array<double, 3> fi = doc_->volume.file_index({c[0], c[1], c[2]});
+    r["crosshair"]["file_voxel_zyx"] = {fi[0], fi[1], fi[2]};
+  }
   r["oblique_deg"] = {{"tilt", geometry_.oblique_tilt() * 180.0 / kPi},
                       {"turn", geometry_.oblique_turn() * 180.0 / kPi}};
   r["window"] = window_level_.window;

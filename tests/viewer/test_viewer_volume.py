@@ -78,6 +78,12 @@ def main():
         fail("the report gives no overview note: %r" % rep_o.get("overview"))
     if rep.get("overview_level") != 0 or "overview" in rep:
         fail("the full-resolution report claims an overview")
+    # The crosshair in the file's voxels: the overview's index mapped back lands on the same
+    # point (the crosshair starts at the volume's centre in both).
+    fv = rep_o.get("crosshair", {}).get("file_voxel_zyx")
+    full_c = rep.get("crosshair", {}).get("voxel_zyx")
+    if fv is None or full_c is None or max(abs(a - b) for a, b in zip(fv, full_c)) > 0.51:
+        fail("overview crosshair in file voxels %r, full-resolution crosshair %r" % (fv, full_c))
     c = over[:, panel:, :].mean(axis=2)
     corr_o = np.corrcoef(b.ravel(), c.ravel())[0, 1]
     print("overview vs full resolution (precise cubic): correlation %.4f" % corr_o)

@@ -1145,6 +1145,12 @@ TEST(VolumeDocument, OverTheTextureLimitsItShowsAnExactlyPlacedOverview) {
         near(world(v.geometry, i, 3, 2), world(full.geometry, fine(2, i), fine(1, 3), fine(0, 2))))
         << "x voxel " << l;
   }
+  // The file index of an overview index (the readout's "file voxel"): the same positions.
+  for (std::size_t d = 0; d < 3; ++d) {
+    std::array<double, 3> q{0, 0, 0};
+    q[d] = 7;
+    EXPECT_NEAR(v.file_index(q)[d], fine(d, 7), 1e-12) << "axis " << d;
+  }
   // Spacing scales by N / M per axis.
   for (int d = 0; d < 3; ++d)
     EXPECT_NEAR(v.spacing[d],
