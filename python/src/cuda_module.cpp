@@ -149,6 +149,19 @@ void sample_affine(std::uintptr_t coefficients, const std::string& dtype, const 
   });
 }
 
+// The figures of an out-of-core pass, as the Python functions return them.
+py::dict stats_dict(const sv::cuda::OutOfCoreStats& st) {
+  py::dict d;
+  d["slabs"] = st.slabs;
+  d["slab_slices"] = st.slab_slices;
+  d["halo"] = st.halo;
+  d["device_bytes"] = st.device_bytes;
+  d["seconds"] = st.seconds;
+  d["bytes_up"] = st.bytes_up;
+  d["bytes_down"] = st.bytes_down;
+  return d;
+}
+
 // In place on a C-contiguous float32 host array (NumPy, np.memmap of a file): the out-of-core
 // prefilter (cuda_out_of_core.h). Returns its figures.
 py::dict prefilter_out_of_core(std::uintptr_t data, const Dims& dims, std::size_t channels,
@@ -166,15 +179,7 @@ py::dict prefilter_out_of_core(std::uintptr_t data, const Dims& dims, std::size_
     st = sv::cuda::prefilter_out_of_core(reinterpret_cast<float*>(data),
                                          sv::cuda::Layout{dims, channels}, cfg);
   }
-  py::dict d;
-  d["slabs"] = st.slabs;
-  d["slab_slices"] = st.slab_slices;
-  d["halo"] = st.halo;
-  d["device_bytes"] = st.device_bytes;
-  d["seconds"] = st.seconds;
-  d["bytes_up"] = st.bytes_up;
-  d["bytes_down"] = st.bytes_down;
-  return d;
+  return stats_dict(st);
 }
 
 // zoom of a C-contiguous float32 host array (NumPy, np.memmap) into another, in output slabs
@@ -218,14 +223,7 @@ py::dict zoom_out_of_core(std::uintptr_t in, const Dims& in_dims, std::uintptr_t
       st = sv::cuda::resample_out_of_core(src, layout, tables, dst, cfg);
     }
   }
-  py::dict d;
-  d["slabs"] = st.slabs;
-  d["slab_slices"] = st.slab_slices;
-  d["halo"] = st.halo;
-  d["device_bytes"] = st.device_bytes;
-  d["seconds"] = st.seconds;
-  d["bytes_up"] = st.bytes_up;
-  d["bytes_down"] = st.bytes_down;
+  py::dict d = stats_dict(st);
   d["lock_seconds"] = lock_seconds;
   return d;
 }

@@ -13,6 +13,7 @@
 #include <string>
 #include <vector>
 
+#include "require_cuda.h"
 #include "splineview/cuda_memory.h"
 #include "splineview/cuda_out_of_core.h"
 #include "splineview/cuda_prefilter.h"
@@ -25,12 +26,6 @@ namespace {
 
 using sv::Boundary;
 namespace cu = sv::cuda;
-
-#define REQUIRE_CUDA()                                                     \
-  do {                                                                     \
-    std::string why_;                                                      \
-    if (!cu::available(&why_)) GTEST_SKIP() << "no CUDA device: " << why_; \
-  } while (0)
 
 TEST(OutOfCore, SlabsEqualTheWholeArrayWithinTheBound) {
   REQUIRE_CUDA();

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "../core/test_util.h"
+#include "require_cuda.h"
 #include "splineview/bspline.h"
 #include "splineview/cuda_prefilter.h"
 #include "splineview/prefilter.h"
@@ -22,12 +23,6 @@ using sv::ArrayD;
 using sv::ArrayF;
 using sv::Boundary;
 namespace cu = sv::cuda;
-
-#define REQUIRE_CUDA()                                                     \
-  do {                                                                     \
-    std::string why_;                                                      \
-    if (!cu::available(&why_)) GTEST_SKIP() << "no CUDA device: " << why_; \
-  } while (0)
 
 constexpr double kFloatEps = std::numeric_limits<float>::epsilon();
 

@@ -19,6 +19,7 @@
 #include <vector>
 
 #include "../core/test_util.h"
+#include "require_cuda.h"
 #include "splineview/cuda_prefilter.h"
 #include "splineview/cuda_upscale.h"
 #include "splineview/prefilter.h"
@@ -36,12 +37,6 @@ using sv::ArrayF;
 using sv::Boundary;
 namespace cu = sv::cuda;
 using cu::UpscaleMethod;
-
-#define REQUIRE_CUDA()                                                     \
-  do {                                                                     \
-    std::string why_;                                                      \
-    if (!cu::available(&why_)) GTEST_SKIP() << "no CUDA device: " << why_; \
-  } while (0)
 
 constexpr double kFloatEps = std::numeric_limits<float>::epsilon();
 constexpr std::size_t kGuard = 1024;  // poisoned floats / bytes before and after each output

@@ -1,11 +1,13 @@
 // A GoogleTest fixture with a fresh temporary directory per test, removed afterwards (the I/O
-// suites write real files).
+// suites write real files), and the whole-file byte helpers the suites share.
 #pragma once
 
 #include <gtest/gtest.h>
 #include <unistd.h>
 
 #include <filesystem>
+#include <fstream>
+#include <iterator>
 #include <string>
 
 namespace svtest {
@@ -29,5 +31,18 @@ class TempDirTest : public ::testing::Test {
 
   std::filesystem::path dir_;
 };
+
+// The whole file as bytes ("" when it cannot be read).
+inline std::string read_bytes(const std::string& p) {
+  std::ifstream f(p, std::ios::binary);
+  return std::string(std::istreambuf_iterator<char>(f), std::istreambuf_iterator<char>());
+}
+
+// Replaces the file with `bytes`; a failed write fails the test.
+inline void write_bytes(const std::string& p, const std::string& bytes) {
+  std::ofstream f(p, std::ios::binary | std::ios::trunc);
+  f.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
+  ASSERT_TRUE(f.good()) << p;
+}
 
 }  // namespace svtest

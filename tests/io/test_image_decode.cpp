@@ -32,21 +32,13 @@
 
 namespace {
 
+using svtest::read_bytes;
+using svtest::write_bytes;
+
 using sv::ArrayD;
 using sv::DType;
 
 class ImageDecodeTest : public svtest::TempDirTest {};
-
-std::string read_bytes(const std::string& p) {
-  std::ifstream f(p, std::ios::binary);
-  return std::string(std::istreambuf_iterator<char>(f), std::istreambuf_iterator<char>());
-}
-
-void write_bytes(const std::string& p, const std::string& bytes) {
-  std::ofstream f(p, std::ios::binary);
-  f.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
-  ASSERT_TRUE(f.good()) << p;
-}
 
 // Loads `path` expecting sv::Error; returns its message (empty when none was thrown). Also
 // checks the message starts with the path, is one line, and nothing reached stderr/stdout.

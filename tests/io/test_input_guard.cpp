@@ -32,13 +32,9 @@
 
 namespace {
 
-class InputGuardTest : public svtest::TempDirTest {};
+using svtest::write_bytes;
 
-void write_bytes(const std::string& p, const std::string& bytes) {
-  std::ofstream f(p, std::ios::binary | std::ios::trunc);
-  f.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
-  ASSERT_TRUE(f.good()) << p;
-}
+class InputGuardTest : public svtest::TempDirTest {};
 
 // The message of the sv::Error that fn throws ("" and a test failure when none is thrown).
 std::string error_of(const std::function<void()>& fn) {

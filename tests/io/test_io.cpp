@@ -31,6 +31,9 @@ namespace fs = std::filesystem;
 
 namespace {
 
+using svtest::read_bytes;
+using svtest::write_bytes;
+
 using sv::ArrayD;
 using sv::DType;
 
@@ -44,17 +47,6 @@ class IoTest : public svtest::TempDirTest {
     return names;
   }
 };
-
-std::string read_bytes(const std::string& p) {
-  std::ifstream f(p, std::ios::binary);
-  return std::string(std::istreambuf_iterator<char>(f), std::istreambuf_iterator<char>());
-}
-
-void write_bytes(const std::string& p, const std::string& bytes) {
-  std::ofstream f(p, std::ios::binary);
-  f.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
-  ASSERT_TRUE(f.good()) << p;
-}
 
 // Runs fn, expects sv::Error whose message starts with "<path>: " and contains `needle`.
 void expect_error(const std::function<void()>& fn, const std::string& path,

@@ -32,6 +32,9 @@
 
 namespace {
 
+using svtest::read_bytes;
+using svtest::write_bytes;
+
 using sv::ArrayD;
 using sv::DType;
 
@@ -46,17 +49,6 @@ class Mapped : public svtest::TempDirTest {
     return names;
   }
 };
-
-std::string read_bytes(const std::string& p) {
-  std::ifstream f(p, std::ios::binary);
-  return std::string(std::istreambuf_iterator<char>(f), std::istreambuf_iterator<char>());
-}
-
-void write_bytes(const std::string& p, const std::string& bytes) {
-  std::ofstream f(p, std::ios::binary);
-  f.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
-  ASSERT_TRUE(f.good()) << p;
-}
 
 // `size` bytes of `v` (its low bytes), little or big endian.
 std::string bytes_of(std::uint64_t v, std::size_t size, bool big_endian) {

@@ -21,6 +21,9 @@
 
 namespace {
 
+using svtest::read_bytes;
+using svtest::write_bytes;
+
 using sv::ArrayD;
 using sv::DType;
 
@@ -30,17 +33,6 @@ constexpr double kInf = std::numeric_limits<double>::infinity();
 constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
 constexpr double kTwo53 = 9007199254740992.0;
 constexpr double kTwo63 = 9223372036854775808.0;
-
-std::string read_bytes(const std::string& p) {
-  std::ifstream f(p, std::ios::binary);
-  return std::string(std::istreambuf_iterator<char>(f), std::istreambuf_iterator<char>());
-}
-
-void write_bytes(const std::string& p, const std::string& bytes) {
-  std::ofstream f(p, std::ios::binary);
-  f.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
-  ASSERT_TRUE(f.good()) << p;
-}
 
 // A version 1.0 .npy file: the dict, padded as numpy does, then `data`.
 std::string npy_file(const std::string& descr, bool fortran, const std::string& shape,

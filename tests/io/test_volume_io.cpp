@@ -30,21 +30,13 @@ namespace fs = std::filesystem;
 
 namespace {
 
+using svtest::read_bytes;
+using svtest::write_bytes;
+
 using sv::ArrayD;
 using sv::DType;
 
 class IoVolumeTest : public svtest::TempDirTest {};
-
-void write_bytes(const std::string& p, const std::string& bytes) {
-  std::ofstream f(p, std::ios::binary | std::ios::trunc);
-  f.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
-  ASSERT_TRUE(f.good()) << p;
-}
-
-std::string read_bytes(const std::string& p) {
-  std::ifstream f(p, std::ios::binary);
-  return std::string(std::istreambuf_iterator<char>(f), std::istreambuf_iterator<char>());
-}
 
 void write_gz(const std::string& p, const std::string& bytes) {
   gzFile f = gzopen(p.c_str(), "wb");
