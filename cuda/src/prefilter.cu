@@ -1090,14 +1090,10 @@ bool prefilter_fusable(const Layout& layout, const PrefilterConfig& cfg) {
   return plan_fused(reinterpret_cast<float*>(std::uintptr_t{256}), layout, cfg, poles).ok;
 }
 
-void prefilter_fused_xy(float* data, const Layout& layout, const PrefilterConfig& cfg) {
-  check_config(layout, cfg, "CUDA prefilter");
-  const Poles poles = bspline_poles(cfg.degree);
-  FusedPlan f = plan_fused(data, layout, cfg, poles);
-  if (!f.ok)
-    throw Error(
-        "CUDA prefilter: the fused y/x pass does not apply to this layout (see "
-        "prefilter_fusable)");
+namespace {
+
+// Launches the fused pass that plan_fused() planned (f.ok; its passes hold the array).
+void run_fused(const Layout& layout, FusedPlan& f, int npoles) {
   Fused F{};
   F.planes = static_cast<long long>(layout.dims[0]);
   F.rows_per_plane = static_cast<int>(layout.dims[1]);
@@ -1115,7 +1111,7 @@ void prefilter_fused_xy(float* data, const Layout& layout, const PrefilterConfig
   F.ticket = static_cast<unsigned long long*>(p);
   F.done = reinterpret_cast<int*>(static_cast<char*>(p) + sizeof(unsigned long long));
   const long long blocks = std::min<long long>(f.blocks, F.total);
-  void* kernel = fused_kernel(f.x.C, poles.count);
+  void* kernel = fused_kernel(f.x.C, npoles);
   void* args[] = {&f.x.P, &f.y.P, &F};
   check(cudaLaunchKernel(kernel, dim3(static_cast<unsigned>(blocks)), dim3(kThreads), args, f.shmem,
                          0),
@@ -1123,6 +1119,19 @@ void prefilter_fused_xy(float* data, const Layout& layout, const PrefilterConfig
   check_launch("CUDA prefilter (fused y/x pass)");
   check(cudaFreeAsync(p, 0), "CUDA prefilter: freeing the fused pass's counters");
   detail::note_free(bytes);
+}
+
+}  // namespace
+
+void prefilter_fused_xy(float* data, const Layout& layout, const PrefilterConfig& cfg) {
+  check_config(layout, cfg, "CUDA prefilter");
+  const Poles poles = bspline_poles(cfg.degree);
+  FusedPlan f = plan_fused(data, layout, cfg, poles);
+  if (!f.ok)
+    throw Error(
+        "CUDA prefilter: the fused y/x pass does not apply to this layout (see "
+        "prefilter_fusable)");
+  run_fused(layout, f, poles.count);
 }
 
 std::vector<bool> prefilter_out_of_place(const Layout& layout, const PrefilterConfig& cfg) {
@@ -1134,12 +1143,15 @@ std::vector<bool> prefilter_out_of_place(const Layout& layout, const PrefilterCo
 
 void prefilter(float* data, const Layout& layout, const PrefilterConfig& cfg) {
   check_config(layout, cfg, "CUDA prefilter");
-  if (cfg.kernel == PrefilterKernel::Tiled && cfg.fuse && layout.rank() == 3 &&
-      plan_fused(data, layout, cfg, bspline_poles(cfg.degree)).ok) {
-    // y and x in one pass, then z in place (whole lines: no scratch; chunked: side buffer).
-    prefilter_fused_xy(data, layout, cfg);
-    prefilter_axis(data, layout, 0, cfg);
-    return;
+  if (cfg.kernel == PrefilterKernel::Tiled && cfg.fuse && layout.rank() == 3) {
+    const Poles poles = bspline_poles(cfg.degree);
+    FusedPlan f = plan_fused(data, layout, cfg, poles);
+    if (f.ok) {
+      // y and x in one pass, then z in place (whole lines: no scratch; chunked: side buffer).
+      run_fused(layout, f, poles.count);
+      prefilter_axis(data, layout, 0, cfg);
+      return;
+    }
   }
   const std::vector<bool> plan = plan_ping_pong(layout, cfg);
   if (plan.empty()) {
