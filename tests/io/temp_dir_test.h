@@ -32,6 +32,10 @@ class TempDirTest : public ::testing::Test {
   std::filesystem::path dir_;
 };
 
+// Whole-file byte helpers of the I/O suites (their own namespace: the video suites' helpers of
+// the same name return std::vector<char>).
+namespace io {
+
 // The whole file as bytes ("" when it cannot be read).
 inline std::string read_bytes(const std::string& p) {
   std::ifstream f(p, std::ios::binary);
@@ -44,5 +48,7 @@ inline void write_bytes(const std::string& p, const std::string& bytes) {
   f.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
   ASSERT_TRUE(f.good()) << p;
 }
+
+}  // namespace io
 
 }  // namespace svtest

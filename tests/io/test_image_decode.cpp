@@ -32,8 +32,8 @@
 
 namespace {
 
-using svtest::read_bytes;
-using svtest::write_bytes;
+using svtest::io::read_bytes;
+using svtest::io::write_bytes;
 
 using sv::ArrayD;
 using sv::DType;

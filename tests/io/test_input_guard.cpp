@@ -32,7 +32,7 @@
 
 namespace {
 
-using svtest::write_bytes;
+using svtest::io::write_bytes;
 
 class InputGuardTest : public svtest::TempDirTest {};
 

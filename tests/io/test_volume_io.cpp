@@ -30,8 +30,8 @@ namespace fs = std::filesystem;
 
 namespace {
 
-using svtest::read_bytes;
-using svtest::write_bytes;
+using svtest::io::read_bytes;
+using svtest::io::write_bytes;
 
 using sv::ArrayD;
 using sv::DType;
