@@ -135,7 +135,9 @@ int main(int argc, char** argv) {
     app.add_option("--angle", zoom_options.angle_deg,
                    "view rotation in degrees, counter-clockwise as displayed")
         ->check(CLI::Range(-360.0, 360.0));
-    app.add_option("--zoom", zoom, "window pixels per image sample (default: fit the view)")
+    app.add_option("--zoom", zoom,
+                   "window pixels per image sample (volume mode: per mm, all views, about the "
+                   "crosshair) (default: fit the view)")
         ->check(CLI::Range(1.0 / 64, 1024.0));
     app.add_option("--center", center,
                    "image position X,Y (in samples, 0,0 = centre of the top-left sample) to "
@@ -179,8 +181,14 @@ int main(int argc, char** argv) {
     app.add_option("--texture-budget", texture_budget_mib,
                    "volume mode: MiB of GPU textures the volume may take (samples and "
                    "coefficients; default 2048); a larger volume is shown as an overview, its "
-                   "anti-aliased reduction by 2, 4, ... per axis")
+                   "anti-aliased reduction by 2, 4, ... per axis, whose views stream the file's "
+                   "full resolution where zoomed in (--detail-budget)")
         ->check(CLI::PositiveNumber);
+    double detail_budget_mib = -1;
+    app.add_option("--detail-budget", detail_budget_mib,
+                   "volume mode, overviews: MiB of GPU textures for the full-resolution boxes "
+                   "streamed under the four views together (default 512; 0: no streaming)")
+        ->check(CLI::NonNegativeNumber);
     std::string raw;
     app.add_option("--raw", raw,
                    "volume mode: read FILE as headerless raw data, DIMS:TYPE[:le|be]"
@@ -336,6 +344,10 @@ int main(int argc, char** argv) {
       volume_options.reference = zoom_options.reference;
       volume_options.texture_budget =
           static_cast<std::size_t>(texture_budget_mib * 1024.0 * 1024.0);
+      if (detail_budget_mib >= 0)
+        volume_options.detail_budget =
+            static_cast<std::size_t>(detail_budget_mib * 1024.0 * 1024.0);
+      if (zoom > 0) volume_options.zoom = zoom;
       options.modes.push_back({"volume", "Volume", [volume_options](sv::viewer::MethodPass&) {
                                  return std::make_unique<sv::viewer::VolumeMode>(volume_options);
                                }});

@@ -13,9 +13,11 @@
 #include "splineview/error.h"
 #include "splineview/geometry.h"
 #include "splineview/gl/cuda_interop.h"
+#include "splineview/mapped.h"
 #include "splineview/prefilter.h"
 #include "splineview/pyramid.h"
 #include "splineview/synthetic.h"
+#include "volume_stream.h"
 
 #ifndef SPLINEVIEW_ASSET_DIR
 #define SPLINEVIEW_ASSET_DIR "assets"
@@ -169,14 +171,6 @@ std::string describe(const DecodedVolume& v) {
               : std::string("orientation not stated"));
 }
 
-gl::Texture volume_texture(const std::array<std::size_t, 3>& dims) {
-  gl::Texture t = gl::Texture::create_3d(GL_R32F, static_cast<int>(dims[2]),
-                                         static_cast<int>(dims[1]), static_cast<int>(dims[0]));
-  t.set_filter(GL_LINEAR, GL_LINEAR);
-  t.set_wrap(GL_MIRRORED_REPEAT);  // the reflect boundary of the prefilter
-  return t;
-}
-
 // Level 0 of an R32F 3-D texture as floats. Sets the pack state it needs (no pack buffer,
 // tight rows) and restores it.
 ArrayF read_back(const gl::Texture& texture, const std::array<std::size_t, 3>& dims) {
@@ -200,7 +194,35 @@ ArrayF read_back(const gl::Texture& texture, const std::array<std::size_t, 3>& d
   return out;
 }
 
+// Where an overview's views stream the full resolution from: the file's map where it can be
+// mapped (and holds what the loader read: same dims, one channel), else the values read, as
+// float, in RAM.
+std::shared_ptr<const FullResolutionSource> full_resolution_source(
+    const std::string& path, const std::optional<RawSpec>& raw, const ArrayD& values) {
+  std::string why;
+  try {
+    MappedVolume map = open_mapped(path, false, raw);
+    const std::vector<std::size_t> want{values.dim(0), values.dim(1), values.dim(2)};
+    if (map.dims() == want && map.channels() == 1)
+      return std::make_shared<const FullResolutionSource>(std::move(map));
+    why = "its map's shape differs from what the loader read";
+  } catch (const Error& e) {
+    why = e.what();
+  }
+  auto source = std::make_shared<FullResolutionSource>(ArrayF::from(values));
+  source->set_description(source->description() + "; not a memory map: " + why);
+  return source;
+}
+
 }  // namespace
+
+gl::Texture volume_texture(const std::array<std::size_t, 3>& dims) {
+  gl::Texture t = gl::Texture::create_3d(GL_R32F, static_cast<int>(dims[2]),
+                                         static_cast<int>(dims[1]), static_cast<int>(dims[0]));
+  t.set_filter(GL_LINEAR, GL_LINEAR);
+  t.set_wrap(GL_MIRRORED_REPEAT);  // the reflect boundary of the prefilter
+  return t;
+}
 
 VolumeLimits query_volume_limits() {
   VolumeLimits limits;
@@ -263,6 +285,7 @@ DecodedVolume decode_volume(const std::string& path, const std::optional<RawSpec
     Geometry geometry = loaded.geometry;
     check_geometry(geometry, 3, path);
     std::string overview_note;
+    std::shared_ptr<const FullResolutionSource> full_resolution;
     bool file_integers = true;
     std::array<double, 3> overview_origin{0, 0, 0}, overview_step{1, 1, 1};
     if (level > 0) {
@@ -285,6 +308,7 @@ DecodedVolume decode_volume(const std::string& path, const std::optional<RawSpec
           break;
         }
       Reduced<double> r = reduce(loaded.array, factors, ro);
+      full_resolution = full_resolution_source(path, raw, loaded.array);
       const Vec3 scale{r.axes[2].spacing, r.axes[1].spacing, r.axes[0].spacing};
       const Vec3 offset{r.axes[2].origin, r.axes[1].origin, r.axes[0].origin};
       geometry = geometry_resampled(geometry, scale, offset);
@@ -321,6 +345,7 @@ DecodedVolume decode_volume(const std::string& path, const std::optional<RawSpec
     v.overview_level = level;
     v.full_dims = full;
     v.overview_note = overview_note;
+    v.full_resolution = std::move(full_resolution);
     v.overview_origin = overview_origin;
     v.overview_step = overview_step;
     v.description = describe(v);

@@ -39,6 +39,8 @@
 
 namespace sv::viewer {
 
+class FullResolutionSource;  // volume_stream.h
+
 // What a volume may take.
 struct VolumeLimits {
   // GL_MAX_3D_TEXTURE_SIZE of the context; 0: not checked here (the texture creation still
@@ -51,6 +53,9 @@ struct VolumeLimits {
   // The values in double are kept for the accuracy overlay up to this many bytes (its
   // reference prefilters a copy of them, as much again, when a cubic view is measured).
   std::size_t accuracy_budget = std::size_t{128} << 20;
+  // Bytes of the streamed full-resolution boxes' textures of an overview's four views together
+  // (volume_stream.h; each view's box gets a quarter); 0: no streaming.
+  std::size_t detail_budget = std::size_t{512} << 20;
 };
 // The defaults with GL_MAX_3D_TEXTURE_SIZE of the current context.
 VolumeLimits query_volume_limits();
@@ -99,6 +104,10 @@ struct DecodedVolume {
   // One sentence naming the file, the full size and the overview's factor; empty at full
   // resolution. The mode shows it on the views.
   std::string overview_note;
+  // Where an overview's views stream the file's full-resolution values from (volume_stream.h):
+  // the file's memory map where it can be mapped, else the full-resolution float samples read
+  // to compute the overview, kept in RAM; null at full resolution and for generated volumes.
+  std::shared_ptr<const FullResolutionSource> full_resolution;
   bool overview_of_integers = false;  // an overview of integer-valued data (its window rule)
   double load_ms = 0;                 // reading, decoding and the statistics
 };
@@ -152,6 +161,10 @@ struct VolumeDocument {
 // interop's CPU path.
 VolumeDocument upload_volume(DecodedVolume volume, const VolumeLimits& limits,
                              bool allow_cuda = true);
+
+// An R32F 3-D texture of `dims` (z, y, x) with the documents' parameters: GL_LINEAR,
+// GL_MIRRORED_REPEAT (the reflect boundary of the prefilter).
+gl::Texture volume_texture(const std::array<std::size_t, 3>& dims);
 
 // The overview level a volume of `dims` (z, y, x) needs under `limits`: the smallest k >= 0 such
 // that the reduction by 2^k (round(n / 2^k) voxels per axis longer than one, halves to even, as

@@ -115,6 +115,7 @@ VolumeMode::VolumeMode(VolumeOptions options) : options_(std::move(options)) {
   accuracy_.reference = options_.reference;
   limits_ = query_volume_limits();
   if (options_.texture_budget > 0) limits_.texture_budget = options_.texture_budget;
+  if (options_.detail_budget) limits_.detail_budget = *options_.detail_budget;
   timers_meaningful_ = gl::timer_queries_meaningful();
   if (options_.path.empty()) {
     open_bundled(0);
@@ -181,10 +182,12 @@ void VolumeMode::complete_load() {
     if (first_load_) {
       if (options_.window && *options_.window > 0) window_level_.window = *options_.window;
       if (options_.level) window_level_.level = *options_.level;
+      zoom_pending_ = options_.zoom.has_value();
     }
     first_load_ = false;
     accuracy_.reset(nullptr);  // the meter of the previous volume goes first
     meter_made_ = false;
+    streamer_.reset(doc->volume.full_resolution);
     doc_ = std::move(doc);
     fit_pending_ = true;
     error_.clear();
@@ -211,11 +214,13 @@ void VolumeMode::finish() {
     complete_load();
   }
   fit_if_pending();
+  if (laid_out_) update_streaming(time_s_, true);
   if (laid_out_) update_accuracy(time_s_, true);
 }
 
 std::optional<Progress> VolumeMode::progress() const {
   if (pending_) return Progress{"loading " + pending_->label + ": reading and decoding", 0.25f};
+  if (streamer_.busy()) return Progress{"streaming the full resolution under the views", 0.5f};
   if (accuracy_.enabled && accuracy_.busy())
     return Progress{"measuring the accuracy of the views", accuracy_.fraction()};
   return std::nullopt;
@@ -227,7 +232,38 @@ bool VolumeMode::accuracy_settled() const {
 }
 
 bool VolumeMode::settled() const {
-  return !pending_ && (doc_ || !error_.empty()) && accuracy_settled();
+  return !pending_ && (doc_ || !error_.empty()) && accuracy_settled() &&
+         (!doc_ || !laid_out_ || (!fit_pending_ && streamer_.settled(detail_plans())));
+}
+
+std::array<DetailPlan, 4> VolumeMode::detail_plans() const {
+  std::array<DetailPlan, 4> plans{};
+  if (!doc_ || !laid_out_ || doc_->volume.overview_level == 0) return plans;
+  for (Plane p : kPlanes)
+    plans[plane_index(p)] = plan_detail(doc_->volume, slice_grid(geometry_, p, cell(p)), limits_);
+  return plans;
+}
+
+const DetailTextures* VolumeMode::detail(Plane p) const {
+  if (!doc_ || !laid_out_ || doc_->volume.overview_level == 0) return nullptr;
+  return streamer_.detail(plane_index(p), detail_plans()[plane_index(p)]);
+}
+
+void VolumeMode::update_streaming(double time_s, bool now) {
+  if (!doc_ || !laid_out_ || fit_pending_) return;
+  try {
+    streamer_.update(detail_plans(), time_s, now);
+  } catch (const std::exception& e) {
+    error_ = std::string("streaming the full resolution: ") + e.what();
+  }
+}
+
+std::string VolumeMode::detail_status(Plane p, const DetailPlan& plan) const {
+  if (!doc_ || doc_->volume.overview_level == 0) return {};
+  if (streamer_.detail(plane_index(p), plan)) return "FULL RESOLUTION (streamed)";
+  const std::string level = "OVERVIEW 1/" + std::to_string(1 << doc_->volume.overview_level);
+  if (plan.stream) return level + " (streaming the full resolution ...)";
+  return level + ": " + plan.why;
 }
 
 std::vector<AccuracyJob> VolumeMode::accuracy_jobs() const {
@@ -294,6 +330,7 @@ void VolumeMode::update(const FrameInfo& f) {
   poll_load();
   lay_out(f);
   handle_input(f);
+  update_streaming(f.time_s, f.batch);
   update_accuracy(f.time_s, f.batch);
 }
 
@@ -308,6 +345,17 @@ void VolumeMode::fit_if_pending() {
   if (doc_ && fit_pending_ && laid_out_) {
     geometry_.fit(cells_);
     fit_pending_ = false;
+    if (zoom_pending_ && options_.zoom) {
+      // --zoom: every view at that many pixels per mm, about the crosshair.
+      zoom_pending_ = false;
+      const bool link = geometry_.link_zoom();
+      geometry_.set_link_zoom(false);
+      for (Plane p : kPlanes) {
+        const glm::dvec2 w = geometry_.window_position(p, cell(p), geometry_.crosshair());
+        geometry_.zoom_about(p, cell(p), w, *options_.zoom / geometry_.view(p).zoom);
+      }
+      geometry_.set_link_zoom(link);
+    }
   }
 }
 
@@ -409,6 +457,18 @@ void VolumeMode::panel(const FrameInfo& f) {
     ImGui::PushStyleColor(ImGuiCol_Text, IM_COL32(255, 200, 90, 255));
     ImGui::TextWrapped("%s", v.overview_note.c_str());
     ImGui::PopStyleColor();
+    if (const auto& source = streamer_.source())
+      ImGui::TextWrapped("full resolution streamed from %s", source->description().c_str());
+    const std::array<DetailPlan, 4> plans = detail_plans();
+    for (Plane p : kPlanes) {
+      const bool streamed = streamer_.detail(plane_index(p), plans[plane_index(p)]) != nullptr;
+      ImGui::PushStyleColor(ImGuiCol_Text,
+                            streamed ? IM_COL32(140, 255, 160, 255) : IM_COL32(255, 200, 90, 255));
+      const DetailPlan& plan = plans[plane_index(p)];
+      ImGui::TextWrapped("%s: %s%s", geometry_.view_name(p).c_str(), detail_status(p, plan).c_str(),
+                         streamed || plan.detail.empty() ? "" : (" (" + plan.detail + ")").c_str());
+      ImGui::PopStyleColor();
+    }
   }
   if (geometry_.oriented()) {
     ImGui::TextWrapped(
@@ -437,7 +497,8 @@ void VolumeMode::panel(const FrameInfo& f) {
   }
 
   AccuracyPanel text;
-  for (Plane p : kPlanes) text.views.emplace_back(plane_name(p));
+  for (Plane p : kPlanes)  // a streamed view's figures are the overview's (the meter's input)
+    text.views.emplace_back(std::string(plane_name(p)) + (detail(p) ? " (overview's)" : ""));
   text.points_column = true;
   text.digits = 2;  // five columns in the panel's width; the view labels and the report have more
   const AccuracyReference& ref = accuracy_.reference;
@@ -535,6 +596,31 @@ void VolumeMode::readout_panel() {
     ImGui::TextDisabled("outside the volume");
     return;
   }
+  if (const DetailTextures* d = detail(p)) {
+    // A streamed view: the file's own value at its nearest voxel, and the view's method
+    // evaluated on the streamed box, which is what the view draws.
+    const std::array<double, 3> fi = v.file_index({pos[0], pos[1], pos[2]});
+    const std::array<std::size_t, 3> fv = nearest_voxel({fi[0], fi[1], fi[2]}, v.full_dims);
+    const DetailBox one{fv, {fv[0] + 1, fv[1] + 1, fv[2] + 1}};
+    if (d->core.covers(one)) {
+      const DetailBox& b = d->core;
+      ImGui::Text("nearest file voxel: array [z, y, x] [%zu, %zu, %zu]", fv[0], fv[1], fv[2]);
+      ImGui::Text(
+          "raw value (full resolution, streamed) %.6g",
+          static_cast<double>(d->samples.at3(fv[0] - b.lo[0], fv[1] - b.lo[1], fv[2] - b.lo[2])));
+      const gl::Fetch m = method(p);
+      const double local[3] = {fi[0] - static_cast<double>(b.lo[0]),
+                               fi[1] - static_cast<double>(b.lo[1]),
+                               fi[2] - static_cast<double>(b.lo[2])};
+      SamplerOptions opt;
+      opt.degree = method_degree(m);
+      opt.threads = 1;
+      double value = 0.0;
+      sample(gl::fetch_prefiltered(m) ? d->coefficients : d->samples, local, 1, &value, opt);
+      ImGui::Text("value (%s, CPU double, full resolution) %.6g", gl::fetch_name(m), value);
+      return;
+    }
+  }
   const std::array<std::size_t, 3> at = nearest_voxel(pos, geometry_.dims());
   ImGui::Text("nearest %svoxel: array [z, y, x] [%zu, %zu, %zu]", overview ? "overview " : "",
               at[0], at[1], at[2]);
@@ -568,13 +654,16 @@ void VolumeMode::overlays(const FrameInfo& f, ImDrawList* list) {
   };
   const float ui = f.ui_scale;
   const bool heat = accuracy_.enabled && accuracy_.heat_map;
+  const std::array<DetailPlan, 4> plans = detail_plans();
   for (Plane p : kPlanes) {
     const Rect& c = cell(p);
     if (c.width <= 0 || c.height <= 0) continue;
     list->PushClipRect(pt({c.x, c.y}), pt({c.x + c.width, c.y + c.height}), true);
     const std::size_t i = plane_index(p);
-    const AccuracyResult* measured = accuracy_.enabled ? accuracy_.result(i) : nullptr;
-    if (heat && measured) {
+    // A streamed view is not what the meter measured (the overview's textures): no figures.
+    const bool streamed = streamer_.detail(i, plans[i]) != nullptr;
+    const AccuracyResult* measured = accuracy_.enabled && !streamed ? accuracy_.result(i) : nullptr;
+    if (heat && measured && !streamed) {
       if (const gl::Texture* t = accuracy_.heat_texture(i))
         draw_heat_map(list, *t, c, accuracy_.heat_opacity, s);
     }
@@ -629,7 +718,19 @@ void VolumeMode::overlays(const FrameInfo& f, ImDrawList* list) {
                         IM_COL32(0, 0, 0, 170), 3.0f * ui);
     list->AddRectFilled(at, ImVec2(at.x + 3.0f * ui, at.y + size.y + 2 * pad), plane_colour(p));
     list->AddText(ImVec2(at.x + pad + 2.0f * ui, at.y + pad), IM_COL32(235, 235, 235, 255), text);
-    const ImVec2 label_hi(at.x + size.x + 2 * pad, at.y + size.y + 2 * pad);
+    ImVec2 label_hi(at.x + size.x + 2 * pad, at.y + size.y + 2 * pad);
+    // An overview's view says under its label whether it shows the file's own voxels.
+    if (const std::string status = detail_status(p, plans[i]); !status.empty()) {
+      const ImVec2 ss = ImGui::CalcTextSize(status.c_str());
+      const ImVec2 sat(at.x, label_hi.y + 2.0f * ui);
+      const ImVec2 shi(sat.x + ss.x + 2 * pad, sat.y + ss.y + 2 * pad);
+      list->AddRectFilled(sat, shi, streamed ? IM_COL32(0, 60, 20, 220) : IM_COL32(60, 40, 0, 220),
+                          3.0f * ui);
+      list->AddText(ImVec2(sat.x + pad, sat.y + pad),
+                    streamed ? IM_COL32(140, 255, 160, 255) : IM_COL32(255, 200, 90, 255),
+                    status.c_str());
+      label_hi = ImVec2(std::max(label_hi.x, shi.x), shi.y);
+    }
 
     // Orientation letters at the middle of each edge (oriented volumes only).
     const EdgeLetters letters = geometry_.letters(p);
@@ -682,10 +783,10 @@ void VolumeMode::overlays(const FrameInfo& f, ImDrawList* list) {
   };
   const DecodedVolume& vol = doc_->volume;
   if (vol.overview_level > 0) {
-    char text[160];
+    char text[200];
     std::snprintf(text, sizeof text,
                   "OVERVIEW: 1/%d resolution per axis of %zu x %zu x %zu voxels (too large for "
-                  "the GPU textures)",
+                  "the GPU textures); each view says whether it shows full resolution",
                   1 << vol.overview_level, vol.full_dims[2], vol.full_dims[1], vol.full_dims[0]);
     bottom_note(text);
   }
@@ -705,6 +806,7 @@ void VolumeMode::draw(const FrameInfo& f) {
   if (!pass_) return;
   lay_out(f);
   const float checker = 16.0f * f.ui_scale;
+  const std::array<DetailPlan, 4> plans = detail_plans();
   try {
     for (Plane p : kPlanes) {
       const std::size_t i = plane_index(p);
@@ -715,8 +817,15 @@ void VolumeMode::draw(const FrameInfo& f) {
       if (c.width < 1 || c.height < 1) continue;
       pass_names_[i] = std::string(plane_name(p)) + ": " + method_short_name(method(p));
       gl::ScopedGpuTimer timing(timers_[i]);
-      pass_->draw(doc_->textures(), method(p), geometry_.mapping(p, c), to_viewport(c, f.fb_height),
-                  window_level_, checker);
+      // A streamed view draws the file's own voxels: the same map, moved to its box's index.
+      const SliceMapping mapping = geometry_.mapping(p, c);
+      if (const DetailTextures* d = streamer_.detail(i, plans[i])) {
+        pass_->draw(d->textures(), method(p), detail_mapping(doc_->volume, mapping, d->core),
+                    to_viewport(c, f.fb_height), window_level_, checker);
+      } else {
+        pass_->draw(doc_->textures(), method(p), mapping, to_viewport(c, f.fb_height),
+                    window_level_, checker);
+      }
     }
   } catch (const Error& e) {
     error_ = e.what();
@@ -772,6 +881,7 @@ nlohmann::json VolumeMode::report() const {
   r["window"] = window_level_.window;
   r["level"] = window_level_.level;
   nlohmann::json views = nlohmann::json::array();
+  const std::array<DetailPlan, 4> plans = detail_plans();
   for (Plane p : kPlanes) {
     const SliceGeometry::SlicePosition sp = geometry_.slice_position(p);
     // "plane": the view's slot (the --methods order), the same for every volume; "name": what
@@ -807,7 +917,28 @@ nlohmann::json VolumeMode::report() const {
     // The pixel grid of the view: pixel (r, c) of the rect samples origin + r * step_row + c *
     // step_col, voxel units, array order (z, y, x) (slice_pass.h's slice_grid).
     if (laid_out_) view["grid"] = grid_json(slice_grid(geometry_, p, box));
-    if (const AccuracyResult* a = accuracy_.enabled ? accuracy_.result(plane_index(p)) : nullptr) {
+    // What the view shows: the file's own voxels (a full-resolution document, or an overview's
+    // view that streams them: its box in file voxels [z0, y0, x0, z1, y1, x1), end exclusive),
+    // or the overview (and why).
+    const DetailTextures* streamed = streamer_.detail(plane_index(p), plans[plane_index(p)]);
+    view["streamed"] = streamed != nullptr;
+    view["full_resolution"] = v.overview_level == 0 || streamed != nullptr;
+    if (streamed) {
+      const DetailBox& b = streamed->core;
+      view["detail_box_zyx"] = {b.lo[0], b.lo[1], b.lo[2], b.hi[0], b.hi[1], b.hi[2]};
+      view["detail_ms"] = {{"read_and_prefilter", streamed->compute_ms},
+                           {"upload", streamed->upload_ms}};
+    }
+    if (v.overview_level > 0) {
+      const DetailPlan& plan = plans[plane_index(p)];
+      view["resolution_note"] = detail_status(p, plan) +
+                                (streamed || plan.detail.empty() ? "" : " (" + plan.detail + ")");
+    }
+    if (streamed && accuracy_.enabled)
+      view["accuracy_note"] =
+          "not measured: the accuracy overlay measures the overview's textures, not a streamed box";
+    if (const AccuracyResult* a =
+            accuracy_.enabled && !streamed ? accuracy_.result(plane_index(p)) : nullptr) {
       // The measured grid (the one above, once measured; accuracy.h's job_positions round it
       // once to float).
       view["grid"] = grid_json(a->job.grid);
@@ -833,6 +964,12 @@ nlohmann::json VolumeMode::report() const {
   r["overview_level"] = v.overview_level;
   r["full_dims"] = {v.full_dims[0], v.full_dims[1], v.full_dims[2]};
   if (!v.overview_note.empty()) r["overview"] = v.overview_note;
+  if (const auto& source = streamer_.source()) {
+    r["streaming"] = {{"source", source->mapped() ? "map" : "ram"},
+                      {"description", source->description()},
+                      {"detail_budget_bytes", limits_.detail_budget},
+                      {"halo", detail_halo()}};
+  }
   r["accuracy_reference"] = reference_id(accuracy_.reference);
   if (const std::string problem = accuracy_.reference_problem(); !problem.empty())
     r["accuracy_reference_problem"] = problem;

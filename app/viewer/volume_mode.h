@@ -49,6 +49,7 @@
 #include "splineview/gl/timer.h"
 #include "splineview/io.h"
 #include "volume_document.h"
+#include "volume_stream.h"
 
 namespace sv::viewer {
 
@@ -75,6 +76,12 @@ struct VolumeOptions {
   // Bytes of GPU texture memory the volume may take (samples and coefficients); a volume over
   // it is shown as an overview (DecodedVolume::overview_level). 0: VolumeLimits' default.
   std::size_t texture_budget = 0;
+  // Bytes of GPU textures the streamed full-resolution boxes of an overview's four views may
+  // take together (volume_stream.h); 0: no streaming. Unset: VolumeLimits' default.
+  std::optional<std::size_t> detail_budget;
+  // The first volume's zoom in window pixels per mm, all views, about the crosshair; unset:
+  // fit the views.
+  std::optional<double> zoom;
   bool accuracy = true;         // measure the views against the double reference
   bool heat_map = false;        // show the error heat map over the views
   AccuracyReference reference;  // what the views are measured against (--reference)
@@ -131,6 +138,12 @@ class VolumeMode : public Mode {
   const AccuracyOverlay& accuracy() const { return accuracy_; }
   // The accuracy jobs of the current views (by plane: method and slice_grid of its cell).
   std::vector<AccuracyJob> accuracy_jobs() const;
+  // Streaming of an overview's full resolution (volume_stream.h): each view's plan for its
+  // current grid (nothing to stream at full resolution), and the box it draws from (nullptr:
+  // the overview).
+  std::array<DetailPlan, 4> detail_plans() const;
+  const DetailTextures* detail(Plane p) const;
+  const VolumeStreamer& streamer() const { return streamer_; }
 
  private:
   struct PendingLoad {
@@ -149,6 +162,10 @@ class VolumeMode : public Mode {
   // jobs (AccuracyOverlay::update); errors go to error_.
   void update_accuracy(double time_s, bool now);
   bool accuracy_settled() const;
+  // Feeds the streamer the current plans (debounced; at once with `now`); errors to error_.
+  void update_streaming(double time_s, bool now);
+  // Where view p's status line (streamed or overview, and why) stands; empty at full resolution.
+  std::string detail_status(Plane p, const DetailPlan& plan) const;
   void handle_input(const FrameInfo& f);
   const Rect& cell(Plane p) const { return cells_[plane_index(p)]; }
   std::optional<Plane> plane_at(const glm::dvec2& w) const;
@@ -171,6 +188,7 @@ class VolumeMode : public Mode {
   std::array<Rect, 4> cells_{};  // by plane, framebuffer pixels
   bool laid_out_ = false;        // cells_ come from a non-empty area
   bool fit_pending_ = false;
+  bool zoom_pending_ = false;  // options_.zoom, after the first fit
   WindowLevel window_level_;
   std::array<gl::Fetch, 4> methods_{};
   bool one_method_ = true;
@@ -182,6 +200,7 @@ class VolumeMode : public Mode {
   double wheel_accum_ = 0.0;
   std::string error_;
 
+  VolumeStreamer streamer_;
   AccuracyOverlay accuracy_;
   bool meter_made_ = false;  // for doc_: the meter made, or refused (accuracy_.note())
   double time_s_ = 0.0;      // of the last update()

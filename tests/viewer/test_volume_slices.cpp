@@ -18,6 +18,7 @@
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <limits>
 #include <memory>
 #include <random>
 #include <string>
@@ -33,6 +34,7 @@
 #include "splineview/gl/gl.h"
 #include "splineview/gl/headless.h"
 #include "splineview/gl/objects.h"
+#include "splineview/halo.h"
 #include "splineview/io.h"
 #include "splineview/prefilter.h"
 #include "splineview/pyramid.h"
@@ -40,6 +42,7 @@
 #include "splineview/synthetic.h"
 #include "volume_document.h"
 #include "volume_mode.h"
+#include "volume_stream.h"
 
 namespace {
 
@@ -1191,6 +1194,269 @@ TEST(VolumeDocument, OverTheTextureLimitsItShowsAnExactlyPlacedOverview) {
       previous_fits = false;
   EXPECT_FALSE(previous_fits) << "level " << level << " is not the smallest that fits";
   EXPECT_NE(w.overview_note.find("largest 3-D texture"), std::string::npos) << w.overview_note;
+}
+
+// ---- streaming the full resolution under the views of an overview ----
+
+// A texture budget the bundled MRI exceeds, so that it opens as its overview at level 1.
+VolumeOptions overview_options(const std::string& path, const std::array<std::size_t, 3>& dims) {
+  VolumeOptions o;
+  o.path = path;
+  o.allow_cuda = false;
+  o.accuracy = false;
+  o.method = gl::Fetch::CubicPrecise;
+  o.texture_budget =
+      static_cast<std::size_t>(8.0 * static_cast<double>(dims[0] * dims[1] * dims[2]) / 3);
+  return o;
+}
+
+// Gives `mode` the views of `reference` (another document of the same file: the same world
+// frame): the crosshair at the same world point, each view's zoom and centre.
+void copy_views(VolumeMode& reference, VolumeMode& mode) {
+  SliceGeometry& from = reference.geometry();
+  SliceGeometry& to = mode.geometry();
+  to.set_crosshair(to.world_to_voxel(from.crosshair_world()));
+  for (Plane p : kPlanes) to.view(p) = from.view(p);
+}
+
+// The views of `mode` drawn into a fresh float target (red channel, rows top down; NaN where
+// nothing was drawn), all with method `m` and a window wide enough that nothing clamps.
+std::vector<float> render_views(VolumeMode& mode, const FrameInfo& f, gl::Fetch m,
+                                const WindowLevel& wl) {
+  for (Plane p : kPlanes) mode.set_method(p, m);
+  mode.set_window_level(wl);
+  FloatTarget target(f.fb_width, f.fb_height);
+  mode.draw(f);
+  return target.read();
+}
+
+// The largest difference of two renders in the volume's values (grey times the window), and
+// the count of pixels compared.
+double max_value_difference(const std::vector<float>& a, const std::vector<float>& b,
+                            const WindowLevel& wl, std::size_t* compared = nullptr) {
+  double worst = 0;
+  std::size_t n = 0;
+  for (std::size_t i = 0; i < a.size(); ++i) {
+    if (std::isnan(a[i]) != std::isnan(b[i])) return std::numeric_limits<double>::infinity();
+    if (std::isnan(a[i])) continue;
+    worst = std::max(worst, std::fabs(static_cast<double>(a[i]) - b[i]) * wl.window);
+    ++n;
+  }
+  if (compared) *compared = n;
+  return worst;
+}
+
+FrameInfo frame_of(int width, int height) {
+  FrameInfo f;
+  f.area = {0, 0, static_cast<double>(width), static_cast<double>(height)};
+  f.fb_width = width;
+  f.fb_height = height;
+  return f;
+}
+
+// Streams the views of an overview of `path` zoomed to `zoom` px/mm about a fixed file voxel,
+// and renders them as the full-resolution document and the overview (streaming off) show the
+// same views: the largest differences from the full resolution per method.
+struct StreamComparison {
+  bool mapped = false;
+  std::array<double, 2> streamed{}, overview{};  // precise, linear
+  std::size_t pixels = 0;
+};
+StreamComparison compare_streamed(const std::string& path, double zoom) {
+  StreamComparison out;
+  const FrameInfo f = frame_of(360, 280);
+  VolumeOptions full_options;
+  full_options.path = path;
+  full_options.allow_cuda = false;
+  full_options.accuracy = false;
+  VolumeMode full(full_options);
+  full.finish();
+  EXPECT_EQ(full.error(), "");
+  if (!full.document()) return out;
+  const DecodedVolume& fv = full.document()->volume;
+  const VolumeOptions o = overview_options(path, fv.dims);
+  VolumeMode streamed(o);
+  VolumeOptions off = o;
+  off.detail_budget = 0;
+  VolumeMode overview(off);
+  streamed.finish();
+  overview.finish();
+  EXPECT_EQ(streamed.document()->volume.overview_level, 1);
+  EXPECT_EQ(overview.document()->volume.overview_level, 1);
+  // Lay out and fit, then one view for all three: a file voxel off the centre, zoomed in.
+  FloatTarget scratch(f.fb_width, f.fb_height);
+  for (VolumeMode* m : {&full, &streamed, &overview}) m->draw(f);
+  full.geometry().set_crosshair({static_cast<double>(fv.dims[0] / 2 + 3),
+                                 static_cast<double>(fv.dims[1] / 2 - 5),
+                                 static_cast<double>(fv.dims[2] / 2 + 7)});
+  for (Plane p : kPlanes) full.geometry().view(p).zoom = zoom;
+  copy_views(full, streamed);
+  copy_views(full, overview);
+  EXPECT_EQ(streamed.settled(), false) << "the zoomed views wait for their boxes";
+  streamed.finish();
+  overview.finish();
+  EXPECT_TRUE(streamed.settled());
+  EXPECT_EQ(streamed.error(), "");
+  const auto& source = streamed.streamer().source();
+  EXPECT_NE(source, nullptr);
+  out.mapped = source && source->mapped();
+  for (Plane p : kPlanes)
+    EXPECT_NE(streamed.detail(p), nullptr) << plane_name(p) << " does not stream";
+  EXPECT_EQ(overview.detail(Plane::Axial), nullptr);
+  const WindowLevel wl{4.0 * (fv.max - fv.min), (fv.max + fv.min) / 2.0};
+  const gl::Fetch methods[2] = {gl::Fetch::CubicPrecise, gl::Fetch::Linear};
+  for (std::size_t k = 0; k < 2; ++k) {
+    const std::vector<float> want = render_views(full, f, methods[k], wl);
+    const std::vector<float> got = render_views(streamed, f, methods[k], wl);
+    const std::vector<float> coarse = render_views(overview, f, methods[k], wl);
+    out.streamed[k] = max_value_difference(got, want, wl, &out.pixels);
+    out.overview[k] = max_value_difference(coarse, want, wl);
+  }
+  EXPECT_EQ(streamed.error(), "");
+  return out;
+}
+
+TEST(VolumeStream, AZoomedInViewOfAnOverviewShowsTheFilesOwnVoxels) {
+  // The bundled MRI as an overview at 1/2, its views zoomed in: each view streams a box of the
+  // file that covers its pixels and lies within the file, whose coefficients are the whole
+  // volume's within the halo's bound, and draws what the full-resolution document draws.
+  const std::string path = default_volume_path();
+  const FrameInfo f = frame_of(360, 280);
+  VolumeOptions full_options;
+  full_options.path = path;
+  full_options.allow_cuda = false;
+  full_options.accuracy = false;
+  VolumeMode full(full_options);
+  full.finish();
+  ASSERT_EQ(full.error(), "");
+  const VolumeDocument& fd = *full.document();
+  ASSERT_TRUE(fd.has_readout());
+  const std::array<std::size_t, 3> n = fd.volume.dims;
+  VolumeMode mode(overview_options(path, n));
+  mode.finish();
+  ASSERT_EQ(mode.error(), "");
+  const DecodedVolume& v = mode.document()->volume;
+  ASSERT_EQ(v.overview_level, 1);
+  FloatTarget scratch(f.fb_width, f.fb_height);
+  mode.draw(f);
+  full.draw(f);
+  for (Plane p : kPlanes) mode.geometry().view(p).zoom = 3.0;  // pixels of 1/3 mm
+  mode.finish();
+  ASSERT_TRUE(mode.settled());
+  ASSERT_EQ(mode.error(), "");
+  const std::vector<Rect> cells = layout_cells(Layout::Grid, f.area);
+  const double range = fd.volume.max - fd.volume.min;
+  const double bound = sv::chunk_bound(3, 3, detail_halo()) * range;
+  // Both prefilters round in float: a few ulp of the largest value.
+  const double rounding =
+      8.0 * std::ldexp(1.0, -23) * std::max(std::fabs(fd.volume.max), std::fabs(fd.volume.min));
+  std::printf("halo %zu: bound %.3g + rounding %.3g\n", detail_halo(), bound, rounding);
+  const nlohmann::json report = mode.report();
+  for (Plane p : kPlanes) {
+    SCOPED_TRACE(plane_name(p));
+    const std::size_t i = plane_index(p);
+    const DetailTextures* d = mode.detail(p);
+    ASSERT_NE(d, nullptr);
+    const DetailBox& b = d->core;
+    // (a) Within the file, and around every pixel the view samples, the cubic's support.
+    const gl::GridMapping g = slice_grid(mode.geometry(), p, cells[i]);
+    for (std::size_t d3 = 0; d3 < 3; ++d3) EXPECT_LE(b.hi[d3], n[d3]);
+    for (const double r : {0.0, static_cast<double>(g.rows - 1)})
+      for (const double c : {0.0, static_cast<double>(g.cols - 1)}) {
+        std::array<double, 3> q{};
+        for (std::size_t a = 0; a < 3; ++a)
+          q[a] = g.origin[a] + r * g.step_row[a] + c * g.step_col[a];
+        const std::array<double, 3> fi = v.file_index(q);
+        for (std::size_t a = 0; a < 3; ++a) {
+          if (fi[a] < -0.5 || fi[a] > static_cast<double>(n[a]) - 0.5) continue;  // outside
+          EXPECT_TRUE(b.lo[a] == 0 || static_cast<double>(b.lo[a]) <= std::floor(fi[a]) - 1.0)
+              << "axis " << a << " lo " << b.lo[a] << " position " << fi[a];
+          EXPECT_TRUE(b.hi[a] == n[a] || static_cast<double>(b.hi[a]) >= std::floor(fi[a]) + 3.0)
+              << "axis " << a << " hi " << b.hi[a] << " position " << fi[a];
+        }
+      }
+    // The report says so, with the box.
+    const nlohmann::json& view = report["views"][i];
+    EXPECT_EQ(view["streamed"], true);
+    EXPECT_EQ(view["full_resolution"], true);
+    EXPECT_EQ(view["detail_box_zyx"],
+              nlohmann::json({b.lo[0], b.lo[1], b.lo[2], b.hi[0], b.hi[1], b.hi[2]}));
+    EXPECT_NE(view["resolution_note"].get<std::string>().find("FULL RESOLUTION"),
+              std::string::npos);
+    // (b) The samples are the file's; the coefficients the whole-volume prefilter's within the
+    // halo's bound (plus float rounding of both prefilters).
+    double worst = 0;
+    for (std::size_t z = b.lo[0]; z < b.hi[0]; ++z)
+      for (std::size_t y = b.lo[1]; y < b.hi[1]; ++y)
+        for (std::size_t x = b.lo[2]; x < b.hi[2]; ++x) {
+          const std::size_t lz = z - b.lo[0], ly = y - b.lo[1], lx = x - b.lo[2];
+          ASSERT_EQ(d->samples.at3(lz, ly, lx), fd.volume.samples.at3(z, y, x));
+          worst = std::max(worst, std::fabs(static_cast<double>(d->coefficients.at3(lz, ly, lx)) -
+                                            fd.coefficients.at3(z, y, x)));
+        }
+    std::printf("%s: box [%zu, %zu, %zu] .. [%zu, %zu, %zu], coefficients within %.3g\n",
+                plane_name(p), b.lo[0], b.lo[1], b.lo[2], b.hi[0], b.hi[1], b.hi[2], worst);
+    EXPECT_LE(worst, bound + rounding);
+  }
+  EXPECT_EQ(report["streaming"]["source"], "ram") << "the bundled NRRD is gzip-compressed";
+
+  // (d) Zoomed out until a pixel spans more than an overview voxel: the overview, and the
+  // view says why.
+  for (Plane p : kPlanes) mode.geometry().view(p).zoom = 0.2;
+  mode.finish();
+  EXPECT_TRUE(mode.settled());
+  const nlohmann::json out = mode.report();
+  for (Plane p : kPlanes) {
+    EXPECT_EQ(mode.detail(p), nullptr);
+    EXPECT_EQ(out["views"][plane_index(p)]["streamed"], false);
+    EXPECT_EQ(out["views"][plane_index(p)]["full_resolution"], false);
+    EXPECT_NE(out["views"][plane_index(p)]["resolution_note"].get<std::string>().find("zoom in"),
+              std::string::npos);
+  }
+  // A box over the detail budget: too large to stream, said so.
+  VolumeOptions small = overview_options(path, n);
+  small.detail_budget = 4 * 1024;  // 1 KiB a view
+  VolumeMode tight(small);
+  tight.finish();
+  tight.draw(f);
+  tight.finish();
+  EXPECT_TRUE(tight.settled());
+  EXPECT_EQ(tight.detail(Plane::Axial), nullptr);
+  EXPECT_NE(tight.report()["views"][0]["resolution_note"].get<std::string>().find("too large"),
+            std::string::npos);
+}
+
+TEST(VolumeStream, StreamedViewsDrawWhatTheFullResolutionDraws) {
+  // (c) The precise cubic and linear views of the streamed overview equal the full-resolution
+  // document's views (float map and fetch rounding only), where the overview's differ by far
+  // more; (e) from the file's map (.npy) and from RAM (.nii.gz, the bundled gzip NRRD).
+  TempDir dir;
+  const sv::Loaded mri = sv::load_any(default_volume_path(), false);
+  const std::string npy = dir.file("mri.npy"), gz = dir.file("mri.nii.gz");
+  sv::save_npy(npy, sv::ArrayF::from(mri.array), false);
+  sv::save_nifti(gz, mri.array, sv::DType::F32, mri.geometry);
+  double lo = mri.array[0], hi = mri.array[0];
+  for (double x : mri.array.vec()) {
+    lo = std::min(lo, x);
+    hi = std::max(hi, x);
+  }
+  const double range = hi - lo;
+  for (const std::string& path : {default_volume_path(), npy, gz}) {
+    SCOPED_TRACE(path);
+    const StreamComparison c = compare_streamed(path, 3.0);
+    std::printf(
+        "%s (%s): %zu pixels, max |streamed - full| precise %.3g, linear %.3g; overview "
+        "%.3g, %.3g\n",
+        fs::path(path).filename().c_str(), c.mapped ? "map" : "RAM", c.pixels, c.streamed[0],
+        c.streamed[1], c.overview[0], c.overview[1]);
+    EXPECT_EQ(c.mapped, path == npy);
+    EXPECT_GT(c.pixels, 50000u);
+    for (std::size_t k = 0; k < 2; ++k) {
+      EXPECT_LE(c.streamed[k], 2e-5 * range) << (k ? "linear" : "precise");
+      EXPECT_GT(c.overview[k], 0.05 * range) << "the overview must differ visibly";
+      EXPECT_GT(c.overview[k], 100.0 * c.streamed[k]);
+    }
+  }
 }
 
 // ---- the document ----
