@@ -184,6 +184,10 @@ int main(int argc, char** argv) {
                    "anti-aliased reduction by 2, 4, ... per axis, whose views stream the file's "
                    "full resolution where zoomed in (--detail-budget)")
         ->check(CLI::PositiveNumber);
+    std::string crosshair;
+    app.add_option("--crosshair", crosshair,
+                   "volume mode: the crosshair at the file's voxel I,J,K (x, y, z index; an "
+                   "overview maps it to its own grid) (default: the volume's central voxel)");
     double detail_budget_mib = -1;
     app.add_option("--detail-budget", detail_budget_mib,
                    "volume mode, overviews: MiB of GPU textures for the full-resolution boxes "
@@ -348,6 +352,16 @@ int main(int argc, char** argv) {
         volume_options.detail_budget =
             static_cast<std::size_t>(detail_budget_mib * 1024.0 * 1024.0);
       if (zoom > 0) volume_options.zoom = zoom;
+      if (!crosshair.empty()) {
+        double i = 0, j = 0, k = 0;
+        char extra = 0;
+        if (std::sscanf(crosshair.c_str(), "%lf,%lf,%lf%c", &i, &j, &k, &extra) != 3) {
+          std::fprintf(stderr, "splineview: error: --crosshair must be I,J,K, got %s\n",
+                       crosshair.c_str());
+          return 2;
+        }
+        volume_options.crosshair = glm::dvec3(k, j, i);
+      }
       options.modes.push_back({"volume", "Volume", [volume_options](sv::viewer::MethodPass&) {
                                  return std::make_unique<sv::viewer::VolumeMode>(volume_options);
                                }});

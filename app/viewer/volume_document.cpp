@@ -308,7 +308,8 @@ DecodedVolume decode_volume(const std::string& path, const std::optional<RawSpec
           break;
         }
       Reduced<double> r = reduce(loaded.array, factors, ro);
-      full_resolution = full_resolution_source(path, raw, loaded.array);
+      if (limits.detail_budget > 0)  // else nothing streams: no map, no copy
+        full_resolution = full_resolution_source(path, raw, loaded.array);
       const Vec3 scale{r.axes[2].spacing, r.axes[1].spacing, r.axes[0].spacing};
       const Vec3 offset{r.axes[2].origin, r.axes[1].origin, r.axes[0].origin};
       geometry = geometry_resampled(geometry, scale, offset);

@@ -106,7 +106,8 @@ struct DecodedVolume {
   std::string overview_note;
   // Where an overview's views stream the file's full-resolution values from (volume_stream.h):
   // the file's memory map where it can be mapped, else the full-resolution float samples read
-  // to compute the overview, kept in RAM; null at full resolution and for generated volumes.
+  // to compute the overview, kept in RAM; null at full resolution, for generated volumes and
+  // with limits.detail_budget 0.
   std::shared_ptr<const FullResolutionSource> full_resolution;
   bool overview_of_integers = false;  // an overview of integer-valued data (its window rule)
   double load_ms = 0;                 // reading, decoding and the statistics

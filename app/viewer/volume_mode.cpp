@@ -183,6 +183,14 @@ void VolumeMode::complete_load() {
       if (options_.window && *options_.window > 0) window_level_.window = *options_.window;
       if (options_.level) window_level_.level = *options_.level;
       zoom_pending_ = options_.zoom.has_value();
+      if (options_.crosshair) {
+        glm::dvec3 q = *options_.crosshair;  // the file's index to the document's
+        for (int a = 0; a < 3; ++a) {
+          const auto d = static_cast<std::size_t>(a);
+          q[a] = (q[a] - v.overview_origin[d]) / v.overview_step[d];
+        }
+        geometry_.set_crosshair(q);
+      }
     }
     first_load_ = false;
     accuracy_.reset(nullptr);  // the meter of the previous volume goes first
@@ -458,7 +466,8 @@ void VolumeMode::panel(const FrameInfo& f) {
     ImGui::TextWrapped("%s", v.overview_note.c_str());
     ImGui::PopStyleColor();
     if (const auto& source = streamer_.source())
-      ImGui::TextWrapped("full resolution streamed from %s", source->description().c_str());
+      ImGui::TextWrapped("views zoomed in stream the full resolution from %s",
+                         source->description().c_str());
     const std::array<DetailPlan, 4> plans = detail_plans();
     for (Plane p : kPlanes) {
       const bool streamed = streamer_.detail(plane_index(p), plans[plane_index(p)]) != nullptr;

@@ -11,6 +11,13 @@
 // states none shows its index planes in file order ("k plane", "j plane", "i plane"), without
 // anatomical names or letters, and a note saying so. No file is treated specially by name.
 //
+// A volume over the GPU texture limits opens as its overview (volume_document.h); each view
+// zoomed in far enough streams the file's full-resolution box under it into its own textures
+// (volume_stream.h) and draws exactly what a full-resolution document draws. Every view of an
+// overview says which it shows (a status line under its label, the panel, the report's
+// "streamed", "full_resolution", "detail_box_zyx" and "resolution_note"), and the readout over a
+// streamed view gives the file's own value.
+//
 // Accuracy overlay (accuracy.h, as in the zoom mode): each view's method measured against the
 // double-precision reference at exactly that view's pixel positions in the volume (slice_grid:
 // the affine map slice.frag evaluates), RMS, max and sum of squares per view, and an error heat
@@ -82,6 +89,9 @@ struct VolumeOptions {
   // The first volume's zoom in window pixels per mm, all views, about the crosshair; unset:
   // fit the views.
   std::optional<double> zoom;
+  // The first volume's crosshair at this voxel of the file (array order z, y, x; an overview
+  // maps it to its own index); unset: the central voxel.
+  std::optional<glm::dvec3> crosshair;
   bool accuracy = true;         // measure the views against the double reference
   bool heat_map = false;        // show the error heat map over the views
   AccuracyReference reference;  // what the views are measured against (--reference)

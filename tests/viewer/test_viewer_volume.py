@@ -3,8 +3,10 @@
 content is checked: not blank, the report names the volume's dims and spacing, nearest and
 the prefiltered cubic show the same anatomy (strongly correlated) but differ in detail, a
 volume over --texture-budget is shown as its overview (the report says so, with the halved
-dims and doubled spacing, and the picture shows the same anatomy), and a bad file fails with
-exit status 1, one line, and nothing written.
+dims and doubled spacing, and the picture shows the same anatomy), zoomed in the overview's
+views stream the file's full resolution (the report says so per view, with the box, and the
+views equal the full-resolution document's to a grey level where the overview's do not), and a
+bad file fails with exit status 1, one line, and nothing written.
 
 usage: test_viewer_volume.py SPLINEVIEW VOLUME OUTDIR
 """
@@ -39,6 +41,63 @@ def render(viewer, volume, outdir, method, extra=(), tag=""):
     return png_rgb(shot).astype(np.float64), json.load(open(report))
 
 
+def view_centres(image, report):
+    """The middle of each view (away from its labels, status line and edge letters), as one
+    vector of greys."""
+    parts = []
+    for v in report["views"]:
+        x, y, w, h = v["rect"]
+        parts.append(image[int(y + 0.4 * h):int(y + 0.82 * h),
+                           int(x + 0.15 * w):int(x + 0.85 * w)].ravel())
+    return np.concatenate(parts)
+
+
+def check_streaming(viewer, volume, outdir):
+    """Zoomed in (3 px/mm about one file voxel, one window for all): the overview's views
+    stream the file's full resolution and show what the full-resolution document shows."""
+    same = ["--zoom", "3", "--crosshair", "66,60,30", "--window", "164", "--level", "82",
+            "--no-accuracy"]
+    full, rep_f = render(viewer, volume, outdir, "precise", same, "_zoomed_full")
+    streamed, rep_s = render(viewer, volume, outdir, "precise", same + ["--texture-budget", "2"],
+                             "_zoomed_streamed")
+    over, rep_o = render(viewer, volume, outdir, "precise",
+                         same + ["--texture-budget", "2", "--detail-budget", "0"],
+                         "_zoomed_overview")
+    if rep_s.get("overview_level") != 1:
+        fail("--texture-budget 2 --zoom 3: overview_level %r" % rep_s.get("overview_level"))
+    if rep_s.get("streaming", {}).get("source") != "ram":
+        fail("the bundled gzip NRRD cannot be mapped; streaming source %r"
+             % rep_s.get("streaming"))
+    full_dims = rep_s["full_dims"]
+    for v in rep_s["views"]:
+        box = v.get("detail_box_zyx")
+        if v.get("streamed") is not True or v.get("full_resolution") is not True or box is None:
+            fail("zoomed in, view %s does not stream: %r" % (v["plane"],
+                                                            v.get("resolution_note")))
+        if "FULL RESOLUTION" not in v.get("resolution_note", ""):
+            fail("view %s: note %r" % (v["plane"], v.get("resolution_note")))
+        if not all(0 <= box[d] < box[d + 3] <= full_dims[d] for d in range(3)):
+            fail("view %s: box %r outside the file %r" % (v["plane"], box, full_dims))
+    if rep_s["crosshair"].get("file_voxel_zyx") != rep_f["crosshair"]["voxel_zyx"]:
+        fail("the crosshairs differ: %r, %r" % (rep_s["crosshair"], rep_f["crosshair"]))
+    a = view_centres(full.mean(axis=2), rep_f)
+    b = view_centres(streamed.mean(axis=2), rep_s)
+    c = view_centres(over.mean(axis=2), rep_o)
+    corr_s = np.corrcoef(a, b)[0, 1]
+    corr_o = np.corrcoef(a, c)[0, 1]
+    within_s = (np.abs(a - b) <= 1).mean()
+    within_o = (np.abs(a - c) <= 1).mean()
+    print("zoomed in, vs the full-resolution document: streamed correlation %.4f, %.2f%% of "
+          "pixels within 1 grey level; overview %.4f, %.2f%%"
+          % (corr_s, 100 * within_s, corr_o, 100 * within_o))
+    if corr_s < 0.99 or within_s < 0.999:
+        fail("the streamed views do not show the full resolution (correlation %.4f, %.2f%% "
+             "within a grey level)" % (corr_s, 100 * within_s))
+    if corr_o > 0.98 or within_o > 0.5:
+        fail("the overview matches the full resolution as well as the streamed views: the test "
+             "cannot tell them apart (correlation %.4f)" % corr_o)
+
+
 def main():
     if len(sys.argv) != 4:
         fail(__doc__)
@@ -66,7 +125,18 @@ def main():
     if (diff > 8).mean() < 0.01:
         fail("the cubic views do not differ from nearest anywhere: the method is not applied")
     # Over a 2 MiB texture budget (the MRI's textures take 7.8 MiB): the overview at 1/2.
-    over, rep_o = render(viewer, volume, outdir, "precise", ["--texture-budget", "2"], "_overview")
+    # Streaming off (--detail-budget 0): every view shows the overview and says so.
+    over, rep_o = render(viewer, volume, outdir, "precise",
+                         ["--texture-budget", "2", "--detail-budget", "0"], "_overview")
+    for v in rep_o.get("views", []):
+        if v.get("streamed") is not False or v.get("full_resolution") is not False or \
+                "OVERVIEW 1/2" not in v.get("resolution_note", ""):
+            fail("--detail-budget 0: view %s claims full resolution: %r"
+                 % (v.get("plane"), {k: v.get(k) for k in ("streamed", "full_resolution",
+                                                          "resolution_note")}))
+    if any(v.get("streamed") is not False or v.get("full_resolution") is not True
+           for v in rep.get("views", [])):
+        fail("the full-resolution document's views must say full resolution, not streamed")
     if rep_o.get("overview_level") != 1 or rep_o.get("full_dims") != [62, 128, 128]:
         fail("--texture-budget 2: overview_level %r, full_dims %r (expected 1, [62, 128, 128])"
              % (rep_o.get("overview_level"), rep_o.get("full_dims")))
@@ -84,12 +154,14 @@ def main():
     full_c = rep.get("crosshair", {}).get("voxel_zyx")
     if fv is None or full_c is None or max(abs(a - b) for a, b in zip(fv, full_c)) > 0.51:
         fail("overview crosshair in file voxels %r, full-resolution crosshair %r" % (fv, full_c))
-    c = over[:, panel:, :].mean(axis=2)
-    corr_o = np.corrcoef(b.ravel(), c.ravel())[0, 1]
+    # The middle of each view: the overview's views carry a status line the others do not.
+    corr_o = np.corrcoef(view_centres(cubic.mean(axis=2), rep_c),
+                         view_centres(over.mean(axis=2), rep_o))[0, 1]
     print("overview vs full resolution (precise cubic): correlation %.4f" % corr_o)
     if corr_o < 0.9:
         fail("the overview does not show the same anatomy in the same place (correlation %.3f)"
              % corr_o)
+    check_streaming(viewer, volume, outdir)
     bad = os.path.join(outdir, "bad.nrrd")
     with open(bad, "wb") as f:
         f.write(b"NRRD0004\ntype: float\ndimension: 3\nsizes: 64 64 64\nendian: little\nencoding: raw\n\n" +
