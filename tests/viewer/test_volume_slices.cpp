@@ -13,6 +13,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <chrono>
 #include <cmath>
 #include <cstdint>
 #include <cstdio>
@@ -22,6 +23,7 @@
 #include <memory>
 #include <random>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "accuracy.h"
@@ -1457,6 +1459,73 @@ TEST(VolumeStream, StreamedViewsDrawWhatTheFullResolutionDraws) {
       EXPECT_GT(c.overview[k], 100.0 * c.streamed[k]);
     }
   }
+}
+
+TEST(VolumeStream, StreamerDebouncesKeepsCoveringBoxesAndDropsStaleOnes) {
+  // The bookkeeping on a fresh random volume in RAM: no job before the box has been still for
+  // the debounce time; a box that covers the view is kept without a new job; a view whose box
+  // is not covered shows the overview (nullptr) until its own arrives; a result that no longer
+  // covers its view is dropped.
+  const std::uint32_t seed = fresh_seed();
+  SCOPED_TRACE("seed " + std::to_string(seed));
+  const sv::ArrayF volume = random_volume({24, 30, 36}, seed);
+  VolumeStreamer s;
+  s.reset(std::make_shared<const FullResolutionSource>(sv::ArrayF(volume)));
+  const auto plan = [](std::array<std::size_t, 3> lo, std::array<std::size_t, 3> hi) {
+    DetailPlan p;
+    p.stream = true;
+    p.core = {lo, hi};
+    return p;
+  };
+  std::array<DetailPlan, 4> plans{};  // views 1..3 do not stream
+  plans[0] = plan({4, 5, 6}, {14, 20, 30});
+  s.update(plans, 10.0, false);
+  EXPECT_FALSE(s.busy()) << "a job before the view was still";
+  EXPECT_FALSE(s.settled(plans));
+  s.update(plans, 10.1, false);
+  EXPECT_FALSE(s.busy());
+  s.update(plans, 10.3, false);
+  EXPECT_TRUE(s.busy()) << "no job once the view was still for the debounce time";
+  s.update(plans, 10.3, true);  // waits and uploads
+  ASSERT_NE(s.detail(0, plans[0]), nullptr);
+  EXPECT_TRUE(s.settled(plans));
+  const DetailTextures* d = s.detail(0, plans[0]);
+  EXPECT_EQ(d->core, plans[0].core);
+  for (std::size_t z = 4; z < 14; ++z)
+    for (std::size_t y = 5; y < 20; ++y)
+      for (std::size_t x = 6; x < 30; ++x)
+        ASSERT_EQ(d->samples.at3(z - 4, y - 5, x - 6), volume.at3(z, y, x));
+  EXPECT_EQ(s.detail(1, plans[1]), nullptr);
+  // A smaller box inside: the same textures, no job.
+  std::array<DetailPlan, 4> inside = plans;
+  inside[0] = plan({5, 6, 7}, {13, 19, 29});
+  s.update(inside, 11.0, false);
+  s.update(inside, 12.0, false);
+  EXPECT_FALSE(s.busy());
+  EXPECT_EQ(s.detail(0, inside[0]), d);
+  // A box beyond it: the overview (nullptr) until the new box is there.
+  std::array<DetailPlan, 4> moved = plans;
+  moved[0] = plan({10, 5, 6}, {20, 20, 30});
+  s.update(moved, 13.0, false);
+  EXPECT_EQ(s.detail(0, moved[0]), nullptr);
+  EXPECT_FALSE(s.settled(moved));
+  // Its job starts; the view moves on before it ends: the result is dropped.
+  s.update(moved, 13.5, false);
+  ASSERT_TRUE(s.busy());
+  std::array<DetailPlan, 4> away = plans;
+  away[0] = plan({0, 0, 0}, {6, 6, 6});
+  while (s.busy()) {
+    s.update(away, 13.6, false);
+    std::this_thread::sleep_for(std::chrono::milliseconds(2));
+  }
+  EXPECT_EQ(s.detail(0, moved[0]), nullptr) << "a stale result was kept";
+  EXPECT_EQ(s.detail(0, away[0]), nullptr);
+  s.update(away, 13.6, true);
+  ASSERT_NE(s.detail(0, away[0]), nullptr);
+  EXPECT_EQ(s.detail(0, away[0])->core, away[0].core);
+  // Boxes cover what lies within them.
+  EXPECT_TRUE(plans[0].core.covers(inside[0].core));
+  EXPECT_FALSE(plans[0].core.covers(moved[0].core));
 }
 
 // ---- the document ----
