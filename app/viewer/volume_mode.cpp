@@ -577,6 +577,29 @@ void VolumeMode::panel(const FrameInfo& f) {
   readout_panel();
 }
 
+std::optional<VolumeMode::FullResolutionValue> VolumeMode::full_resolution_value(
+    Plane p, const glm::dvec3& pos) const {
+  const DetailTextures* d = detail(p);
+  if (!d) return std::nullopt;
+  const DecodedVolume& v = doc_->volume;
+  const std::array<double, 3> fi = v.file_index({pos[0], pos[1], pos[2]});
+  const std::array<std::size_t, 3> fv = nearest_voxel({fi[0], fi[1], fi[2]}, v.full_dims);
+  const DetailBox& b = d->core;
+  if (!b.covers({fv, {fv[0] + 1, fv[1] + 1, fv[2] + 1}})) return std::nullopt;
+  FullResolutionValue out;
+  out.voxel = fv;
+  out.raw = d->samples.at3(fv[0] - b.lo[0], fv[1] - b.lo[1], fv[2] - b.lo[2]);
+  const gl::Fetch m = method(p);
+  const double local[3] = {fi[0] - static_cast<double>(b.lo[0]),
+                           fi[1] - static_cast<double>(b.lo[1]),
+                           fi[2] - static_cast<double>(b.lo[2])};
+  SamplerOptions opt;
+  opt.degree = method_degree(m);
+  opt.threads = 1;  // one position: no thread pool
+  sample(gl::fetch_prefiltered(m) ? d->coefficients : d->samples, local, 1, &out.method_value, opt);
+  return out;
+}
+
 void VolumeMode::readout_panel() {
   if (!hover_) {
     ImGui::TextDisabled("(move the cursor over a view)");
@@ -605,30 +628,14 @@ void VolumeMode::readout_panel() {
     ImGui::TextDisabled("outside the volume");
     return;
   }
-  if (const DetailTextures* d = detail(p)) {
-    // A streamed view: the file's own value at its nearest voxel, and the view's method
-    // evaluated on the streamed box, which is what the view draws.
-    const std::array<double, 3> fi = v.file_index({pos[0], pos[1], pos[2]});
-    const std::array<std::size_t, 3> fv = nearest_voxel({fi[0], fi[1], fi[2]}, v.full_dims);
-    const DetailBox one{fv, {fv[0] + 1, fv[1] + 1, fv[2] + 1}};
-    if (d->core.covers(one)) {
-      const DetailBox& b = d->core;
-      ImGui::Text("nearest file voxel: array [z, y, x] [%zu, %zu, %zu]", fv[0], fv[1], fv[2]);
-      ImGui::Text(
-          "raw value (full resolution, streamed) %.6g",
-          static_cast<double>(d->samples.at3(fv[0] - b.lo[0], fv[1] - b.lo[1], fv[2] - b.lo[2])));
-      const gl::Fetch m = method(p);
-      const double local[3] = {fi[0] - static_cast<double>(b.lo[0]),
-                               fi[1] - static_cast<double>(b.lo[1]),
-                               fi[2] - static_cast<double>(b.lo[2])};
-      SamplerOptions opt;
-      opt.degree = method_degree(m);
-      opt.threads = 1;
-      double value = 0.0;
-      sample(gl::fetch_prefiltered(m) ? d->coefficients : d->samples, local, 1, &value, opt);
-      ImGui::Text("value (%s, CPU double, full resolution) %.6g", gl::fetch_name(m), value);
-      return;
-    }
+  if (const std::optional<FullResolutionValue> fr = full_resolution_value(p, pos)) {
+    // A streamed view: the file's own value, and the view's method on what the view draws.
+    ImGui::Text("nearest file voxel: array [z, y, x] [%zu, %zu, %zu]", fr->voxel[0], fr->voxel[1],
+                fr->voxel[2]);
+    ImGui::Text("raw value (full resolution, streamed) %.6g", fr->raw);
+    ImGui::Text("value (%s, CPU double, full resolution) %.6g", gl::fetch_name(method(p)),
+                fr->method_value);
+    return;
   }
   const std::array<std::size_t, 3> at = nearest_voxel(pos, geometry_.dims());
   ImGui::Text("nearest %svoxel: array [z, y, x] [%zu, %zu, %zu]", overview ? "overview " : "",

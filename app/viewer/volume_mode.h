@@ -154,6 +154,16 @@ class VolumeMode : public Mode {
   std::array<DetailPlan, 4> detail_plans() const;
   const DetailTextures* detail(Plane p) const;
   const VolumeStreamer& streamer() const { return streamer_; }
+  // The readout over a streamed view p at volume position `pos` (the overview's index): the
+  // file's nearest voxel (array order), its value as the file stores it, and p's method
+  // evaluated on the streamed box (CPU, double) at the file position; nullopt where p does not
+  // stream or `pos` lies outside its box.
+  struct FullResolutionValue {
+    std::array<std::size_t, 3> voxel{};
+    double raw = 0;
+    double method_value = 0;
+  };
+  std::optional<FullResolutionValue> full_resolution_value(Plane p, const glm::dvec3& pos) const;
 
  private:
   struct PendingLoad {

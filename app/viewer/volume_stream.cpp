@@ -160,6 +160,17 @@ DetailPlan plan_detail(const DecodedVolume& v, const gl::GridMapping& grid,
                   std::to_string(limits.max_texture_side) + "); zoom in further";
   } else {
     plan.stream = true;
+    plan.request = plan.core;
+    DetailBox wide;
+    for (std::size_t d = 0; d < 3; ++d) {
+      wide.lo[d] = plan.core.lo[d] >= kDetailMargin ? plan.core.lo[d] - kDetailMargin : 0;
+      wide.hi[d] = std::min(v.full_dims[d], plan.core.hi[d] + kDetailMargin);
+    }
+    const std::array<std::size_t, 3> w = wide.dims();
+    if (8.0 * static_cast<double>(wide.voxels()) <= per_view &&
+        (limits.max_texture_side <= 0 ||
+         std::max({w[0], w[1], w[2]}) <= static_cast<std::size_t>(limits.max_texture_side)))
+      plan.request = wide;
   }
   return plan;
 }
@@ -236,13 +247,12 @@ void VolumeStreamer::reset(std::shared_ptr<const FullResolutionSource> source) {
 void VolumeStreamer::collect(std::size_t i, const DetailPlan& plan, bool wait) {
   View& w = views_[i];
   if (!w.pending.valid() || !(wait || ready(w.pending))) return;
-  const DetailBox core = *w.pending_core;
   w.pending_core.reset();
   DetailRegion region;
   try {
     region = w.pending.get();
   } catch (const std::exception& e) {
-    w.failed = core;
+    w.failed = plan.core;  // not asked for again while the view needs this core
     throw Error(e.what());
   }
   // A result that no longer covers its view is dropped; the view asks again.
@@ -277,9 +287,9 @@ void VolumeStreamer::update(const std::array<DetailPlan, 4>& plans, double time_
     if (w.current && w.current->core.covers(plan.core)) continue;
     if (w.failed && *w.failed == plan.core) continue;  // not again for the same box
     if (w.pending.valid() || !(now || time_s - w.wanted_since >= kDebounceS)) continue;
-    w.pending_core = plan.core;
+    const DetailBox core = plan.request.empty() ? plan.core : plan.request;
+    w.pending_core = core;
     std::shared_ptr<const FullResolutionSource> source = source_;
-    const DetailBox core = plan.core;
     w.pending =
         std::async(std::launch::async, [source, core] { return compute_detail(*source, core); });
   }

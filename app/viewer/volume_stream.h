@@ -84,14 +84,19 @@ class FullResolutionSource {
 };
 
 // The prefilter halo of the streamed boxes: sv::prefilter_halo<float>(3, 3).
+constexpr std::size_t kDetailMargin = 8;
 std::size_t detail_halo();
 
 // What a view of an overview shows.
 struct DetailPlan {
   bool stream = false;  // the view streams `core`
   DetailBox core;       // the file's voxels the view's pixels need (empty: none of the file)
-  std::string why;      // when not streamed, a few words for the view ("zoom in to stream")
-  std::string detail;   // and the figures behind them, for the panel and the report
+  // What a job reads for it: the core plus kDetailMargin voxels per side (clamped to the file)
+  // where that still fits the budget, so that a few slices of scrolling or a short pan need no
+  // new box; else the core.
+  DetailBox request;
+  std::string why;     // when not streamed, a few words for the view ("zoom in to stream")
+  std::string detail;  // and the figures behind them, for the panel and the report
 };
 // The plan for the view whose pixel grid (in the overview's index, slice_grid) is `grid`.
 // Never streams a full-resolution document (overview_level 0).

@@ -1402,6 +1402,31 @@ TEST(VolumeStream, AZoomedInViewOfAnOverviewShowsTheFilesOwnVoxels) {
   }
   EXPECT_EQ(report["streaming"]["source"], "ram") << "the bundled NRRD is gzip-compressed";
 
+  // The readout over a streamed view: the file's value at the nearest file voxel, and the
+  // view's method (precise cubic) on the box equal to the full-resolution document's.
+  const glm::dvec3 at = mode.geometry().crosshair() + glm::dvec3(0.3, 0.0, -0.2);
+  const std::optional<VolumeMode::FullResolutionValue> fr =
+      mode.full_resolution_value(Plane::Axial, at);
+  ASSERT_TRUE(fr.has_value());
+  const std::array<double, 3> fi = v.file_index({at[0], at[1], at[2]});
+  for (std::size_t a = 0; a < 3; ++a)
+    EXPECT_EQ(static_cast<double>(fr->voxel[a]), std::floor(fi[a] + 0.5)) << "axis " << a;
+  EXPECT_EQ(fr->raw, fd.volume.samples.at3(fr->voxel[0], fr->voxel[1], fr->voxel[2]));
+  double want = 0;
+  sv::SamplerOptions so;
+  so.degree = 3;
+  so.threads = 1;
+  sv::sample(fd.coefficients, fi.data(), 1, &want, so);
+  EXPECT_NEAR(fr->method_value, want, 1e-3) << "the readout's cubic is not the file's";
+  EXPECT_FALSE(full.full_resolution_value(Plane::Axial, at).has_value());
+
+  // A slice further (scrolling) stays within the streamed box's margin: no new box, no wait.
+  const DetailBox before = mode.detail(Plane::Axial)->core;
+  mode.geometry().scroll(Plane::Axial, 1);
+  ASSERT_NE(mode.detail(Plane::Axial), nullptr);
+  EXPECT_EQ(mode.detail(Plane::Axial)->core, before);
+  EXPECT_TRUE(mode.settled());
+
   // (d) Zoomed out until a pixel spans more than an overview voxel: the overview, and the
   // view says why.
   for (Plane p : kPlanes) mode.geometry().view(p).zoom = 0.2;
