@@ -801,8 +801,7 @@ void VolumeMode::overlays(const FrameInfo& f, ImDrawList* list) {
   if (vol.overview_level > 0) {
     char text[200];
     std::snprintf(text, sizeof text,
-                  "OVERVIEW: 1/%d resolution per axis of %zu x %zu x %zu voxels (too large for "
-                  "the GPU textures); each view says whether it shows full resolution",
+                  "OVERVIEW 1/%d of %zu x %zu x %zu voxels: each view says what it shows",
                   1 << vol.overview_level, vol.full_dims[2], vol.full_dims[1], vol.full_dims[0]);
     bottom_note(text);
   }

@@ -150,12 +150,12 @@ DetailPlan plan_detail(const DecodedVolume& v, const gl::GridMapping& grid,
                   pixel);
     plan.detail = text;
   } else if (bytes > per_view) {
-    plan.why = "region too large to stream";
+    plan.why = "too large to stream";
     plan.detail = mib(bytes) + " of textures, over the " + mib(per_view) +
                   " per view of the detail budget; zoom in further";
   } else if (limits.max_texture_side > 0 &&
              side > static_cast<std::size_t>(limits.max_texture_side)) {
-    plan.why = "region too large to stream";
+    plan.why = "too large to stream";
     plan.detail = std::to_string(side) + " voxels on a side, over the largest 3-D texture (" +
                   std::to_string(limits.max_texture_side) + "); zoom in further";
   } else {
