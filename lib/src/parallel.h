@@ -8,10 +8,12 @@
 #include <thread>
 #include <vector>
 
+#include "splineview/threads.h"
+
 namespace sv::detail {
 
 inline unsigned thread_count(unsigned requested, std::size_t items, std::size_t min_per_thread) {
-  unsigned hw = requested ? requested : std::max(1u, std::thread::hardware_concurrency());
+  unsigned hw = requested ? requested : default_thread_count();
   std::size_t useful = std::max<std::size_t>(1, items / std::max<std::size_t>(1, min_per_thread));
   return static_cast<unsigned>(std::min<std::size_t>(hw, useful));
 }

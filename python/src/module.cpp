@@ -25,6 +25,7 @@
 #include "splineview/interpolant.h"
 #include "splineview/prefilter.h"
 #include "splineview/sampler.h"
+#include "splineview/threads.h"
 #include "splineview/transform.h"
 #include "splineview/version.h"
 
@@ -363,6 +364,9 @@ PYBIND11_MODULE(_core, m) {
         return sv::prefilter_halo(order, ndim, tolerance);
       },
       py::arg("order"), py::arg("ndim"), py::arg("tolerance"));
+  // The CPU thread count for calls that do not set one (threads.h: SPLINEVIEW_NUM_THREADS, else
+  // OMP_NUM_THREADS, else the cores), read once per process.
+  m.def("default_thread_count", &sv::default_thread_count);
   m.def("chunk_bound", &sv::chunk_bound, py::arg("order"), py::arg("ndim"), py::arg("halo"));
   m.def("interpolation_pad", [](const std::string& mode, int order) {
     return sv::interpolation_pad(mode_of(mode), order);

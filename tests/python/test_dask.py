@@ -152,6 +152,18 @@ def test_zarr_roundtrip(rng, client):
         print("zarr: zoom and spline_filter through %d worker processes, checked" % workers)
 
 
+def test_worker_threads(client):
+    """A LocalCluster's worker processes start with OMP_NUM_THREADS=1 (distributed's nanny), so
+    splineview's CPU functions use one thread per task there, not all cores per worker."""
+    def worker_count():
+        from splineview import _core
+        return _core.default_thread_count()
+    client.wait_for_workers(3, timeout=120)
+    counts = client.run(worker_count)
+    check(len(counts) == 3 and set(counts.values()) == {1},
+          "worker thread counts %r (expected 1 in each of 3 workers)" % counts)
+
+
 def test_errors():
     x = da.zeros((4, 5, 6, 7), chunks=2)
     for fn, args in ((svd.spline_filter, ()), (svd.zoom, (2,))):
@@ -183,6 +195,7 @@ def main():
             test_spline_filter(rng)
             test_transforms(rng)
             test_zarr_roundtrip(rng, client)
+            test_worker_threads(client)
             test_errors()
     if FAILURES:
         print("%d failures" % len(FAILURES))

@@ -315,6 +315,28 @@ def test_outputs_and_errors(rng):
           "bad arguments")
 
 
+def test_thread_count_variables():
+    """The CPU functions' default thread count (threads.h) follows SPLINEVIEW_NUM_THREADS, else
+    OMP_NUM_THREADS, else the cores; malformed values are ignored. Fresh processes: the count is
+    read once per process."""
+    import os
+    import subprocess
+    cores = os.cpu_count()
+    cases = [({"SPLINEVIEW_NUM_THREADS": "3"}, 3), ({"OMP_NUM_THREADS": "2,1"}, 2),
+             ({"SPLINEVIEW_NUM_THREADS": "5", "OMP_NUM_THREADS": "2"}, 5),
+             ({"SPLINEVIEW_NUM_THREADS": "many", "OMP_NUM_THREADS": "0"}, cores), ({}, cores)]
+    for extra, want in cases:
+        env = {k: v for k, v in os.environ.items()
+               if k not in ("SPLINEVIEW_NUM_THREADS", "OMP_NUM_THREADS")}
+        env.update(extra)
+        out = subprocess.run([sys.executable, "-c", "from splineview import _core; "
+                              "print(_core.default_thread_count())"], env=env,
+                             capture_output=True, text=True)
+        got = int(out.stdout) if out.returncode == 0 and out.stdout.strip().isdigit() else None
+        check(got == want, "default_thread_count with %r: %r (stderr %r), expected %d"
+              % (extra, got, out.stderr[-200:], want))
+
+
 def main():
     print("scipy %s, numpy %s, splineview %s" % (scipy.__version__, np.__version__,
                                                   splineview.__version__))
@@ -324,6 +346,7 @@ def main():
     test_rotate(rng)
     test_high_orders(rng)
     test_outputs_and_errors(rng)
+    test_thread_count_variables()
     print("worst |ours - oracle| per transform: %s"
           % ", ".join("%s %.1e" % (k, v) for k, v in sorted(WORST.items())))
     print("  (scipy's own 12-sample padding, direct difference: %s)"
