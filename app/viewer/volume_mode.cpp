@@ -584,7 +584,7 @@ std::optional<VolumeMode::FullResolutionValue> VolumeMode::full_resolution_value
   const DecodedVolume& v = doc_->volume;
   const std::array<double, 3> fi = v.file_index({pos[0], pos[1], pos[2]});
   const std::array<std::size_t, 3> fv = nearest_voxel({fi[0], fi[1], fi[2]}, v.full_dims);
-  const DetailBox& b = d->core;
+  const DetailBox& b = d->box;
   if (!b.covers({fv, {fv[0] + 1, fv[1] + 1, fv[2] + 1}})) return std::nullopt;
   FullResolutionValue out;
   out.voxel = fv;
@@ -835,7 +835,7 @@ void VolumeMode::draw(const FrameInfo& f) {
       // A streamed view draws the file's own voxels: the same map, moved to its box's index.
       const SliceMapping mapping = geometry_.mapping(p, c);
       if (const DetailTextures* d = streamer_.detail(i, plans[i])) {
-        pass_->draw(d->textures(), method(p), detail_mapping(doc_->volume, mapping, d->core),
+        pass_->draw(d->textures(), method(p), detail_mapping(doc_->volume, mapping, d->box),
                     to_viewport(c, f.fb_height), window_level_, checker);
       } else {
         pass_->draw(doc_->textures(), method(p), mapping, to_viewport(c, f.fb_height),
@@ -939,7 +939,7 @@ nlohmann::json VolumeMode::report() const {
     view["streamed"] = streamed != nullptr;
     view["full_resolution"] = v.overview_level == 0 || streamed != nullptr;
     if (streamed) {
-      const DetailBox& b = streamed->core;
+      const DetailBox& b = streamed->box;
       view["detail_box_zyx"] = {b.lo[0], b.lo[1], b.lo[2], b.hi[0], b.hi[1], b.hi[2]};
       view["detail_ms"] = {{"read_and_prefilter", streamed->compute_ms},
                            {"upload", streamed->upload_ms}};

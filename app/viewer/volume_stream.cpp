@@ -175,21 +175,21 @@ DetailPlan plan_detail(const DecodedVolume& v, const gl::GridMapping& grid,
   return plan;
 }
 
-DetailRegion compute_detail(const FullResolutionSource& source, const DetailBox& core) {
+DetailRegion compute_detail(const FullResolutionSource& source, const DetailBox& box) {
   const auto start = std::chrono::steady_clock::now();
   DetailRegion r;
-  r.core = core;
+  r.box = box;
   const std::size_t h = detail_halo();
   for (std::size_t d = 0; d < 3; ++d) {
-    r.read.lo[d] = core.lo[d] >= h ? core.lo[d] - h : 0;
-    r.read.hi[d] = std::min(source.dims()[d], core.hi[d] + h);
+    r.read.lo[d] = box.lo[d] >= h ? box.lo[d] - h : 0;
+    r.read.hi[d] = std::min(source.dims()[d], box.hi[d] + h);
   }
   try {
     const ArrayF window = source.read(r.read);
     std::array<std::size_t, 3> lo{}, hi{};
     for (std::size_t d = 0; d < 3; ++d) {
-      lo[d] = core.lo[d] - r.read.lo[d];
-      hi[d] = core.hi[d] - r.read.lo[d];
+      lo[d] = box.lo[d] - r.read.lo[d];
+      hi[d] = box.hi[d] - r.read.lo[d];
     }
     // Where the window ends at the file's face, prefilter_region's reflect extension of the
     // window is the file's; elsewhere the window holds the whole halo.
@@ -211,10 +211,10 @@ DetailRegion compute_detail(const FullResolutionSource& source, const DetailBox&
 DetailTextures upload_detail(DetailRegion region) {
   const auto start = std::chrono::steady_clock::now();
   DetailTextures t;
-  t.core = region.core;
-  t.samples_texture = volume_texture(region.core.dims());
+  t.box = region.box;
+  t.samples_texture = volume_texture(region.box.dims());
   t.samples_texture.upload(GL_RED, GL_FLOAT, region.samples.data());
-  t.coefficients_texture = volume_texture(region.core.dims());
+  t.coefficients_texture = volume_texture(region.box.dims());
   t.coefficients_texture.upload(GL_RED, GL_FLOAT, region.coefficients.data());
   gl::check_error("uploading a streamed box", __FILE__, __LINE__);
   t.samples = std::move(region.samples);
@@ -247,7 +247,6 @@ void VolumeStreamer::reset(std::shared_ptr<const FullResolutionSource> source) {
 void VolumeStreamer::collect(std::size_t i, const DetailPlan& plan, bool wait) {
   View& w = views_[i];
   if (!w.pending.valid() || !(wait || ready(w.pending))) return;
-  w.pending_core.reset();
   DetailRegion region;
   try {
     region = w.pending.get();
@@ -256,7 +255,7 @@ void VolumeStreamer::collect(std::size_t i, const DetailPlan& plan, bool wait) {
     throw Error(e.what());
   }
   // A result that no longer covers its view is dropped; the view asks again.
-  if (plan.stream && region.core.covers(plan.core)) {
+  if (plan.stream && region.box.covers(plan.core)) {
     w.current.reset();  // the old textures go first
     w.current = upload_detail(std::move(region));
   }
@@ -284,14 +283,13 @@ void VolumeStreamer::update(const std::array<DetailPlan, 4>& plans, double time_
       w.wanted = plan.core;
       w.wanted_since = time_s;
     }
-    if (w.current && w.current->core.covers(plan.core)) continue;
+    if (w.current && w.current->box.covers(plan.core)) continue;
     if (w.failed && *w.failed == plan.core) continue;  // not again for the same box
     if (w.pending.valid() || !(now || time_s - w.wanted_since >= kDebounceS)) continue;
-    const DetailBox core = plan.request.empty() ? plan.core : plan.request;
-    w.pending_core = core;
+    const DetailBox box = plan.request.empty() ? plan.core : plan.request;
     std::shared_ptr<const FullResolutionSource> source = source_;
     w.pending =
-        std::async(std::launch::async, [source, core] { return compute_detail(*source, core); });
+        std::async(std::launch::async, [source, box] { return compute_detail(*source, box); });
   }
   if (now)
     for (std::size_t i = 0; i < views_.size(); ++i) guarded([&] { collect(i, plans[i], true); });
@@ -300,7 +298,7 @@ void VolumeStreamer::update(const std::array<DetailPlan, 4>& plans, double time_
 
 const DetailTextures* VolumeStreamer::detail(std::size_t i, const DetailPlan& plan) const {
   const View& w = views_[i];
-  if (!source_ || !plan.stream || !w.current || !w.current->core.covers(plan.core)) return nullptr;
+  if (!source_ || !plan.stream || !w.current || !w.current->box.covers(plan.core)) return nullptr;
   return &*w.current;
 }
 

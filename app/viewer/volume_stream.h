@@ -10,12 +10,14 @@
 //   the overview (kept in RAM).
 // - Box (plan_detail): the view's pixel grid (slice_grid) has its four corner pixel centres
 //   mapped to the file's index (DecodedVolume::file_index), their bounding box widened by 2
-//   samples (the cubic's support) and clamped to the file: the "core" box, which the textures
-//   hold. A view streams when its pixels are finer than the overview's voxels and the core's
-//   textures (8 bytes a voxel) fit VolumeLimits::detail_budget / 4 (and GL_MAX_3D_TEXTURE_SIZE);
-//   else it shows the overview and the plan says why.
-// - Coefficients (compute_detail): the core plus the prefilter halo sv::prefilter_halo<float>(3,
-//   3) per side (clamped to the file) is read, and sv::prefilter_region gives the core's
+//   samples (the cubic's support) and clamped to the file: the "core" box the view needs. A view
+//   streams when its pixels are finer than the overview's voxels and the core's textures (8 bytes a
+//   voxel) fit VolumeLimits::detail_budget / 4 (and GL_MAX_3D_TEXTURE_SIZE); else it shows the
+//   overview and the plan says why. A job asks for the core plus kDetailMargin voxels per side
+//   where that still fits (DetailPlan::request), so that scrolling a few slices or a short pan
+//   reuses the box.
+// - Coefficients (compute_detail): the box plus the prefilter halo sv::prefilter_halo<float>(3,
+//   3) per side (clamped to the file) is read, and sv::prefilter_region gives the box's
 //   coefficients with the reflect boundary at the file's real faces: within chunk_bound(3, 3,
 //   halo) times the data range (about float epsilon / 2) of the whole-volume prefilter's.
 // - The slice pass draws a streamed view with the overview's map moved to the box's index
@@ -106,18 +108,18 @@ DetailPlan plan_detail(const DecodedVolume& v, const gl::GridMapping& grid,
 // The result of a streaming job (no GL): the core's samples and its coefficients (cubic,
 // reflect at the file's faces, prefilter_region with detail_halo()).
 struct DetailRegion {
-  DetailBox core;
-  DetailBox read;  // the core plus the halo, clamped to the file: what was read
+  DetailBox box;   // what the job was asked for (a plan's request: its core and a margin)
+  DetailBox read;  // the box plus the halo, clamped to the file: what was read
   ArrayF samples;
   ArrayF coefficients;
   double ms = 0;  // reading and prefiltering
 };
-DetailRegion compute_detail(const FullResolutionSource& source, const DetailBox& core);
+DetailRegion compute_detail(const FullResolutionSource& source, const DetailBox& box);
 
 // A streamed box on the GPU (R32F, GL_LINEAR, GL_MIRRORED_REPEAT, as the document's textures),
 // with its samples and coefficients kept on the host for the readout (and the tests).
 struct DetailTextures {
-  DetailBox core;
+  DetailBox box;  // the file's voxels the textures hold
   gl::Texture samples_texture, coefficients_texture;
   ArrayF samples, coefficients;
   double compute_ms = 0, upload_ms = 0;
@@ -153,7 +155,6 @@ class VolumeStreamer {
  private:
   struct View {
     std::optional<DetailTextures> current;
-    std::optional<DetailBox> pending_core;
     std::future<DetailRegion> pending;
     std::optional<DetailBox> failed;  // the box whose job threw: not asked for again
     DetailBox wanted;                 // the plan's core last seen

@@ -1359,7 +1359,7 @@ TEST(VolumeStream, AZoomedInViewOfAnOverviewShowsTheFilesOwnVoxels) {
     const std::size_t i = plane_index(p);
     const DetailTextures* d = mode.detail(p);
     ASSERT_NE(d, nullptr);
-    const DetailBox& b = d->core;
+    const DetailBox& b = d->box;
     // (a) Within the file, and around every pixel the view samples, the cubic's support.
     const gl::GridMapping g = slice_grid(mode.geometry(), p, cells[i]);
     for (std::size_t d3 = 0; d3 < 3; ++d3) EXPECT_LE(b.hi[d3], n[d3]);
@@ -1421,10 +1421,10 @@ TEST(VolumeStream, AZoomedInViewOfAnOverviewShowsTheFilesOwnVoxels) {
   EXPECT_FALSE(full.full_resolution_value(Plane::Axial, at).has_value());
 
   // A slice further (scrolling) stays within the streamed box's margin: no new box, no wait.
-  const DetailBox before = mode.detail(Plane::Axial)->core;
+  const DetailBox before = mode.detail(Plane::Axial)->box;
   mode.geometry().scroll(Plane::Axial, 1);
   ASSERT_NE(mode.detail(Plane::Axial), nullptr);
-  EXPECT_EQ(mode.detail(Plane::Axial)->core, before);
+  EXPECT_EQ(mode.detail(Plane::Axial)->box, before);
   EXPECT_TRUE(mode.settled());
 
   // (d) Zoomed out until a pixel spans more than an overview voxel: the overview, and the
@@ -1515,7 +1515,7 @@ TEST(VolumeStream, StreamerDebouncesKeepsCoveringBoxesAndDropsStaleOnes) {
   ASSERT_NE(s.detail(0, plans[0]), nullptr);
   EXPECT_TRUE(s.settled(plans));
   const DetailTextures* d = s.detail(0, plans[0]);
-  EXPECT_EQ(d->core, plans[0].core);
+  EXPECT_EQ(d->box, plans[0].core);
   for (std::size_t z = 4; z < 14; ++z)
     for (std::size_t y = 5; y < 20; ++y)
       for (std::size_t x = 6; x < 30; ++x)
@@ -1547,7 +1547,7 @@ TEST(VolumeStream, StreamerDebouncesKeepsCoveringBoxesAndDropsStaleOnes) {
   EXPECT_EQ(s.detail(0, away[0]), nullptr);
   s.update(away, 13.6, true);
   ASSERT_NE(s.detail(0, away[0]), nullptr);
-  EXPECT_EQ(s.detail(0, away[0])->core, away[0].core);
+  EXPECT_EQ(s.detail(0, away[0])->box, away[0].core);
   // Boxes cover what lies within them.
   EXPECT_TRUE(plans[0].core.covers(inside[0].core));
   EXPECT_FALSE(plans[0].core.covers(moved[0].core));
