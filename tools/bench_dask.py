@@ -4,7 +4,7 @@ zarr store on local disk: spline_filter of a 3-D float32 volume, zoom x2 of a sm
 map_coordinates at random points, each written to a zarr store (the compute included), plus
 the in-memory package on the same data for reference (it uses every core itself).
 
-usage: bench_dask.py [--workers 1,2] [--size 256] [--json out.json]
+usage: bench_dask.py [--workers 1,2] [--size 256] [--chunk C] [--repeats 2] [--json out.json]
                      [--scheduler distributed|processes] [--store zarr|npy]
 --scheduler processes (dask's multiprocessing pool) and --store npy (.npy files read and written
 through memory maps) are for machines without distributed or zarr.
@@ -93,6 +93,7 @@ def main():
     ap.add_argument("--json", default=None)
     ap.add_argument("--scheduler", default="distributed", choices=["distributed", "processes"])
     ap.add_argument("--store", default="zarr", choices=["zarr", "npy"])
+    ap.add_argument("--repeats", type=int, default=2, help="timed runs after the warm-up (best)")
     args = ap.parse_args()
     logging.getLogger("distributed.utils_perf").setLevel(logging.ERROR)
     n = args.size
@@ -130,20 +131,28 @@ def main():
                     "map_coordinates": lambda: store.write(
                         svd.map_coordinates(x, c, order=3, mode="mirror"), "o3"),
                 }
+                tasks = {
+                    "spline_filter": svd.spline_filter(x, order=3, output=np.float32),
+                    "zoom x2": svd.zoom(xs, 2, order=3, mode="mirror"),
+                    "map_coordinates": svd.map_coordinates(x, c, order=3, mode="mirror"),
+                }
+                tasks = {k: len(v.__dask_graph__()) for k, v in tasks.items()}
                 for name, op in ops.items():
                     op()  # warm-up: workers import splineview, metadata cached
-                    t = min(timed(op) for _ in range(2))
-                    rows.append(dict(op=name, workers=w, seconds=t, in_memory=mem[name]))
+                    t = min(timed(op) for _ in range(args.repeats))
+                    rows.append(dict(op=name, workers=w, seconds=t, in_memory=mem[name],
+                                     tasks=tasks[name]))
         cores = os.cpu_count()
         print("cores: %d, volume %d^3 float32 (zoom: %d^3), chunks %d^3, %s scheduler, %s "
               "store" % (cores, n, n // 2, chunk, args.scheduler, args.store))
-        print("| operation | workers | splineview.dask s | speed-up vs 1 worker | in-memory s |")
-        print("|---|---:|---:|---:|---:|")
+        print("| operation | workers | splineview.dask s | speed-up vs %d worker(s) | in-memory s "
+              "| graph tasks |" % rows[0]["workers"])
+        print("|---|---:|---:|---:|---:|---:|")
         base = {r["op"]: r["seconds"] for r in rows if r["workers"] == rows[0]["workers"]}
         for r in rows:
-            print("| %s | %d | %.2f | %.2fx | %.2f |" % (r["op"], r["workers"], r["seconds"],
-                                                        base[r["op"]] / r["seconds"],
-                                                        r["in_memory"]))
+            print("| %s | %d | %.2f | %.2fx | %.2f | %d |" % (
+                r["op"], r["workers"], r["seconds"], base[r["op"]] / r["seconds"], r["in_memory"],
+                r["tasks"]))
         if args.json:
             with open(args.json, "w") as f:
                 json.dump(dict(cores=cores, size=n, rows=rows), f, indent=1)
