@@ -212,29 +212,31 @@ TEST(FfdPolynomial, QuadraticWithoutTheCorrectionIsOffByTheVariance) {
 TEST(FfdField, TileStructuredEqualsTheReferencePerVoxel2D) {
   const std::uint32_t seed = svtest::fresh_seed();
   SCOPED_TRACE("seed " + std::to_string(seed));
-  double worst_ulp = 0, worst_ulp_f = 0;
+  double worst_ulp = 0, worst_ulp_f = 0, worst_ulp_u = 0;
   for (int dy = 1; dy <= 8; ++dy)
     for (int dx = 1; dx <= 8; ++dx) {
       const Shape shape{static_cast<std::size_t>(3 * dy + 2), static_cast<std::size_t>(4 * dx + 1)};
       const Delta delta{dy, dx};
       const Array<double> grid = random_grid(shape, delta, seed + 64 * dy + dx, 3.0, dx % 2);
       const Array<double> ref = sv::ffd_field_reference(grid, delta, shape);
-      const double scale = max_abs(ref);
+      const double scale = max_abs(grid);  // bounds sum |w c| and so |u|
+      const double scale_u = max_abs(ref);
       const double d = max_diff(sv::ffd_field(grid, delta, shape, 3), ref);
       const double df = max_diff(sv::ffd_field(Array<float>::from(grid), delta, shape, 2), ref);
       worst_ulp = std::max(worst_ulp, d / (kEps * scale));
+      worst_ulp_u = std::max(worst_ulp_u, d / (kEps * scale_u));
       worst_ulp_f = std::max(worst_ulp_f, df / (kEpsF * scale));
-      ASSERT_LE(d, 4 * kEps * scale) << "delta " << dy << "," << dx;
-      ASSERT_LE(df, 8 * kEpsF * scale) << "delta " << dy << "," << dx;
+      ASSERT_LE(d, 6 * kEps * scale) << "delta " << dy << "," << dx;
+      ASSERT_LE(df, 4 * kEpsF * scale) << "delta " << dy << "," << dx;
     }
-  std::printf("2-D field: worst %.2f ulp of max|u| (double), %.2f (float)\n", worst_ulp,
-              worst_ulp_f);
+  std::printf("2-D field: worst %.2f ulp of max|c| (double; %.2f ulp of max|u|), %.2f (float)\n",
+              worst_ulp, worst_ulp_u, worst_ulp_f);
 }
 
 TEST(FfdField, TileStructuredEqualsTheReferencePerVoxel3D) {
   const std::uint32_t seed = svtest::fresh_seed();
   SCOPED_TRACE("seed " + std::to_string(seed));
-  double worst_ulp = 0, worst_ulp_f = 0;
+  double worst_ulp = 0, worst_ulp_f = 0, worst_ulp_u = 0;
   for (int d = 1; d <= 8; ++d) {
     // Every delta 1..8 on every axis, a different one per axis, odd shapes not tile multiples.
     const Delta delta{d, (d % 8) + 1, ((d + 4) % 8) + 1};
@@ -243,19 +245,21 @@ TEST(FfdField, TileStructuredEqualsTheReferencePerVoxel3D) {
                       static_cast<std::size_t>(3 * delta[2] + 2)};
     const Array<double> grid = random_grid(shape, delta, seed + d, 3.0, d % 2);
     const Array<double> ref = sv::ffd_field_reference(grid, delta, shape);
-    const double scale = max_abs(ref);
+    const double scale = max_abs(grid);  // bounds sum |w c| and so |u|
+    const double scale_u = max_abs(ref);
     const Array<double> fast = sv::ffd_field(grid, delta, shape, 3);
     const double dd = max_diff(fast, ref);
     const double df = max_diff(sv::ffd_field(Array<float>::from(grid), delta, shape), ref);
     worst_ulp = std::max(worst_ulp, dd / (kEps * scale));
+    worst_ulp_u = std::max(worst_ulp_u, dd / (kEps * scale_u));
     worst_ulp_f = std::max(worst_ulp_f, df / (kEpsF * scale));
-    ASSERT_LE(dd, 4 * kEps * scale) << "delta " << delta[0] << "," << delta[1] << "," << delta[2];
-    ASSERT_LE(df, 8 * kEpsF * scale) << "delta " << delta[0] << "," << delta[1] << "," << delta[2];
+    ASSERT_LE(dd, 6 * kEps * scale) << "delta " << delta[0] << "," << delta[1] << "," << delta[2];
+    ASSERT_LE(df, 4 * kEpsF * scale) << "delta " << delta[0] << "," << delta[1] << "," << delta[2];
     // The thread count does not change a bit.
     EXPECT_EQ(sv::ffd_field(grid, delta, shape, 1).vec(), fast.vec());
   }
-  std::printf("3-D field: worst %.2f ulp of max|u| (double), %.2f (float)\n", worst_ulp,
-              worst_ulp_f);
+  std::printf("3-D field: worst %.2f ulp of max|c| (double; %.2f ulp of max|u|), %.2f (float)\n",
+              worst_ulp, worst_ulp_u, worst_ulp_f);
 }
 
 // ---- Jacobian -------------------------------------------------------------------------------
