@@ -799,7 +799,8 @@ std::optional<sv::MappedVolume> map_input(const std::string& path, bool channels
   return std::nullopt;
 }
 
-// The mapped IN as float32 in `out` (C order, in.size() floats), a slab of slices at a time on
+// The mapped IN as float32 in `out` (C order, in.size() floats; null: only scanned, a slab
+// at a time through a scratch buffer), a slab of slices at a time on
 // up to `threads` threads (0: every hardware thread, at most 16; each takes the next slab);
 // returns its non-finite values (counted as the loader's doubles; the first in file order). No
 // progress lines: a refusal after it must still be the only line on stderr.
@@ -813,9 +814,11 @@ sv::NonFinite convert_mapped(const sv::MappedVolume& in, float* out, unsigned th
   std::mutex error_lock;
   const auto work = [&] {
     try {
+      std::vector<float> scratch;  // without `out`: the values are only scanned
       for (std::size_t s = next++; s < slabs; s = next++) {
         const std::size_t first = s * slab, n = std::min(slab, slices - first);
-        found[s] = in.read_slices(first, n, out + first * per);
+        if (!out) scratch.resize(n * per);
+        found[s] = in.read_slices(first, n, out ? out + first * per : scratch.data());
         in.release_slices(first, n);
       }
     } catch (...) {
@@ -1154,7 +1157,7 @@ void resample_mapped(const ResampleArgs& args, const Backend& backend,
   std::optional<sv::MappedOutput> work;
   sv::NonFinite nf;
   if (samples) {
-    nf = sv::scan_nonfinite(samples, in.size());
+    nf = convert_mapped(in, nullptr, args.common.threads);  // scanned through guarded copies
   } else {
     work = sv::create_mapped_scratch(args.out, in.dims(), 1);
     nf = convert_mapped(in, work->data(), args.common.threads);
@@ -1168,7 +1171,17 @@ void resample_mapped(const ResampleArgs& args, const Backend& backend,
   const Stopwatch clock;
   const sv::cuda::OutOfCoreStats st = sv::cuda::resample_out_of_core(
       samples, sv::cuda::Layout{in.dims(), 1}, position_tables(plan, in.dims(), args.grid_mode),
-      out.data(), out_of_core_resample_config(args, opt, degree, prefilter));
+      out.data(), [&] {
+        sv::cuda::OutOfCoreResampleConfig cfg =
+            out_of_core_resample_config(args, opt, degree, prefilter);
+        // IN's own map: read through guarded copies (a file truncated meanwhile is an error
+        // naming it, not a SIGBUS). A work file is this process's own.
+        if (!work)
+          cfg.read_input = [&in](float* dst, const float* src, std::size_t n) {
+            in.copy_native_f32(src, n, dst);
+          };
+        return cfg;
+      }());
   const double seconds = clock.seconds();
   check_result(out.data(), out.size(), out_dims, 1, in.channel_axis(), "resample", "single",
                args.common);

@@ -5,6 +5,8 @@
 #include <chrono>
 #include <cmath>
 #include <cstring>
+#include <exception>
+#include <functional>
 #include <limits>
 #include <string>
 #include <thread>
@@ -75,10 +77,13 @@ struct Stream {
 };
 
 // Copies `count` slices of `slice` floats, slice j from src(j) to dst + j * slice, on up to
-// `threads` threads (contiguous ranges of slices, or of one slice's bytes when there is one).
+// `threads` threads (contiguous ranges of slices, or of one slice's bytes when there is one),
+// with `read` (dst, src, floats) where given (a guarded read from a memory map, which may throw)
+// else memcpy. The first exception of any thread is rethrown once all have stopped.
+using HostRead = std::function<void(float*, const float*, std::size_t)>;
 template <class Src>
-void copy_slices(float* dst, std::size_t count, std::size_t slice, const Src& src,
-                 unsigned threads) {
+void copy_slices(float* dst, std::size_t count, std::size_t slice, const Src& src, unsigned threads,
+                 const HostRead* read = nullptr) {
   const std::size_t total = count * slice;
   const unsigned t = static_cast<unsigned>(
       std::max<std::size_t>(1, std::min<std::size_t>(threads, total / (std::size_t{1} << 20))));
@@ -86,7 +91,10 @@ void copy_slices(float* dst, std::size_t count, std::size_t slice, const Src& sr
     while (lo < hi) {
       const std::size_t j = lo / slice, off = lo % slice;
       const std::size_t n = std::min(hi - lo, slice - off);
-      std::memcpy(dst + lo, src(j) + off, n * sizeof(float));
+      if (read && *read)
+        (*read)(dst + lo, src(j) + off, n);
+      else
+        std::memcpy(dst + lo, src(j) + off, n * sizeof(float));
       lo += n;
     }
   };
@@ -94,9 +102,19 @@ void copy_slices(float* dst, std::size_t count, std::size_t slice, const Src& sr
     work(0, total);
     return;
   }
+  std::vector<std::exception_ptr> errors(t);
   std::vector<std::thread> pool;
-  for (unsigned k = 0; k < t; ++k) pool.emplace_back(work, total * k / t, total * (k + 1) / t);
+  for (unsigned k = 0; k < t; ++k)
+    pool.emplace_back([&, k] {
+      try {
+        work(total * k / t, total * (k + 1) / t);
+      } catch (...) {
+        errors[k] = std::current_exception();
+      }
+    });
   for (auto& th : pool) th.join();
+  for (auto& e : errors)
+    if (e) std::rethrow_exception(e);
 }
 
 // Page-locked host data: windows go up and results come down straight between the array and
@@ -649,7 +667,7 @@ OutOfCoreStats resample_out_of_core(const float* in, const Layout& layout,
             const long src = interp_index(lo + static_cast<long>(j), n, mode);
             return src < 0 ? cval_slice.data() : in + static_cast<std::size_t>(src) * in_slice;
           },
-          threads);
+          threads, &cfg.read_input);
       std::vector<std::size_t> wdims = layout.dims;
       wdims[0] = wn;
       grow_device(dwin, win_cap, wn * in_slice);

@@ -13,12 +13,14 @@
 #include <csignal>
 
 #include <algorithm>
+#include <atomic>
 #include <cerrno>
 #include <cstdint>
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
 #include <mutex>
+#include <stdexcept>
 #include <system_error>
 #include <vector>
 
@@ -50,7 +52,10 @@ bool ends_with(const std::string& s, const std::string& tail) {
 // while it is mapped makes the pages beyond its new end fault. The handler, installed on the
 // first guarded copy, jumps back out of the copy of this thread when one is running (a memcpy:
 // nothing to unwind) and otherwise hands the signal to the previous disposition.
-thread_local sigjmp_buf* t_bus_jump = nullptr;
+// volatile, with signal fences around the copy: the handler reads it asynchronously, and an
+// optimiser that sees no reader between the two stores around memcpy would drop the first
+// (as GCC -O2 did: the guard then fell through to the default action in Release builds).
+thread_local sigjmp_buf* volatile t_bus_jump = nullptr;
 struct sigaction g_previous_bus;
 
 void on_sigbus(int sig, siginfo_t* info, void* context) {
@@ -84,7 +89,9 @@ bool copy_from_map(void* dst, const void* src, std::size_t bytes) {
     return false;
   }
   t_bus_jump = &env;
+  std::atomic_signal_fence(std::memory_order_seq_cst);
   std::memcpy(dst, src, bytes);
+  std::atomic_signal_fence(std::memory_order_seq_cst);
   t_bus_jump = saved;
   return true;
 }
@@ -310,6 +317,15 @@ const float* MappedVolume::native_f32() const {
       L.scaled || reinterpret_cast<std::uintptr_t>(m.data) % alignof(float) != 0)
     return nullptr;
   return reinterpret_cast<const float*>(m.data);
+}
+
+void MappedVolume::copy_native_f32(const float* src, std::size_t count, float* dst) const {
+  const float* samples = native_f32();
+  if (!samples || src < samples || count > size() ||
+      static_cast<std::size_t>(src - samples) > size() - count)
+    throw std::invalid_argument("MappedVolume::copy_native_f32: range outside the samples");
+  impl_->copy_raw(dst, static_cast<std::size_t>(src - samples) * sizeof(float),
+                  count * sizeof(float));
 }
 
 void MappedVolume::read_slices(std::size_t first, std::size_t count, double* out) const {

@@ -7,8 +7,11 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cmath>
+#include <cstring>
 #include <limits>
+#include <mutex>
 #include <random>
 #include <string>
 #include <vector>
@@ -17,6 +20,7 @@
 #include "splineview/cuda_memory.h"
 #include "splineview/cuda_out_of_core.h"
 #include "splineview/cuda_prefilter.h"
+#include "splineview/error.h"
 #include "splineview/halo.h"
 #include "splineview/prefilter.h"
 #include "splineview/sampler.h"
@@ -177,6 +181,61 @@ TEST(OutOfCoreResample, ZoomEqualsTheCpuZoomInSlabs) {
     }
   }
   std::printf("out-of-core zoom: %d cases, worst |error| %.3g (data in [0, 1])\n", cases, worst);
+}
+
+TEST(OutOfCoreResample, ReadsItsInputThroughTheGivenReadAndStopsOnItsError) {
+  // cfg.read_input (splinetool: a copy guarded against a file truncated under its map) is the
+  // only reader of `in`: results bit for bit those of plain copies, every input float read;
+  // an error it throws (here after some reads) ends the call with that error, and the next
+  // call works.
+  REQUIRE_CUDA();
+  std::mt19937 rng(11);
+  std::uniform_real_distribution<float> u(-1.0f, 1.0f);
+  const std::vector<std::size_t> dims{96, 40, 36};
+  const cu::Layout layout{dims, 1};
+  std::vector<float> f(layout.size());
+  for (float& v : f) v = u(rng);
+  const std::vector<std::size_t> out_dims{150, 40, 36};
+  std::vector<std::vector<double>> tables;
+  for (std::size_t d = 0; d < 3; ++d)
+    tables.push_back(sv::zoom_positions(dims[d], out_dims[d], false));
+  cu::OutOfCoreResampleConfig cfg;
+  cfg.slab = 16;
+  std::vector<float> plain(150 * 40 * 36), hooked(plain.size(), -7.0f);
+  cu::resample_out_of_core(f.data(), layout, tables, plain.data(), cfg);
+  std::atomic<std::size_t> floats{0};
+  std::vector<char> touched(f.size(), 0);
+  std::mutex touched_lock;
+  cfg.read_input = [&](float* dst, const float* src, std::size_t n) {
+    ASSERT_GE(src, f.data());
+    ASSERT_LE(src + n, f.data() + f.size());
+    std::memcpy(dst, src, n * sizeof(float));
+    const std::lock_guard<std::mutex> lock(touched_lock);  // mirrored windows may repeat slices
+    std::fill_n(touched.begin() + (src - f.data()), n, char{1});
+    floats += n;
+  };
+  const cu::OutOfCoreStats st =
+      cu::resample_out_of_core(f.data(), layout, tables, hooked.data(), cfg);
+  EXPECT_GE(st.slabs, 5u);
+  EXPECT_EQ(std::memcmp(plain.data(), hooked.data(), plain.size() * sizeof(float)), 0);
+  EXPECT_GE(floats.load(), f.size());  // windows overlap by their halos
+  EXPECT_EQ(std::count(touched.begin(), touched.end(), char{1}),
+            static_cast<std::ptrdiff_t>(f.size()));
+  std::atomic<int> calls{0};
+  cfg.read_input = [&](float* dst, const float* src, std::size_t n) {
+    if (++calls > 3) throw sv::Error("in.npy: the file became shorter while it was being read");
+    std::memcpy(dst, src, n * sizeof(float));
+  };
+  try {
+    cu::resample_out_of_core(f.data(), layout, tables, hooked.data(), cfg);
+    ADD_FAILURE() << "the read's error did not end the call";
+  } catch (const sv::Error& e) {
+    EXPECT_NE(std::string(e.what()).find("became shorter"), std::string::npos) << e.what();
+  }
+  cfg.read_input = nullptr;
+  std::vector<float> again(plain.size(), -7.0f);
+  cu::resample_out_of_core(f.data(), layout, tables, again.data(), cfg);
+  EXPECT_EQ(std::memcmp(plain.data(), again.data(), plain.size() * sizeof(float)), 0);
 }
 
 }  // namespace

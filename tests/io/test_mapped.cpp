@@ -20,6 +20,7 @@
 #include <iterator>
 #include <limits>
 #include <optional>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -336,6 +337,40 @@ TEST_F(Mapped, AFileTruncatedWhileMappedIsAnErrorNotACrash) {
   std::vector<float> g(6);
   sv::open_mapped(q, false).read_slices(0, 2, g.data());
   for (std::size_t i = 0; i < 6; ++i) EXPECT_EQ(g[i], static_cast<float>(f4.value(i)));
+}
+
+TEST_F(Mapped, NativeFloatCopiesAreGuardedAndBounded) {
+  // copy_native_f32: what the CUDA resampling reads a native float32 input through. The same
+  // values as the map; a range outside the samples is refused; after the file is truncated
+  // under the map, one sentence naming the file instead of a SIGBUS.
+  const Type f4 = types()[10];
+  const std::string p = path("n.npy");
+  write_bytes(p, npy_file("<f4", false, "(4, 64, 64)", encode(f4, 4 * 64 * 64, false)));
+  const sv::MappedVolume m = sv::open_mapped(p, false);
+  const float* s = m.native_f32();
+  ASSERT_NE(s, nullptr);
+  std::vector<float> got(100);
+  m.copy_native_f32(s + 4000, 100, got.data());
+  for (std::size_t i = 0; i < 100; ++i) EXPECT_EQ(got[i], static_cast<float>(f4.value(4000 + i)));
+  m.copy_native_f32(s + m.size() - 100, 100, got.data());  // the last samples
+  EXPECT_THROW(m.copy_native_f32(s + m.size() - 99, 100, got.data()), std::invalid_argument);
+  EXPECT_THROW(m.copy_native_f32(s - 1, 1, got.data()), std::invalid_argument);
+  EXPECT_THROW(m.copy_native_f32(s, m.size() + 1, got.data()), std::invalid_argument);
+  std::filesystem::resize_file(p, 0);
+  try {
+    m.copy_native_f32(s + 8000, 100, got.data());
+    ADD_FAILURE() << "no error after the truncation";
+  } catch (const sv::Error& e) {
+    const std::string msg = e.what();
+    EXPECT_NE(msg.find("n.npy"), std::string::npos) << msg;
+    EXPECT_NE(msg.find("shorter"), std::string::npos) << msg;
+  }
+  // Not native float32: no samples to copy from.
+  const std::string q = path("b.npy");
+  write_bytes(q, npy_file(">f4", false, "(2, 3)", encode(f4, 6, true)));
+  const sv::MappedVolume b = sv::open_mapped(q, false);
+  EXPECT_EQ(b.native_f32(), nullptr);
+  EXPECT_THROW(b.copy_native_f32(s, 1, got.data()), std::invalid_argument);
 }
 
 TEST_F(Mapped, NpyInexactInt64HasTheLoadersMessage) {

@@ -87,6 +87,10 @@ struct OutOfCoreResampleConfig {
   // device buffer sets); else sequential through pinned staging.
   bool host_pinned = false;
   std::function<void(std::size_t, std::size_t)> progress;  // output slices done, in all
+  // Without host_pinned: when set, every read of `in` goes through read_input(dst, src, floats)
+  // instead of memcpy (splinetool passes MappedVolume::copy_native_f32, a copy guarded against
+  // a file truncated under its map); what it throws ends the call, buffers freed.
+  std::function<void(float*, const float*, std::size_t)> read_input;
 };
 OutOfCoreStats resample_out_of_core(const float* in, const Layout& layout,
                                     const std::vector<std::vector<double>>& tables, float* out,

@@ -80,6 +80,11 @@ class MappedVolume {
   // The samples themselves when they are float32 in this machine's byte order, in C order,
   // unscaled, at a 4-byte aligned address: size() floats, read-only; else nullptr.
   const float* native_f32() const;
+  // Copies `count` floats from `src`, a range within native_f32()'s samples, to dst under the
+  // same SIGBUS guard as read_slices: a file truncated under the map is sv::Error naming it,
+  // never a crash. Throws std::invalid_argument for a range outside the samples (or no
+  // native_f32). Safe from several threads at once.
+  void copy_native_f32(const float* src, std::size_t count, float* dst) const;
 
   // Slices [first, first + count) along axis 0 as C-order values (count * slice_values()),
   // converted as the loader converts them; float is the double value rounded to nearest (beyond
