@@ -1,0 +1,503 @@
+// CUDA FFD field evaluation: the texture-hardware, per-voxel and thread-per-tile kernels of
+// cuda_ffd.h, and FfdEvaluator (the grid kept in a texture for the Texture kernel).
+//
+// Common ground. Voxel k of an axis lies in tile k / delta and uses control points
+// tile .. tile + 3 (array indices) with the cubic B-spline weights of u = (k mod delta) / delta.
+// The kernels differ in where the weights come from, how the 64 control points reach the
+// arithmetic and how the sum is arranged:
+//
+// - Texture (P4's TH, Sigg and Hadwiger's trick): per axis the float weights w0..w3 of u, the
+//   pair (c0, c1) read as one filtered fetch at texel coordinate tile + 0.5 + w1 / (w0 + w1), the
+//   pair (c2, c3) at tile + 2.5 + w3 / (w2 + w3), blended as lo + g1 (hi - lo), g1 = w2 + w3.
+//   Eight trilinear fetches of a float4 texture (the 3 components and a pad) per voxel. The
+//   hardware rounds each fetch's fractional weights to 8 bits (1/256).
+// - PerVoxel (NiftyReg's GPU kernel): a thread per voxel (linear index, x fastest), weights of
+//   each axis in float from u = r / delta (reconstruct.cu's cubic_weights), 64 taps x 3
+//   components through the read-only cache, each tap's weight wz wy wx formed in float and
+//   accumulated in fma.
+// - ThreadPerTile (P4's TT / TTLI): a thread per tile; its 4 x 4 x 4 x 3 control points are loaded
+//   once into registers (192 floats, indices all compile-time so they stay there). For each
+//   voxel row (rz, ry) of the tile the (z, y) part of the sum is taken once per control-point
+//   column: R[n][c] = sum_l sum_m wz[rz][l] wy[ry][m] C[l][m][n][c] (12 values), and every voxel
+//   rx of the row then needs only the 4 x taps of R. That is P4's register tiling with the
+//   tensor product's (z, y) factor shared along the row (P4 recomputes all 63 lerps per voxel);
+//   the per-voxel arithmetic falls from 189 lerps to 9 (lerp form) or from 192 fma to 12 (fma
+//   form), and the kernels are bound by their stores, not their arithmetic.
+//   Lerp form: per axis sum_k w_k c_k = lerp(lerp(c0, c1, h0), lerp(c2, c3, h1), g1) with
+//   h0 = w1 / (w0 + w1), h1 = w3 / (w2 + w3), g1 = w2 + w3 (exact when w0 + w1 = 1 - g1, true of
+//   the exact weights); lerp(a, b, t) = fma(t, b - a, a). Nested per axis: z lerps, then y, then x
+//   (P4 groups the same lerps by 2x2x2 sub-cubes: the same products, another order).
+//   Fma form: the same weights w, sums as fma chains (z taps, then y, then x).
+//   Weights of the tile positions: computed in double on the host (sv::bspline_weights_frac,
+//   the reference's own) and rounded to float once; passed as kernel parameters (the constant
+//   bank), indexed by rz and ry at run time (uniform across the warp) and by rx at compile time.
+//   Templates: delta_x (1..8, the unrolled voxel loop and the stage size) and the form; delta_z
+//   and delta_y are runtime loop bounds (16 kernels instead of 1024).
+//   Stores: a warp takes 32 consecutive tiles along x of one tile row (ty, tz); each voxel row
+//   (rz, ry) of the 32 tiles is 32 delta_x voxels x 3 floats contiguous in the output. The
+//   lanes write their delta_x x 3 values into the warp's shared-memory stage, then the warp
+//   writes the row with consecutive lanes at consecutive addresses (whole 128-byte lines),
+//   clipped to the image. The block's 4 warps take neighbouring tile rows along y (they share
+//   3 of their 4 control-point rows in L1). Writing each thread's tile directly (lanes 12
+//   delta_x bytes apart) would make every warp store touch 32 separate sectors.
+#include <cuda_runtime.h>
+
+#include <algorithm>
+#include <cstdint>
+#include <string>
+
+#include "check.cuh"
+#include "splineview/bspline.h"
+#include "splineview/cuda_ffd.h"
+#include "splineview/cuda_memory.h"
+#include "splineview/ffd.h"
+
+namespace sv::cuda {
+namespace {
+
+using detail::check;
+using detail::check_launch;
+
+constexpr int kVoxelThreads = 256;  // per-voxel and texture kernels
+constexpr int kTileWarps = 4;       // thread-per-tile: warps per block (along y)
+constexpr int kTileThreads = 32 * kTileWarps;
+constexpr unsigned kMaxGridYZ = 65535;
+
+struct Geometry {
+  int n[3];      // image extents (z, y, x)
+  int m[3];      // control-grid extents
+  int d[3];      // spacing
+  int tiles[3];  // ceil(n / d)
+};
+
+// Weights of the tile positions r = 0 .. delta - 1 per axis (thread-per-tile kernels).
+struct TileWeights {
+  float w[3][kMaxTileSpacing][4];  // fma form: w0..w3
+  float h[3][kMaxTileSpacing][3];  // lerp form: h0, h1, g1
+};
+
+// ---- shared device helpers ----
+
+// Cubic B-spline weights of c[i-1], c[i], c[i+1], c[i+2] at fraction a in [0, 1), in float (as
+// reconstruct.cu and sv_cubic_weights): w1 in one fma, w2 closing the partition of unity.
+__device__ __forceinline__ void cubic_weights(float a, float w[4]) {
+  const float b = 1.0f - a;
+  const float a2 = a * a;
+  const float b2 = b * b;
+  w[0] = b2 * b * (1.0f / 6.0f);
+  w[1] = fmaf(a2, 0.5f * a - 1.0f, 2.0f / 3.0f);
+  w[3] = a2 * a * (1.0f / 6.0f);
+  w[2] = 1.0f - ((w[0] + w[1]) + w[3]);
+}
+
+__device__ __forceinline__ float lerp(float a, float b, float t) {
+  return fmaf(t, b - a, a);
+}
+
+__device__ __forceinline__ float4 lerp4(const float4& a, const float4& b, float t) {
+  return make_float4(lerp(a.x, b.x, t), lerp(a.y, b.y, t), lerp(a.z, b.z, t), 0.0f);
+}
+
+// Voxel k of an axis: its tile and its fraction u = (k mod d) / d, correctly rounded.
+__device__ __forceinline__ int tile_of(int k, int d, float* u) {
+  const int t = k / d;
+  *u = static_cast<float>(k - t * d) / static_cast<float>(d);
+  return t;
+}
+
+// The (z, y, x) voxel of linear index i (x fastest).
+__device__ __forceinline__ void voxel_of(long long i, const Geometry& g, int v[3]) {
+  const long long row = i / g.n[2];
+  v[2] = static_cast<int>(i - row * g.n[2]);
+  v[0] = static_cast<int>(row / g.n[1]);
+  v[1] = static_cast<int>(row - static_cast<long long>(v[0]) * g.n[1]);
+}
+
+// ---- PerVoxel ----
+
+__global__ void __launch_bounds__(kVoxelThreads)
+    per_voxel_kernel(const float* __restrict__ grid, const Geometry g, long long voxels,
+                     float* __restrict__ out) {
+  const long long i = static_cast<long long>(blockIdx.x) * kVoxelThreads + threadIdx.x;
+  if (i >= voxels) return;
+  int v[3];
+  voxel_of(i, g, v);
+  float w[3][4];
+  int t[3];
+#pragma unroll
+  for (int a = 0; a < 3; ++a) {
+    float u;
+    t[a] = tile_of(v[a], g.d[a], &u);
+    cubic_weights(u, w[a]);
+  }
+  const float* base = grid + (static_cast<std::size_t>(t[0]) * g.m[1] + t[1]) * g.m[2] * 3 +
+                      static_cast<std::size_t>(t[2]) * 3;
+  float acc[3] = {0.0f, 0.0f, 0.0f};
+#pragma unroll
+  for (int l = 0; l < 4; ++l)
+#pragma unroll
+    for (int m = 0; m < 4; ++m) {
+      const float wzy = w[0][l] * w[1][m];
+      const float* row = base + (static_cast<std::size_t>(l) * g.m[1] + m) * g.m[2] * 3;
+#pragma unroll
+      for (int n = 0; n < 4; ++n) {
+        const float wt = wzy * w[2][n];
+#pragma unroll
+        for (int c = 0; c < 3; ++c) acc[c] = fmaf(wt, __ldg(row + 3 * n + c), acc[c]);
+      }
+    }
+#pragma unroll
+  for (int c = 0; c < 3; ++c) out[i * 3 + c] = acc[c];
+}
+
+// ---- Texture ----
+
+// One axis of the Sigg-Hadwiger cubic at voxel k: texel coordinates of the two filtered fetches
+// (unnormalized: texel j's centre at j + 0.5) and the weight of the upper pair.
+struct TexAxis {
+  float lo, hi, g1;
+};
+
+__device__ __forceinline__ TexAxis tex_axis(int k, int d) {
+  float u;
+  const int t = tile_of(k, d, &u);
+  float w[4];
+  cubic_weights(u, w);
+  const float g0 = w[0] + w[1];  // in [1/6, 5/6]: never zero
+  const float g1 = w[2] + w[3];
+  TexAxis a;
+  a.lo = static_cast<float>(t) + 0.5f + w[1] / g0;
+  a.hi = static_cast<float>(t) + 2.5f + w[3] / g1;
+  a.g1 = g1;
+  return a;
+}
+
+__global__ void __launch_bounds__(kVoxelThreads)
+    texture_kernel(cudaTextureObject_t tex, const Geometry g, long long voxels,
+                   float* __restrict__ out) {
+  const long long i = static_cast<long long>(blockIdx.x) * kVoxelThreads + threadIdx.x;
+  if (i >= voxels) return;
+  int v[3];
+  voxel_of(i, g, v);
+  const TexAxis az = tex_axis(v[0], g.d[0]);
+  const TexAxis ay = tex_axis(v[1], g.d[1]);
+  const TexAxis ax = tex_axis(v[2], g.d[2]);
+  auto row = [&](float y, float z) {
+    return lerp4(tex3D<float4>(tex, ax.lo, y, z), tex3D<float4>(tex, ax.hi, y, z), ax.g1);
+  };
+  const float4 lo = lerp4(row(ay.lo, az.lo), row(ay.hi, az.lo), ay.g1);
+  const float4 hi = lerp4(row(ay.lo, az.hi), row(ay.hi, az.hi), ay.g1);
+  const float4 r = lerp4(lo, hi, az.g1);
+  // Texture channels hold the components in array order (z, y, x), as the grid.
+  out[i * 3 + 0] = r.x;
+  out[i * 3 + 1] = r.y;
+  out[i * 3 + 2] = r.z;
+}
+
+// 3 interleaved components -> float4 (the texture's texel), pad 0.
+__global__ void pad_kernel(const float* __restrict__ src, float4* __restrict__ dst,
+                           long long points) {
+  const long long i = static_cast<long long>(blockIdx.x) * kVoxelThreads + threadIdx.x;
+  if (i >= points) return;
+  dst[i] = make_float4(src[3 * i], src[3 * i + 1], src[3 * i + 2], 0.0f);
+}
+
+// ---- ThreadPerTile ----
+
+template <int DX, bool kLerp>
+__global__ void __launch_bounds__(kTileThreads)
+    tile_kernel(const float* __restrict__ grid, const Geometry g, const TileWeights tw,
+                float* __restrict__ out) {
+  constexpr int kRow = 32 * DX * 3;  // floats of one staged voxel row of the warp's 32 tiles
+  __shared__ float stage_all[kTileWarps][kRow];
+  const int lane = static_cast<int>(threadIdx.x & 31);
+  const int warp = static_cast<int>(threadIdx.x >> 5);
+  const int ty = static_cast<int>(blockIdx.y) * kTileWarps + warp;
+  const int tz = static_cast<int>(blockIdx.z);
+  if (ty >= g.tiles[1]) return;  // the whole warp
+  const int tx0 = static_cast<int>(blockIdx.x) * 32;
+  // Lanes past the last tile repeat it; their voxels lie beyond the image and are not stored.
+  const int tx = min(tx0 + lane, g.tiles[2] - 1);
+  float* stage = stage_all[warp];
+
+  // The tile's control points, C[l][m][n][c] = grid[tz + l][ty + m][tx + n][c].
+  float C[4][4][4][3];
+#pragma unroll
+  for (int l = 0; l < 4; ++l)
+#pragma unroll
+    for (int m = 0; m < 4; ++m) {
+      const float* row =
+          grid + ((static_cast<std::size_t>(tz + l) * g.m[1] + (ty + m)) * g.m[2] + tx) * 3;
+#pragma unroll
+      for (int k = 0; k < 12; ++k) C[l][m][k / 3][k % 3] = __ldg(row + k);
+    }
+
+  const int z0 = tz * g.d[0], y0 = ty * g.d[1], x0 = tx0 * DX;
+  const int rz_end = min(g.d[0], g.n[0] - z0);
+  const int ry_end = min(g.d[1], g.n[1] - y0);
+  const int row_floats = min(32 * DX, g.n[2] - x0) * 3;
+
+  for (int rz = 0; rz < rz_end; ++rz) {
+    for (int ry = 0; ry < ry_end; ++ry) {
+      // One component at a time (4 live partial sums, not 12): the (z, y) part of the sum for
+      // the 4 control-point columns n, R[n], then the voxels of the row from the 4 x taps of R.
+#pragma unroll
+      for (int c = 0; c < 3; ++c) {
+        float R[4];
+        if constexpr (kLerp) {
+          const float hz0 = tw.h[0][rz][0], hz1 = tw.h[0][rz][1], gz1 = tw.h[0][rz][2];
+          const float hy0 = tw.h[1][ry][0], hy1 = tw.h[1][ry][1], gy1 = tw.h[1][ry][2];
+#pragma unroll
+          for (int n = 0; n < 4; ++n) {
+            float zs[4];
+#pragma unroll
+            for (int m = 0; m < 4; ++m)
+              zs[m] = lerp(lerp(C[0][m][n][c], C[1][m][n][c], hz0),
+                           lerp(C[2][m][n][c], C[3][m][n][c], hz1), gz1);
+            R[n] = lerp(lerp(zs[0], zs[1], hy0), lerp(zs[2], zs[3], hy1), gy1);
+          }
+        } else {
+#pragma unroll
+          for (int n = 0; n < 4; ++n) {
+            float acc = 0.0f;
+#pragma unroll
+            for (int m = 0; m < 4; ++m) {
+              float zs = tw.w[0][rz][0] * C[0][m][n][c];
+#pragma unroll
+              for (int l = 1; l < 4; ++l) zs = fmaf(tw.w[0][rz][l], C[l][m][n][c], zs);
+              acc = m == 0 ? tw.w[1][ry][0] * zs : fmaf(tw.w[1][ry][m], zs, acc);
+            }
+            R[n] = acc;
+          }
+        }
+#pragma unroll
+        for (int rx = 0; rx < DX; ++rx) {
+          float o;
+          if constexpr (kLerp) {
+            o = lerp(lerp(R[0], R[1], tw.h[2][rx][0]), lerp(R[2], R[3], tw.h[2][rx][1]),
+                     tw.h[2][rx][2]);
+          } else {
+            o = tw.w[2][rx][0] * R[0];
+#pragma unroll
+            for (int n = 1; n < 4; ++n) o = fmaf(tw.w[2][rx][n], R[n], o);
+          }
+          stage[(lane * DX + rx) * 3 + c] = o;
+        }
+      }
+      __syncwarp();
+      float* dst =
+          out + ((static_cast<std::size_t>(z0 + rz) * g.n[1] + (y0 + ry)) * g.n[2] + x0) * 3;
+      for (int e = lane; e < row_floats; e += 32) dst[e] = stage[e];
+      __syncwarp();  // the stage is rewritten by the next row
+    }
+  }
+}
+
+template <bool kLerp>
+void launch_tile(int dx, dim3 grid, cudaStream_t s, const float* points, const Geometry& g,
+                 const TileWeights& tw, float* out) {
+  switch (dx) {
+    case 1:
+      return tile_kernel<1, kLerp><<<grid, kTileThreads, 0, s>>>(points, g, tw, out);
+    case 2:
+      return tile_kernel<2, kLerp><<<grid, kTileThreads, 0, s>>>(points, g, tw, out);
+    case 3:
+      return tile_kernel<3, kLerp><<<grid, kTileThreads, 0, s>>>(points, g, tw, out);
+    case 4:
+      return tile_kernel<4, kLerp><<<grid, kTileThreads, 0, s>>>(points, g, tw, out);
+    case 5:
+      return tile_kernel<5, kLerp><<<grid, kTileThreads, 0, s>>>(points, g, tw, out);
+    case 6:
+      return tile_kernel<6, kLerp><<<grid, kTileThreads, 0, s>>>(points, g, tw, out);
+    case 7:
+      return tile_kernel<7, kLerp><<<grid, kTileThreads, 0, s>>>(points, g, tw, out);
+    default:
+      return tile_kernel<8, kLerp><<<grid, kTileThreads, 0, s>>>(points, g, tw, out);
+  }
+}
+
+// ---- host side ----
+
+Geometry geometry_of(const FfdGrid& grid) {
+  Geometry g{};
+  for (int a = 0; a < 3; ++a) {
+    g.n[a] = static_cast<int>(grid.image_shape[a]);
+    g.m[a] = static_cast<int>(grid.dims[a]);
+    g.d[a] = grid.delta[a];
+    g.tiles[a] = (g.n[a] + g.d[a] - 1) / g.d[a];
+  }
+  return g;
+}
+
+TileWeights tile_weights(const Geometry& g) {
+  TileWeights tw{};
+  for (int a = 0; a < 3; ++a)
+    for (int r = 0; r < g.d[a]; ++r) {
+      double w[4];
+      bspline_weights_frac<double>(3, static_cast<double>(r) / g.d[a], w);
+      for (int k = 0; k < 4; ++k) tw.w[a][r][k] = static_cast<float>(w[k]);
+      tw.h[a][r][0] = static_cast<float>(w[1] / (w[0] + w[1]));
+      tw.h[a][r][1] = static_cast<float>(w[3] / (w[2] + w[3]));
+      tw.h[a][r][2] = static_cast<float>(w[2] + w[3]);
+    }
+  return tw;
+}
+
+std::string describe(FfdKernel kernel) {
+  return std::string("CUDA FFD field (") + ffd_kernel_name(kernel) + ")";
+}
+
+unsigned voxel_blocks(long long count, const std::string& what) {
+  const long long blocks = (count + kVoxelThreads - 1) / kVoxelThreads;
+  if (blocks > 0x7fffffffLL) throw Error(what + ": too many voxels for one launch");
+  return static_cast<unsigned>(blocks);
+}
+
+}  // namespace
+
+struct FfdEvaluator::Impl {
+  FfdGrid grid;
+  Geometry geometry{};
+  TileWeights weights{};
+  cudaArray_t array = nullptr;
+  cudaTextureObject_t texture = 0;
+  DeviceBuffer padded;  // the grid as float4 texels, the copy's source
+  cudaStream_t last_stream = nullptr;
+  bool texture_used = false;
+
+  ~Impl() {
+    // The last Texture launch may still read the array: wait for it (errors ignored here; they
+    // surface at the caller's next synchronising call).
+    if (texture_used) cudaStreamSynchronize(last_stream);
+    if (texture) cudaDestroyTextureObject(texture);
+    if (array) cudaFreeArray(array);
+  }
+};
+
+FfdEvaluator::FfdEvaluator(const FfdGrid& grid) {
+  // No require() (a device-property query, about half a millisecond per call): without a device
+  // the launch check reports the reason.
+  check_ffd_arguments(grid, FfdKernel::PerVoxel, "CUDA FFD field");
+  impl_ = std::make_unique<Impl>();
+  impl_->grid = grid;
+  impl_->geometry = geometry_of(grid);
+  impl_->weights = tile_weights(impl_->geometry);
+}
+
+FfdEvaluator::~FfdEvaluator() = default;
+
+const FfdGrid& FfdEvaluator::grid() const {
+  return impl_->grid;
+}
+
+void FfdEvaluator::refresh_texture(CUstream_st* stream) {
+  const char* what = "CUDA FFD field (texture)";
+  Impl& m = *impl_;
+  const Geometry& g = m.geometry;
+  const long long points = static_cast<long long>(g.m[0]) * g.m[1] * g.m[2];
+  if (!m.array) {
+    int limit[3] = {0, 0, 0};  // depth, height, width
+    check(cudaDeviceGetAttribute(&limit[0], cudaDevAttrMaxTexture3DDepth, 0), what);
+    check(cudaDeviceGetAttribute(&limit[1], cudaDevAttrMaxTexture3DHeight, 0), what);
+    check(cudaDeviceGetAttribute(&limit[2], cudaDevAttrMaxTexture3DWidth, 0), what);
+    for (int a = 0; a < 3; ++a)
+      if (g.m[a] > limit[a])
+        throw Error(std::string(what) + ": a control grid of " + std::to_string(g.m[a]) +
+                    " points along " + "zyx"[a] + " exceeds this device's 3-D texture limit of " +
+                    std::to_string(limit[a]));
+    m.padded = DeviceBuffer(static_cast<std::size_t>(points) * 4);
+    const cudaChannelFormatDesc format = cudaCreateChannelDesc<float4>();
+    check(cudaMalloc3DArray(&m.array, &format, make_cudaExtent(g.m[2], g.m[1], g.m[0])),
+          "CUDA FFD field (texture): allocating the control-grid array");
+    cudaResourceDesc res{};
+    res.resType = cudaResourceTypeArray;
+    res.res.array.array = m.array;
+    cudaTextureDesc td{};
+    for (auto& a : td.addressMode) a = cudaAddressModeClamp;
+    td.filterMode = cudaFilterModeLinear;
+    td.readMode = cudaReadModeElementType;
+    td.normalizedCoords = 0;
+    check(cudaCreateTextureObject(&m.texture, &res, &td, nullptr),
+          "CUDA FFD field (texture): creating the texture object");
+  }
+  pad_kernel<<<voxel_blocks(points, what), kVoxelThreads, 0, stream>>>(
+      m.grid.points, reinterpret_cast<float4*>(m.padded.data()), points);
+  check_launch("CUDA FFD field (texture): padding the grid to float4");
+  cudaMemcpy3DParms copy{};
+  copy.srcPtr =
+      make_cudaPitchedPtr(m.padded.data(), static_cast<std::size_t>(g.m[2]) * 16,
+                          static_cast<std::size_t>(g.m[2]), static_cast<std::size_t>(g.m[1]));
+  copy.dstArray = m.array;
+  copy.extent = make_cudaExtent(g.m[2], g.m[1], g.m[0]);
+  copy.kind = cudaMemcpyDeviceToDevice;
+  check(cudaMemcpy3DAsync(&copy, stream), "CUDA FFD field (texture): copying the grid");
+  m.texture_used = true;
+  m.last_stream = stream;
+}
+
+void FfdEvaluator::run(FfdKernel kernel, float* out, CUstream_st* stream) {
+  const std::string what = describe(kernel);
+  Impl& m = *impl_;
+  check_ffd_arguments(m.grid, kernel, what.c_str());
+  if (!out) throw Error(what + ": the output pointer is null");
+  const Geometry& g = m.geometry;
+  const long long voxels = static_cast<long long>(g.n[0]) * g.n[1] * g.n[2];
+  switch (kernel) {
+    case FfdKernel::Texture:
+      if (!m.array) refresh_texture(stream);
+      texture_kernel<<<voxel_blocks(voxels, what), kVoxelThreads, 0, stream>>>(m.texture, g, voxels,
+                                                                               out);
+      m.texture_used = true;
+      m.last_stream = stream;
+      break;
+    case FfdKernel::PerVoxel:
+      per_voxel_kernel<<<voxel_blocks(voxels, what), kVoxelThreads, 0, stream>>>(m.grid.points, g,
+                                                                                 voxels, out);
+      break;
+    case FfdKernel::ThreadPerTileLerp:
+    case FfdKernel::ThreadPerTileFma: {
+      const dim3 grid(static_cast<unsigned>((g.tiles[2] + 31) / 32),
+                      static_cast<unsigned>((g.tiles[1] + kTileWarps - 1) / kTileWarps),
+                      static_cast<unsigned>(g.tiles[0]));
+      if (grid.y > kMaxGridYZ || grid.z > kMaxGridYZ)
+        throw Error(what + ": too many tiles along z or y for one launch");
+      if (kernel == FfdKernel::ThreadPerTileLerp)
+        launch_tile<true>(g.d[2], grid, stream, m.grid.points, g, m.weights, out);
+      else
+        launch_tile<false>(g.d[2], grid, stream, m.grid.points, g, m.weights, out);
+      break;
+    }
+  }
+  check_launch((what + ": launching the kernel").c_str());
+}
+
+void ffd_field(const FfdGrid& grid, FfdKernel kernel, float* out, CUstream_st* stream) {
+  check_ffd_arguments(grid, kernel, describe(kernel).c_str());
+  if (!out) throw Error(describe(kernel) + ": the output pointer is null");
+  FfdEvaluator e(grid);
+  e.run(kernel, out, stream);
+}
+
+ArrayF ffd_field(const ArrayF& grid, const std::vector<int>& delta,
+                 const std::vector<std::size_t>& image_shape, FfdKernel kernel) {
+  const std::string what = describe(kernel);
+  sv::check_ffd_grid(grid, delta, image_shape);  // rank, components, values, shape
+  FfdGrid g;
+  g.dims = grid.dims();
+  g.delta = delta;
+  g.image_shape = image_shape;
+  g.points = grid.data();  // host: only its presence is checked before the upload
+  check_ffd_arguments(g, kernel, what.c_str());
+  require(what.c_str());
+  DeviceBuffer points(grid.size());
+  points.upload(grid.data(), grid.size());
+  g.points = points.data();
+  ArrayF out(image_shape, 3);
+  DeviceBuffer result(out.size());
+  ffd_field(g, kernel, result.data(), nullptr);
+  synchronize(what.c_str());
+  result.download(out.data(), out.size());
+  return out;
+}
+
+}  // namespace sv::cuda
