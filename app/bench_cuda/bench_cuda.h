@@ -5,6 +5,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <string>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 
@@ -39,6 +40,16 @@ struct OutOfCoreOptions {
   double zoom = 0;             // > 0: out-of-core resampling, zoom along the slowest axis
 };
 
+struct FfdOptions {
+  bool quick = false;      // one small volume, tile 5^3, few repeats
+  std::string only;        // only the volume whose name (P4's x*y*z) starts with this
+  std::vector<int> tiles;  // cubic tile sizes (empty: 3..7)
+  int repeats = 20;        // timed runs per kernel (median reported)
+  double amplitude = 10;   // control-point displacements uniform in [-amplitude, amplitude]
+  std::uint64_t seed = 1;
+};
+
+Json run_ffd(const FfdOptions& opt);
 Json run_prefilter(const PrefilterOptions& opt);
 Json run_out_of_core(const OutOfCoreOptions& opt);
 Json run_reconstruct(const ReconstructOptions& opt);

@@ -1,7 +1,7 @@
 // splinebench-cuda: CUDA prefilter, reconstruction and upscaling speed on the current device.
-// Subcommands: prefilter, reconstruct, upscale, out-of-core. Each writes a JSON report to --out and
-// prints a Markdown table on stdout. Exit status: 0 success, 1 the benchmark failed (e.g. no CUDA
-// device), 2 bad command line.
+// Subcommands: prefilter, reconstruct, upscale, out-of-core, ffd. Each writes a JSON report to
+// --out and prints a Markdown table on stdout. Exit status: 0 success, 1 the benchmark failed (e.g.
+// no CUDA device), 2 bad command line.
 #include <cstdio>
 #include <exception>
 #include <fstream>
@@ -14,8 +14,8 @@
 
 int main(int argc, char** argv) {
   CLI::App app{
-      "splinebench-cuda: speed of the CUDA B-spline prefilter, reconstruction and "
-      "upscaling.",
+      "splinebench-cuda: speed of the CUDA B-spline prefilter, reconstruction, upscaling and "
+      "FFD field evaluation.",
       "splinebench-cuda"};
   app.require_subcommand(1);
   std::string out;
@@ -71,12 +71,30 @@ int main(int argc, char** argv) {
   ooc->add_flag("--pinned", oc.pinned,
                 "page-lock the volume first (cudaHostRegister, timed apart): no staging copies");
 
+  cbench::FfdOptions fo;
+  CLI::App* ffd = app.add_subcommand(
+      "ffd",
+      "dense cubic B-spline FFD fields at P4's four volume sizes and tiles 3^3..7^3: texture "
+      "hardware, per-voxel and thread-per-tile (lerp, fma) kernels; ms, voxels/s, GFLOP/s, "
+      "mean and max abs error against the double field, P4's published figures");
+  ffd->add_option("--out,--json", out, "JSON report file")->type_name("FILE");
+  ffd->add_flag("--quick", fo.quick, "one small volume, tile 5^3, few repeats");
+  ffd->add_option("--only", fo.only, "only the volume whose name starts with this, e.g. 512x228")
+      ->type_name("NAME");
+  ffd->add_option("--tiles", fo.tiles, "cubic tile sizes (default 3 4 5 6 7)")
+      ->check(CLI::Range(1, 8));
+  ffd->add_option("--repeats", fo.repeats, "timed runs per kernel")->capture_default_str();
+  ffd->add_option("--amplitude", fo.amplitude, "displacements uniform in [-A, A] voxels")
+      ->capture_default_str();
+  ffd->add_option("--seed", fo.seed, "seed of the random grids")->capture_default_str();
+
   CLI11_PARSE(app, argc, argv);
   try {
     sv::cuda::require("splinebench-cuda");
     cbench::Json report = prefilter->parsed()     ? cbench::run_prefilter(pf)
                           : reconstruct->parsed() ? cbench::run_reconstruct(rc)
                           : ooc->parsed()         ? cbench::run_out_of_core(oc)
+                          : ffd->parsed()         ? cbench::run_ffd(fo)
                                                   : cbench::run_upscale(up);
     if (!out.empty()) {
       std::ofstream f(out);

@@ -62,12 +62,15 @@ constexpr int kVoxelThreads = 256;  // per-voxel and texture kernels
 constexpr int kTileWarps = 4;       // thread-per-tile: warps per block (along y)
 constexpr int kTileThreads = 32 * kTileWarps;
 constexpr unsigned kMaxGridYZ = 65535;
+constexpr int kWarpsPerSm = 16;  // thread-per-tile: fewer warps than this per SM split tiles
 
 struct Geometry {
   int n[3];      // image extents (z, y, x)
   int m[3];      // control-grid extents
   int d[3];      // spacing
   int tiles[3];  // ceil(n / d)
+  int zparts;    // thread-per-tile: threads per tile, each a slab of zrows voxel planes
+  int zrows;
 };
 
 // Weights of the tile positions r = 0 .. delta - 1 per axis (thread-per-tile kernels).
@@ -213,7 +216,8 @@ __global__ void __launch_bounds__(kTileThreads)
   const int lane = static_cast<int>(threadIdx.x & 31);
   const int warp = static_cast<int>(threadIdx.x >> 5);
   const int ty = static_cast<int>(blockIdx.y) * kTileWarps + warp;
-  const int tz = static_cast<int>(blockIdx.z);
+  const int tz = static_cast<int>(blockIdx.z) / g.zparts;
+  const int part = static_cast<int>(blockIdx.z) - tz * g.zparts;
   if (ty >= g.tiles[1]) return;  // the whole warp
   const int tx0 = static_cast<int>(blockIdx.x) * 32;
   // Lanes past the last tile repeat it; their voxels lie beyond the image and are not stored.
@@ -233,11 +237,12 @@ __global__ void __launch_bounds__(kTileThreads)
     }
 
   const int z0 = tz * g.d[0], y0 = ty * g.d[1], x0 = tx0 * DX;
-  const int rz_end = min(g.d[0], g.n[0] - z0);
+  const int rz_begin = part * g.zrows;
+  const int rz_end = min(min(g.d[0], rz_begin + g.zrows), g.n[0] - z0);
   const int ry_end = min(g.d[1], g.n[1] - y0);
   const int row_floats = min(32 * DX, g.n[2] - x0) * 3;
 
-  for (int rz = 0; rz < rz_end; ++rz) {
+  for (int rz = rz_begin; rz < rz_end; ++rz) {
     for (int ry = 0; ry < ry_end; ++ry) {
       // One component at a time (4 live partial sums, not 12): the (z, y) part of the sum for
       // the 4 control-point columns n, R[n], then the voxels of the row from the 4 x taps of R.
@@ -318,6 +323,19 @@ void launch_tile(int dx, dim3 grid, cudaStream_t s, const float* points, const G
 
 // ---- host side ----
 
+// Streaming multiprocessors of the current device (an attribute query, not the slow property
+// query); 132 if it cannot be read.
+int multiprocessors() {
+  int device = 0, sms = 0;
+  if (cudaGetDevice(&device) != cudaSuccess ||
+      cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device) != cudaSuccess ||
+      sms < 1) {
+    cudaGetLastError();
+    return 132;
+  }
+  return sms;
+}
+
 Geometry geometry_of(const FfdGrid& grid) {
   Geometry g{};
   for (int a = 0; a < 3; ++a) {
@@ -326,6 +344,16 @@ Geometry geometry_of(const FfdGrid& grid) {
     g.d[a] = grid.delta[a];
     g.tiles[a] = (g.n[a] + g.d[a] - 1) / g.d[a];
   }
+  // Thread-per-tile parallelism: one thread per tile gives few warps on small images with big
+  // tiles (294x130x208 at 7^3: 570 warps, about 4 per SM of an H200). Below kWarpsPerSm warps
+  // per SM the tile's voxel planes are split among up to delta_z threads (each loads the same
+  // control points, from L1/L2).
+  const long long warps = static_cast<long long>((g.tiles[2] + 31) / 32) * g.tiles[1] * g.tiles[0];
+  const long long want = static_cast<long long>(multiprocessors()) * kWarpsPerSm;
+  int parts = static_cast<int>(std::min<long long>(g.d[0], (want + warps - 1) / warps));
+  parts = std::max(parts, 1);
+  g.zrows = (g.d[0] + parts - 1) / parts;
+  g.zparts = (g.d[0] + g.zrows - 1) / g.zrows;
   return g;
 }
 
@@ -458,7 +486,7 @@ void FfdEvaluator::run(FfdKernel kernel, float* out, CUstream_st* stream) {
     case FfdKernel::ThreadPerTileFma: {
       const dim3 grid(static_cast<unsigned>((g.tiles[2] + 31) / 32),
                       static_cast<unsigned>((g.tiles[1] + kTileWarps - 1) / kTileWarps),
-                      static_cast<unsigned>(g.tiles[0]));
+                      static_cast<unsigned>(g.tiles[0] * g.zparts));
       if (grid.y > kMaxGridYZ || grid.z > kMaxGridYZ)
         throw Error(what + ": too many tiles along z or y for one launch");
       if (kernel == FfdKernel::ThreadPerTileLerp)

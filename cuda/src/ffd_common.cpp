@@ -81,13 +81,13 @@ double ffd_kernel_flops_per_voxel(FfdKernel kernel, const std::vector<int>& delt
   const double dx = delta.size() == 3 && delta[2] > 0 ? delta[2] : 1;
   switch (kernel) {
     case FfdKernel::Texture:
-      return 36 + 3 * 8 + 7 * 3 * 3;
+      return 45 + 3 * 8 + 7 * 3 * 3;
     case FfdKernel::PerVoxel:
-      return 36 + 80 + 64 * 3 * 2;
+      return 45 + 80 + 64 * 3 * 2;
     case FfdKernel::ThreadPerTileFma:
-      return (16 + 12 * 31) / dx + 3 * 7;
+      return 420 / dx + 3 * 7;
     case FfdKernel::ThreadPerTileLerp:
-      return (12 * 15 * 3) / dx + 3 * 3 * 3;
+      return 540 / dx + 3 * 3 * 3;
   }
   return 0;
 }

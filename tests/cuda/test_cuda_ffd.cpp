@@ -116,6 +116,24 @@ TEST(CudaFfd, MatchesReferenceAt128CubedDelta5) {
   check_case({128, 128, 128}, {5, 5, 5}, 4);
 }
 
+// Enough tiles that every thread takes a whole tile (small images split a tile's voxel planes
+// among threads to fill the device). Reference: sv::ffd_field<double>, the tile-structured
+// double field (within a few double ulp of ffd_field_reference, test_core Ffd*).
+TEST(CudaFfd, LargeImageWholeTilesPerThread) {
+  REQUIRE_CUDA();
+  const Shape image = {64, 250, 509};
+  const std::vector<int> delta = {3, 2, 2};
+  const sv::ArrayF grid = random_grid(image, delta, 51);
+  const sv::Array<double> ref = sv::ffd_field<double>(to_double(grid), delta, image);
+  const double cmax = max_abs(grid);
+  for (FfdKernel k :
+       {FfdKernel::PerVoxel, FfdKernel::ThreadPerTileLerp, FfdKernel::ThreadPerTileFma}) {
+    const Errors e = errors(cu::ffd_field(grid, delta, image, k), ref);
+    std::printf("  %-10s max %.2f eps max|c|\n", cu::ffd_kernel_name(k), e.max / (kEps * cmax));
+    EXPECT_LE(e.max, 8 * kEps * cmax) << cu::ffd_kernel_name(k);
+  }
+}
+
 TEST(CudaFfd, EverySpacingTwoToEightPerAxis) {
   REQUIRE_CUDA();
   // Each delta 2..8 appears on every axis, with the other axes at other spacings.

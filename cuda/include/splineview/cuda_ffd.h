@@ -73,14 +73,15 @@ struct FfdGrid {
 // entry point; public so that callers can check before allocating.
 void check_ffd_arguments(const FfdGrid& grid, FfdKernel kernel, const char* what);
 
-// The floating-point operations per voxel each kernel executes (fma = 2, add/sub/mul = 1,
-// division = 1; texture filtering by the hardware not counted), for the benchmark's GFLOP/s.
-// Thread-per-tile kernels share the (z, y) part of the sum along a tile row, so theirs depends
-// on delta_x:
-//   PerVoxel   36 (weights) + 80 (weight products) + 64 * 3 * 2 (fma)              = 500
-//   Texture    36 (weights) + 3 * 8 (pair weights and coordinates) + 7 * 3 * 3 (lerps) = 123
-//   TileFma    (16 + 12 * 31) / delta_x (row: z-y sums) + 3 * 7 (x taps)
-//   TileLerp   (12 * 15 * 3) / delta_x (row: 15 lerps per column) + 3 * 3 * 3 (x lerps)
+// The floating-point operations per voxel each kernel executes (fma = 2, add/sub/mul/div = 1,
+// a lerp = sub + fma = 3; the texture unit's filtering not counted), for the benchmark's
+// GFLOP/s. The weights of one axis in float cost 15 (a division and 14 for the cubic).
+//   PerVoxel   45 (weights) + 16 + 64 (tap weights wz wy wx) + 64 * 3 * 2 (fma)       = 509
+//   Texture    45 (weights) + 3 * 8 (pair weights, coordinates) + 3 * 7 lerps * 3    = 132
+//   TileFma    420 / delta_x (per voxel row: 12 columns x (4 z chains of 7 + a y chain of 7))
+//              + 3 * 7 (x taps)
+//   TileLerp   540 / delta_x (per voxel row: 12 columns x 15 lerps) + 3 * 3 lerps * 3
+// The thread-per-tile kernels share the (z, y) part along a tile row, hence the delta_x.
 double ffd_kernel_flops_per_voxel(FfdKernel kernel, const std::vector<int>& delta);
 
 // The field of `grid` at every voxel into `out` (device, image_shape points x 3 floats), queued
