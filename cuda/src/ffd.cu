@@ -40,6 +40,12 @@
 //   clipped to the image. The block's 4 warps take neighbouring tile rows along y (they share
 //   3 of their 4 control-point rows in L1). Writing each thread's tile directly (lanes 12
 //   delta_x bytes apart) would make every warp store touch 32 separate sectors.
+//
+// Measured on an NVIDIA H100 80GB HBM3 (splinebench-cuda ffd, 512x228x385 voxels, 5^3 tiles,
+// 539 MB written): texture 5.52 ms, per-voxel 2.29, tile-lerp 0.269, tile-fma 0.263, against
+// 0.184 ms for a write-only fill of the output. Over P4's four volumes and tiles 3^3..7^3 the
+// tile kernels run 4.8-9.3x the per-voxel kernel; the texture kernel is bound by the filtering
+// rate of its 8 float4 trilinear fetches per voxel (0.4x the per-voxel kernel).
 #include <cuda_runtime.h>
 
 #include <algorithm>
