@@ -48,6 +48,11 @@ DataLayout probe_npy(const std::string& path, bool channel_axis);
 DataLayout probe_nrrd(const std::string& path);
 DataLayout probe_nifti(const std::string& path, long volume);
 DataLayout probe_raw(const std::string& path, const RawSpec& spec, bool channel_axis);
+// TIFF (libtiff reads the directories, never a sample): mapped when the samples lie in the file
+// as one C-order array (uncompressed, interleaved strips, each page's strips and the pages one
+// after another); else not_mappable says what stands in the way. No limit on the number of
+// values (the loader's, for memory, does not apply).
+DataLayout probe_tiff(const std::string& path);
 
 // The header bytes the savers write for an array of `dims` (array order, non-empty) with
 // `channels` (stored with a channel axis when channel_axis or channels > 1), stored as `dtype`:

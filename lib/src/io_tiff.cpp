@@ -24,6 +24,7 @@
 #include <vector>
 
 #include "io_common.h"
+#include "io_layout.h"
 #include "splineview/io.h"
 #include "splineview/text.h"
 
@@ -225,6 +226,30 @@ const char* compression_name(std::uint16_t c) {
   return codec && codec->name ? codec->name : "unknown";
 }
 
+// An open TIFF file read by libtiff itself (its directories only: the memory-mapped probe),
+// without libtiff's own memory map ("rm"), closed on destruction.
+class TiffFile {
+ public:
+  TiffFile(const std::string& path, Messages* messages) {
+    silence_libtiff();
+    TIFFOpenOptions* opts = TIFFOpenOptionsAlloc();
+    if (!opts) throw std::bad_alloc();
+    TIFFOpenOptionsSetErrorHandlerExtR(opts, on_error, messages);
+    TIFFOpenOptionsSetWarningHandlerExtR(opts, on_warning, nullptr);
+    tif_ = TIFFOpenExt(path.c_str(), "rm", opts);
+    TIFFOpenOptionsFree(opts);
+  }
+  ~TiffFile() {
+    if (tif_) TIFFClose(tif_);
+  }
+  TiffFile(const TiffFile&) = delete;
+  TiffFile& operator=(const TiffFile&) = delete;
+  TIFF* get() const { return tif_; }
+
+ private:
+  TIFF* tif_ = nullptr;
+};
+
 // One image file directory (page) as far as the loader needs it.
 struct Page {
   std::uint64_t offset = 0;  // of the IFD (TIFFSetSubDirectory)
@@ -239,6 +264,11 @@ struct Page {
   io::Scalar scalar = io::Scalar::U8;  // the stored sample type
   std::size_t channels = 1;            // after palette expansion
   std::uint64_t stored_bytes = 0;      // compressed bytes present in the file
+  // Strips that follow each other in the file with no gap, in order: their byte range
+  // [data_begin, data_end) (what the memory-mapped read uses, for uncompressed pages).
+  bool contiguous = false;
+  std::uint64_t data_begin = 0, data_end = 0;
+  std::uint16_t fill_order = FILLORDER_MSB2LSB;  // LSB2MSB: libtiff reverses every byte's bits
 };
 
 struct ImageJ {
@@ -324,6 +354,7 @@ Page read_page(const std::string& path, TIFF* tif, std::size_t index, std::uint6
   p.format = get_tag<std::uint16_t>(tif, TIFFTAG_SAMPLEFORMAT, SAMPLEFORMAT_UINT);
   p.planar = get_tag<std::uint16_t>(tif, TIFFTAG_PLANARCONFIG, PLANARCONFIG_CONTIG);
   p.compression = get_tag<std::uint16_t>(tif, TIFFTAG_COMPRESSION, COMPRESSION_NONE);
+  p.fill_order = get_tag<std::uint16_t>(tif, TIFFTAG_FILLORDER, FILLORDER_MSB2LSB);
   if (!TIFFGetField(tif, TIFFTAG_PHOTOMETRIC, &p.photometric))
     p.photometric = p.spp >= 3 ? PHOTOMETRIC_RGB : PHOTOMETRIC_MINISBLACK;
   const std::uint32_t depth = get_tag<std::uint32_t>(tif, TIFFTAG_IMAGEDEPTH, 1);
@@ -415,10 +446,16 @@ Page read_page(const std::string& path, TIFF* tif, std::size_t index, std::uint6
     if (p.rows_per_strip == 0) refuse("RowsPerStrip is 0");
   }
   const std::uint32_t chunks = p.tiled ? TIFFNumberOfTiles(tif) : TIFFNumberOfStrips(tif);
+  p.contiguous = !p.tiled && chunks > 0;
   for (std::uint32_t i = 0; i < chunks; ++i) {
-    const std::uint64_t off = p.tiled ? TIFFGetStrileOffset(tif, i) : TIFFGetStrileOffset(tif, i);
+    const std::uint64_t off = TIFFGetStrileOffset(tif, i);
     const std::uint64_t n = TIFFGetStrileByteCount(tif, i);
     if (off < file_size) p.stored_bytes += std::min<std::uint64_t>(n, file_size - off);
+    if (i == 0) p.data_begin = p.data_end = off;
+    if (off != p.data_end || n > std::numeric_limits<std::uint64_t>::max() - off)
+      p.contiguous = false;
+    else
+      p.data_end = off + n;
   }
   return p;
 }
@@ -552,27 +589,21 @@ Length pixel_size(TIFF* tif, ttag_t tag, std::uint16_t res_unit, double imagej_m
   return {v, false};
 }
 
-Loaded load_tiff_impl(const std::string& path) {
-  std::vector<unsigned char> bytes = io::read_file(path);
-  static const unsigned char kSigs[4][4] = {
-      {'I', 'I', 42, 0}, {'M', 'M', 0, 42}, {'I', 'I', 43, 0}, {'M', 'M', 0, 43}};
-  bool signature = false;
-  for (const auto& s : kSigs)
-    signature = signature || (bytes.size() >= 8 && !std::memcmp(bytes.data(), s, 4));
-  if (!signature) fail(path, "not a TIFF file (no II*/MM* signature)");
-
-  MemFile file;
-  file.rdata = bytes.data();
-  file.size = bytes.size();
-  Messages msgs;
-  msgs.client_name = path;
-  ScopedMessages scoped(&msgs);
-  Tiff tiff(&file, "r", &msgs);
-  TIFF* tif = tiff.get();
-  if (!tif) fail(path, "corrupt TIFF: " + reason(msgs, "cannot read the first directory"));
-
-  // Every directory: its layout, checked against the first kept one.
+// The pages, the ImageJ description's reading and the spacing of an open TIFF: everything the
+// loader decides before it reads a sample (and the memory-mapped probe needs), with the loader's
+// refusals (the limit on values in all only with `value_limit`: the memory-mapped read holds
+// none of them). Leaves the first kept page current.
+struct Structure {
   std::vector<Page> pages;
+  std::size_t channels = 1, depth = 1, ij_channels = 1;
+  std::vector<double> spacing;
+};
+
+Structure read_structure(const std::string& path, TIFF* tif, std::uint64_t file_size,
+                         Messages& msgs, bool value_limit) {
+  Structure st;
+  std::vector<Page>& pages = st.pages;
+  // Every directory: its layout, checked against the first kept one.
   std::string description;
   {
     char* desc = nullptr;
@@ -584,7 +615,7 @@ Loaded load_tiff_impl(const std::string& path) {
     const std::uint32_t subfile = get_tag<std::uint32_t>(tif, TIFFTAG_SUBFILETYPE, 0);
     // Reduced-resolution copies (pyramid levels, thumbnails) and transparency masks are skipped.
     if ((subfile & (FILETYPE_REDUCEDIMAGE | FILETYPE_MASK)) == 0) {
-      Page p = read_page(path, tif, index, bytes.size());
+      Page p = read_page(path, tif, index, file_size);
       if (!pages.empty() && !same_layout(pages.front(), p))
         fail(path, "TIFF pages differ: page " + std::to_string(p.index) + " is " +
                        describe_page(p) + ", page " + std::to_string(pages.front().index) + " is " +
@@ -630,10 +661,12 @@ Loaded load_tiff_impl(const std::string& path) {
                      " pages (ImageJ's single-directory layout for large stacks is not read)");
   }
 
-  // Limits before any pixel memory: values in all, and what the stored bytes can decode to.
+  // Limits before any pixel memory: values in all (for the loader, which holds them in
+  // memory), and what the stored bytes can decode to.
   std::size_t values = 0;
-  if (!io::checked_mul(std::size_t{first.width} * first.height, channels, &values) ||
-      !io::checked_mul(values, depth, &values) || values > kImageMaxValues)
+  if (value_limit &&
+      (!io::checked_mul(std::size_t{first.width} * first.height, channels, &values) ||
+       !io::checked_mul(values, depth, &values) || values > kImageMaxValues))
     fail(path, "TIFF of " + std::to_string(depth) + " page(s) of " + describe_page(first) +
                    " exceeds the limit of " + std::to_string(kImageMaxValues) + " values");
   for (const Page& p : pages) {
@@ -646,6 +679,57 @@ Loaded load_tiff_impl(const std::string& path) {
                      std::to_string(p.stored_bytes) + " bytes (" + compression_name(p.compression) +
                      "; truncated or a decompression bomb)");
   }
+
+  st.channels = channels;
+  st.depth = depth;
+  st.ij_channels = ij_channels;
+  // Spacing: x and y from X/YResolution, z from ImageJ's spacing=; mm where a unit is known.
+  const double ij_mm = ij.present ? unit_to_mm(ij.unit) : 0;
+  TIFFSetSubDirectory(tif, st.pages.front().offset);
+  const std::uint16_t res_unit = [&] {
+    std::uint16_t u = RESUNIT_INCH;  // the TIFF default
+    TIFFGetFieldDefaulted(tif, TIFFTAG_RESOLUTIONUNIT, &u);
+    return u;
+  }();
+  const Length sx = pixel_size(tif, TIFFTAG_XRESOLUTION, res_unit, ij_mm);
+  const Length sy = pixel_size(tif, TIFFTAG_YRESOLUTION, res_unit, ij_mm);
+  st.spacing = {sy.value, sx.value};
+  if (st.depth > 1) {
+    double z = 1;
+    if (ij.spacing > 0) z = ij_mm > 0 ? ij.spacing * ij_mm : ij.spacing;
+    if (!std::isfinite(z) || !(z > 0)) z = 1;
+    st.spacing.insert(st.spacing.begin(), z);
+  }
+  return st;
+}
+
+// The classic and BigTIFF signatures, in either byte order, in the first 8 of `n` bytes.
+void check_signature(const std::string& path, const unsigned char* head, std::size_t n) {
+  static const unsigned char kSigs[4][4] = {
+      {'I', 'I', 42, 0}, {'M', 'M', 0, 42}, {'I', 'I', 43, 0}, {'M', 'M', 0, 43}};
+  bool signature = false;
+  for (const auto& sig : kSigs) signature = signature || (n >= 8 && !std::memcmp(head, sig, 4));
+  if (!signature) fail(path, "not a TIFF file (no II*/MM* signature)");
+}
+
+Loaded load_tiff_impl(const std::string& path) {
+  std::vector<unsigned char> bytes = io::read_file(path);
+  check_signature(path, bytes.data(), bytes.size());
+
+  MemFile file;
+  file.rdata = bytes.data();
+  file.size = bytes.size();
+  Messages msgs;
+  msgs.client_name = path;
+  ScopedMessages scoped(&msgs);
+  Tiff tiff(&file, "r", &msgs);
+  TIFF* tif = tiff.get();
+  if (!tif) fail(path, "corrupt TIFF: " + reason(msgs, "cannot read the first directory"));
+
+  const Structure st = read_structure(path, tif, bytes.size(), msgs, true);
+  const std::vector<Page>& pages = st.pages;
+  const Page& first = pages.front();
+  const std::size_t channels = st.channels, depth = st.depth, ij_channels = st.ij_channels;
 
   Loaded l;
   std::vector<std::size_t> dims;
@@ -677,24 +761,93 @@ Loaded load_tiff_impl(const std::string& path) {
     l.dtype = u8 ? DType::U8 : DType::U16;
   }
 
-  // Spacing: x and y from X/YResolution, z from ImageJ's spacing=; mm where a unit is known.
-  const double ij_mm = ij.present ? unit_to_mm(ij.unit) : 0;
-  TIFFSetSubDirectory(tif, first.offset);
-  const std::uint16_t res_unit = [&] {
-    std::uint16_t u = RESUNIT_INCH;  // the TIFF default
-    TIFFGetFieldDefaulted(tif, TIFFTAG_RESOLUTIONUNIT, &u);
-    return u;
-  }();
-  const Length sx = pixel_size(tif, TIFFTAG_XRESOLUTION, res_unit, ij_mm);
-  const Length sy = pixel_size(tif, TIFFTAG_YRESOLUTION, res_unit, ij_mm);
-  l.spacing = {sy.value, sx.value};
-  if (depth > 1) {
-    double z = 1;
-    if (ij.spacing > 0) z = ij_mm > 0 ? ij.spacing * ij_mm : ij.spacing;
-    if (!std::isfinite(z) || !(z > 0)) z = 1;
-    l.spacing.insert(l.spacing.begin(), z);
-  }
+  l.spacing = st.spacing;
   return l;
+}
+
+// ---- the memory-mapped read's probe ----
+
+io::DataLayout probe_tiff_impl(const std::string& path) {
+  unsigned char head[8] = {};
+  std::size_t got = 0;
+  std::uint64_t file_size = 0;
+  {
+    io::InputFile in(path);
+    file_size = in.size();
+    std::vector<unsigned char> prefix;
+    while (got < 8) {
+      const std::size_t n = in.read_append(prefix, 8 - got);
+      if (n == 0) break;
+      got += n;
+    }
+    std::memcpy(head, prefix.data(), got);
+  }
+  check_signature(path, head, got);
+  Messages msgs;
+  msgs.client_name = path;
+  ScopedMessages scoped(&msgs);
+  TiffFile tiff(path, &msgs);
+  TIFF* tif = tiff.get();
+  if (!tif) fail(path, "corrupt TIFF: " + reason(msgs, "cannot read the first directory"));
+  const Structure st = read_structure(path, tif, file_size, msgs, false);
+  const Page& first = st.pages.front();
+  io::DataLayout L;
+  if (st.depth > 1) L.dims.push_back(st.depth);
+  L.dims.push_back(first.height);
+  L.dims.push_back(first.width);
+  L.channels = st.channels;
+  L.channel_axis = st.channels > 1;
+  L.scalar = first.scalar;
+  L.dtype = first.palette ? DType::U16 : io::dtype_of(first.scalar);
+  L.big_endian = TIFFIsBigEndian(tif) != 0;
+  L.data_path = path;
+  L.error_path = path;
+  L.spacing = st.spacing;
+  io::finish_geometry(path, L.dims.size(), &L.spacing, &L.geometry);
+  // Mapped only where the samples lie in the file as a C-order array: uncompressed strips,
+  // interleaved samples, one page per slice, each page's strips and the pages one after
+  // another (as ImageJ/Fiji and tifffile write uncompressed stacks).
+  const std::size_t page_bytes =
+      std::size_t{first.width} * first.height * first.spp * io::scalar_size(first.scalar);
+  for (const Page& p : st.pages) {
+    if (p.compression != COMPRESSION_NONE) {
+      L.not_mappable = std::string("its pages are compressed (") + compression_name(p.compression) +
+                       "); they are decoded into memory";
+      break;
+    }
+    if (p.palette) {
+      L.not_mappable = "it is a palette image (its indices become colours in memory)";
+      break;
+    }
+    if (p.tiled) {
+      L.not_mappable = "its pages are stored in tiles";
+      break;
+    }
+    if (p.planar == PLANARCONFIG_SEPARATE && p.spp > 1) {
+      L.not_mappable = "its samples are stored in separate planes";
+      break;
+    }
+    if (p.fill_order != FILLORDER_MSB2LSB) {
+      L.not_mappable = "its bytes are stored with the bit order reversed (FillOrder 2)";
+      break;
+    }
+  }
+  if (L.not_mappable.empty() && st.ij_channels > 1)
+    L.not_mappable = "its channels are stored as separate pages (an ImageJ hyperstack)";
+  if (L.not_mappable.empty()) {
+    bool packed = true;
+    for (std::size_t i = 0; i < st.pages.size() && packed; ++i) {
+      const Page& p = st.pages[i];
+      packed = p.contiguous && p.data_end - p.data_begin == page_bytes &&
+               (i == 0 || p.data_begin == st.pages[i - 1].data_end);
+    }
+    if (!packed) L.not_mappable = "its strips are not stored one after another in page order";
+  }
+  if (L.not_mappable.empty()) {
+    L.data_offset = static_cast<std::size_t>(first.data_begin);
+    L.data_bytes = page_bytes * st.pages.size();
+  }
+  return L;
 }
 
 // ---- writing ----
@@ -802,6 +955,12 @@ void save_tiff_impl(const std::string& path, const ArrayD& a, DType dtype,
 }
 
 }  // namespace
+
+namespace io {
+DataLayout probe_tiff(const std::string& path) {
+  return guard_memory(path, [&] { return probe_tiff_impl(path); });
+}
+}  // namespace io
 
 Loaded load_tiff(const std::string& path) {
   return io::guard_memory(path, [&] { return io::finish_loaded(path, load_tiff_impl(path)); });

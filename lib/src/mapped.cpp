@@ -123,7 +123,7 @@ io::DataLayout probe(const std::string& path, bool channel_axis,
   if (ext == ".nrrd" || ext == ".nhdr") return io::probe_nrrd(path);
   if (ext == ".nii") return io::probe_nifti(path, input_options().volume);
   if (ext == ".gz") refuse(path, "it is gzip-compressed (.nii.gz)");
-  if (ext == ".tif" || ext == ".tiff") refuse(path, "TIFF files are read into memory");
+  if (ext == ".tif" || ext == ".tiff") return io::probe_tiff(path);
   refuse(path, "images are read into memory");
 }
 

@@ -23,7 +23,8 @@ device (skips, exit 77, "SKIP: reason", where `splinetool info` lists no CUDA de
   methods) fail with one line and OUT untouched; JSON reports fetch, format (null) and gpu_ms.
   --out-of-core from file to file (OutOfCoreMapped): .npy of several dtypes (float32 used in
   place, float64, big-endian int16, uint8, float16, Fortran order), raw NRRD (.nrrd, .nhdr),
-  NIfTI-1 (scaled int16, float32), --raw data and a .nii.gz (read into memory, one line says so)
+  NIfTI-1 (scaled int16, float32), --raw data, uncompressed TIFF stacks (uint16, big-endian
+  float32) and a .nii.gz and a deflated TIFF (read into memory, one line says so)
   into .npy, .nrrd and .nii outputs, against --backend cpu in double: prefilter within 16 float
   ulp of max |coefficient|, resample within 2e-6 of max |data|; OUT keeps IN's geometry, --json
   says whether IN was mapped, no temporary is left; OUT formats that cannot be written in place
@@ -184,6 +185,17 @@ def out_of_core_inputs(w, shape=(150, 40, 50), seed=21):
          ["--raw", "%dx%dx%d:u16:be" % shape], True, False),
     ]
     w.write_bytes("u16.raw", u16.astype("<u2").tobytes())
+    try:  # TIFF stacks as Fiji and tifffile write them (Debian: python3-tifffile)
+        import tifffile
+    except ImportError:
+        return cases
+    tifffile.imwrite(w.path("u16.tif"), u16, photometric="minisblack")
+    tifffile.imwrite(w.path("f32_be.tif"), f.astype(">f4"), byteorder=">",
+                     photometric="minisblack")
+    tifffile.imwrite(w.path("u16_zlib.tif"), u16, photometric="minisblack", compression="zlib")
+    cases += [("u16.tif", w.path("u16.tif"), [], True, False),
+              ("f32_be.tif", w.path("f32_be.tif"), [], True, False),
+              ("u16_zlib.tif", w.path("u16_zlib.tif"), [], False, False)]
     return cases
 
 
@@ -281,7 +293,7 @@ class NoDevice(Base):
                 self.assertIsNone(j["not_mapped_reason"], name)
                 self.assertIn("at byte", j["mapped_storage"], name)
             else:
-                self.assertIn("gzip-compressed", j["not_mapped_reason"], name)
+                self.assertIn("compressed", j["not_mapped_reason"], name)
             r = TOOL.ok("info", path, *extra)
             self.assertIn("--out-of-core: " + ("mapped" if mapped else "read into memory"),
                           r.stdout, name)

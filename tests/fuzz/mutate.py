@@ -25,7 +25,7 @@ runs every case through the (ASan/UBSan) splinetool in a subprocess, judging eac
 
 Half of the .npy cases (i mod 4 = 2, 3) are piped into `prefilter - OUT` instead of named: the
 standard-input path, whose one-line message must name "standard input". Every eighth case of
-the formats --out-of-core maps (.npy, NRRD, NIfTI, raw; i mod 8 = 5) runs `info CASE
+the formats --out-of-core maps (.npy, NRRD, NIfTI, raw, TIFF; i mod 8 = 5) runs `info CASE
 --check-mapped` instead: the loader, the mapped header probe and the mapped read, compared.
 
 Deterministic: case i of --seed S always gets the same mutations (independent of --jobs).
@@ -96,7 +96,7 @@ FORMAT_ORDER = ["npy", "nrrd", "nhdr", "nifti", "png", "jpeg", "bmp", "tga", "gi
 CRITERIA = ["crash", "hang", "memory", "message", "output", "damage", "accepted", "seed",
             "mapped"]
 # The formats whose files --out-of-core maps; `info --check-mapped` compares both reads.
-MAPPED_FORMATS = {"npy", "nrrd", "nhdr", "nifti", "raw"}
+MAPPED_FORMATS = {"npy", "nrrd", "nhdr", "nifti", "raw", "tiff"}
 MAPPED_DISAGREES = b"the memory-mapped read disagrees with the loader"
 
 INTERESTING = [0, 1, 2, 0x7F, 0x80, 0xFF, 0x100, 0x7FFF, 0x8000, 0xFFFF, 0x10000, 16000,
