@@ -9,9 +9,11 @@
 // a double cannot hold refused with the loader's message), so the values are the loader's
 // exactly. Mapped: .npy (every numeric dtype, either byte order, C or Fortran order), NRRD with
 // raw encoding (.nrrd with attached data, .nhdr with one detached data file), uncompressed
-// NIfTI-1/2 (.nii; one volume of a 4-D file by sv::InputOptions::volume) and headerless raw data
-// with a RawSpec. Not mapped (sv::NotMappable, one sentence naming the file and why, so that the
-// caller can read it with load_any instead): gzip or ascii NRRD data, .nii.gz, TIFF, images,
+// NIfTI-1/2 (.nii; one volume of a 4-D file by sv::InputOptions::volume), headerless raw data
+// with a RawSpec, and uncompressed TIFF stacks stored as one C-order array (interleaved samples,
+// strips and pages one after another). Not mapped (sv::NotMappable, one sentence naming the file
+// and why, so that the caller can read it with load_any instead): gzip or ascii NRRD data,
+// .nii.gz, compressed, tiled or otherwise scattered TIFF, images,
 // DICOM, folders and globs of slices, pipes and devices. Work is bounded by the file's real size:
 // a header that claims more (or fewer) samples than the file holds is refused (sv::Error naming
 // the file) before anything is mapped.
