@@ -41,6 +41,10 @@
 //   3 of their 4 control-point rows in L1). Writing each thread's tile directly (lanes 12
 //   delta_x bytes apart) would make every warp store touch 32 separate sectors.
 //
+// 2-D grids run the same three schemes on 2 components: a float2 2-D texture (4 fetches), a
+// thread per pixel (16 taps), and a thread per tile of delta_y x delta_x pixels (16 control
+// points in registers, the y part shared along the pixel row, rows staged per warp).
+//
 // Measured on an NVIDIA H100 80GB HBM3 (splinebench-cuda ffd, 512x228x385 voxels, 5^3 tiles,
 // 539 MB written): texture 5.52 ms, per-voxel 2.29, tile-lerp 0.269, tile-fma 0.263, against
 // 0.184 ms for a write-only fill of the output. Over P4's four volumes and tiles 3^3..7^3 the
@@ -71,6 +75,7 @@ constexpr unsigned kMaxGridYZ = 65535;
 constexpr int kWarpsPerSm = 16;  // thread-per-tile: fewer warps than this per SM split tiles
 
 struct Geometry {
+  int rank;      // 3, or 2: a 2-D grid is axis 0 of extent 1 (n, m, d, tiles 1)
   int n[3];      // image extents (z, y, x)
   int m[3];      // control-grid extents
   int d[3];      // spacing
@@ -304,26 +309,153 @@ __global__ void __launch_bounds__(kTileThreads)
   }
 }
 
+// ---- 2-D: the same three schemes on a (M_y, M_x, 2) grid (axes 1 and 2 of Geometry) ----
+
+__global__ void __launch_bounds__(kVoxelThreads)
+    per_voxel_kernel_2d(const float* __restrict__ grid, const Geometry g, long long pixels,
+                        float* __restrict__ out) {
+  const long long i = static_cast<long long>(blockIdx.x) * kVoxelThreads + threadIdx.x;
+  if (i >= pixels) return;
+  const int y = static_cast<int>(i / g.n[2]);
+  const int x = static_cast<int>(i - static_cast<long long>(y) * g.n[2]);
+  float wy[4], wx[4], u;
+  const int ty = tile_of(y, g.d[1], &u);
+  cubic_weights(u, wy);
+  const int tx = tile_of(x, g.d[2], &u);
+  cubic_weights(u, wx);
+  const float* base = grid + (static_cast<std::size_t>(ty) * g.m[2] + tx) * 2;
+  float acc[2] = {0.0f, 0.0f};
+#pragma unroll
+  for (int m = 0; m < 4; ++m) {
+    const float* row = base + static_cast<std::size_t>(m) * g.m[2] * 2;
+#pragma unroll
+    for (int n = 0; n < 4; ++n) {
+      const float wt = wy[m] * wx[n];
+#pragma unroll
+      for (int c = 0; c < 2; ++c) acc[c] = fmaf(wt, __ldg(row + 2 * n + c), acc[c]);
+    }
+  }
+  out[i * 2 + 0] = acc[0];
+  out[i * 2 + 1] = acc[1];
+}
+
+__device__ __forceinline__ float2 lerp2(const float2& a, const float2& b, float t) {
+  return make_float2(lerp(a.x, b.x, t), lerp(a.y, b.y, t));
+}
+
+__global__ void __launch_bounds__(kVoxelThreads)
+    texture_kernel_2d(cudaTextureObject_t tex, const Geometry g, long long pixels,
+                      float* __restrict__ out) {
+  const long long i = static_cast<long long>(blockIdx.x) * kVoxelThreads + threadIdx.x;
+  if (i >= pixels) return;
+  const int y = static_cast<int>(i / g.n[2]);
+  const int x = static_cast<int>(i - static_cast<long long>(y) * g.n[2]);
+  const TexAxis ay = tex_axis(y, g.d[1]);
+  const TexAxis ax = tex_axis(x, g.d[2]);
+  auto row = [&](float v) {
+    return lerp2(tex2D<float2>(tex, ax.lo, v), tex2D<float2>(tex, ax.hi, v), ax.g1);
+  };
+  const float2 r = lerp2(row(ay.lo), row(ay.hi), ay.g1);
+  out[i * 2 + 0] = r.x;
+  out[i * 2 + 1] = r.y;
+}
+
+// Thread per tile of delta_y x delta_x pixels, its 4 x 4 x 2 control points in registers; per
+// pixel row the y part of the sum per column, then 4 x taps per pixel; rows staged per warp as
+// in 3-D. blockIdx.z splits a tile's rows among threads on small images (zparts, zrows).
+template <int DX, bool kLerp>
+__global__ void __launch_bounds__(kTileThreads)
+    tile_kernel_2d(const float* __restrict__ grid, const Geometry g, const TileWeights tw,
+                   float* __restrict__ out) {
+  constexpr int kRow = 32 * DX * 2;
+  __shared__ float stage_all[kTileWarps][kRow];
+  const int lane = static_cast<int>(threadIdx.x & 31);
+  const int warp = static_cast<int>(threadIdx.x >> 5);
+  const int ty = static_cast<int>(blockIdx.y) * kTileWarps + warp;
+  const int part = static_cast<int>(blockIdx.z);
+  if (ty >= g.tiles[1]) return;  // the whole warp
+  const int tx0 = static_cast<int>(blockIdx.x) * 32;
+  const int tx = min(tx0 + lane, g.tiles[2] - 1);
+  float* stage = stage_all[warp];
+
+  float C[4][4][2];
+#pragma unroll
+  for (int m = 0; m < 4; ++m) {
+    const float* row = grid + (static_cast<std::size_t>(ty + m) * g.m[2] + tx) * 2;
+#pragma unroll
+    for (int k = 0; k < 8; ++k) C[m][k / 2][k % 2] = __ldg(row + k);
+  }
+
+  const int y0 = ty * g.d[1], x0 = tx0 * DX;
+  const int ry_begin = part * g.zrows;
+  const int ry_end = min(min(g.d[1], ry_begin + g.zrows), g.n[1] - y0);
+  const int row_floats = min(32 * DX, g.n[2] - x0) * 2;
+  for (int ry = ry_begin; ry < ry_end; ++ry) {
+#pragma unroll
+    for (int c = 0; c < 2; ++c) {
+      float R[4];
+#pragma unroll
+      for (int n = 0; n < 4; ++n) {
+        if constexpr (kLerp) {
+          R[n] = lerp(lerp(C[0][n][c], C[1][n][c], tw.h[1][ry][0]),
+                      lerp(C[2][n][c], C[3][n][c], tw.h[1][ry][1]), tw.h[1][ry][2]);
+        } else {
+          float acc = tw.w[1][ry][0] * C[0][n][c];
+#pragma unroll
+          for (int m = 1; m < 4; ++m) acc = fmaf(tw.w[1][ry][m], C[m][n][c], acc);
+          R[n] = acc;
+        }
+      }
+#pragma unroll
+      for (int rx = 0; rx < DX; ++rx) {
+        float o;
+        if constexpr (kLerp) {
+          o = lerp(lerp(R[0], R[1], tw.h[2][rx][0]), lerp(R[2], R[3], tw.h[2][rx][1]),
+                   tw.h[2][rx][2]);
+        } else {
+          o = tw.w[2][rx][0] * R[0];
+#pragma unroll
+          for (int n = 1; n < 4; ++n) o = fmaf(tw.w[2][rx][n], R[n], o);
+        }
+        stage[(lane * DX + rx) * 2 + c] = o;
+      }
+    }
+    __syncwarp();
+    float* dst = out + (static_cast<std::size_t>(y0 + ry) * g.n[2] + x0) * 2;
+    for (int e = lane; e < row_floats; e += 32) dst[e] = stage[e];
+    __syncwarp();
+  }
+}
+
+template <int DX, bool kLerp>
+void launch_tile_dx(dim3 grid, cudaStream_t s, const float* points, const Geometry& g,
+                    const TileWeights& tw, float* out) {
+  if (g.rank == 2)
+    tile_kernel_2d<DX, kLerp><<<grid, kTileThreads, 0, s>>>(points, g, tw, out);
+  else
+    tile_kernel<DX, kLerp><<<grid, kTileThreads, 0, s>>>(points, g, tw, out);
+}
+
 template <bool kLerp>
 void launch_tile(int dx, dim3 grid, cudaStream_t s, const float* points, const Geometry& g,
                  const TileWeights& tw, float* out) {
   switch (dx) {
     case 1:
-      return tile_kernel<1, kLerp><<<grid, kTileThreads, 0, s>>>(points, g, tw, out);
+      return launch_tile_dx<1, kLerp>(grid, s, points, g, tw, out);
     case 2:
-      return tile_kernel<2, kLerp><<<grid, kTileThreads, 0, s>>>(points, g, tw, out);
+      return launch_tile_dx<2, kLerp>(grid, s, points, g, tw, out);
     case 3:
-      return tile_kernel<3, kLerp><<<grid, kTileThreads, 0, s>>>(points, g, tw, out);
+      return launch_tile_dx<3, kLerp>(grid, s, points, g, tw, out);
     case 4:
-      return tile_kernel<4, kLerp><<<grid, kTileThreads, 0, s>>>(points, g, tw, out);
+      return launch_tile_dx<4, kLerp>(grid, s, points, g, tw, out);
     case 5:
-      return tile_kernel<5, kLerp><<<grid, kTileThreads, 0, s>>>(points, g, tw, out);
+      return launch_tile_dx<5, kLerp>(grid, s, points, g, tw, out);
     case 6:
-      return tile_kernel<6, kLerp><<<grid, kTileThreads, 0, s>>>(points, g, tw, out);
+      return launch_tile_dx<6, kLerp>(grid, s, points, g, tw, out);
     case 7:
-      return tile_kernel<7, kLerp><<<grid, kTileThreads, 0, s>>>(points, g, tw, out);
+      return launch_tile_dx<7, kLerp>(grid, s, points, g, tw, out);
     default:
-      return tile_kernel<8, kLerp><<<grid, kTileThreads, 0, s>>>(points, g, tw, out);
+      return launch_tile_dx<8, kLerp>(grid, s, points, g, tw, out);
   }
 }
 
@@ -344,10 +476,12 @@ int multiprocessors() {
 
 Geometry geometry_of(const FfdGrid& grid) {
   Geometry g{};
+  g.rank = static_cast<int>(grid.dims.size());
+  const int off = 3 - g.rank;
   for (int a = 0; a < 3; ++a) {
-    g.n[a] = static_cast<int>(grid.image_shape[a]);
-    g.m[a] = static_cast<int>(grid.dims[a]);
-    g.d[a] = grid.delta[a];
+    g.n[a] = a < off ? 1 : static_cast<int>(grid.image_shape[a - off]);
+    g.m[a] = a < off ? 1 : static_cast<int>(grid.dims[a - off]);
+    g.d[a] = a < off ? 1 : grid.delta[a - off];
     g.tiles[a] = (g.n[a] + g.d[a] - 1) / g.d[a];
   }
   // Thread-per-tile parallelism: one thread per tile gives few warps on small images with big
@@ -356,10 +490,13 @@ Geometry geometry_of(const FfdGrid& grid) {
   // control points, from L1/L2).
   const long long warps = static_cast<long long>((g.tiles[2] + 31) / 32) * g.tiles[1] * g.tiles[0];
   const long long want = static_cast<long long>(multiprocessors()) * kWarpsPerSm;
-  int parts = static_cast<int>(std::min<long long>(g.d[0], (want + warps - 1) / warps));
+  // (2-D: the rows of a tile, delta_y, are split the same way.)
+  const int split_axis = g.rank == 2 ? 1 : 0;
+  const int d = g.d[split_axis];
+  int parts = static_cast<int>(std::min<long long>(d, (want + warps - 1) / warps));
   parts = std::max(parts, 1);
-  g.zrows = (g.d[0] + parts - 1) / parts;
-  g.zparts = (g.d[0] + g.zrows - 1) / g.zrows;
+  g.zrows = (d + parts - 1) / parts;
+  g.zparts = (d + g.zrows - 1) / g.zrows;
   return g;
 }
 
@@ -429,20 +566,36 @@ void FfdEvaluator::refresh_texture(CUstream_st* stream) {
   Impl& m = *impl_;
   const Geometry& g = m.geometry;
   const long long points = static_cast<long long>(g.m[0]) * g.m[1] * g.m[2];
+  const bool flat = g.rank == 2;  // a 2-D float2 array, filled straight from the grid
   if (!m.array) {
-    int limit[3] = {0, 0, 0};  // depth, height, width
-    check(cudaDeviceGetAttribute(&limit[0], cudaDevAttrMaxTexture3DDepth, 0), what);
-    check(cudaDeviceGetAttribute(&limit[1], cudaDevAttrMaxTexture3DHeight, 0), what);
-    check(cudaDeviceGetAttribute(&limit[2], cudaDevAttrMaxTexture3DWidth, 0), what);
+    int device = 0;
+    check(cudaGetDevice(&device), what);
+    int limit[3] = {1, 0, 0};  // depth, height, width
+    if (!flat) check(cudaDeviceGetAttribute(&limit[0], cudaDevAttrMaxTexture3DDepth, device), what);
+    check(cudaDeviceGetAttribute(
+              &limit[1], flat ? cudaDevAttrMaxTexture2DHeight : cudaDevAttrMaxTexture3DHeight,
+              device),
+          what);
+    check(
+        cudaDeviceGetAttribute(
+            &limit[2], flat ? cudaDevAttrMaxTexture2DWidth : cudaDevAttrMaxTexture3DWidth, device),
+        what);
     for (int a = 0; a < 3; ++a)
       if (g.m[a] > limit[a])
         throw Error(std::string(what) + ": a control grid of " + std::to_string(g.m[a]) +
-                    " points along " + "zyx"[a] + " exceeds this device's 3-D texture limit of " +
+                    " points along " + "zyx"[a] + " exceeds this device's texture limit of " +
                     std::to_string(limit[a]));
-    m.padded = DeviceBuffer(static_cast<std::size_t>(points) * 4);
-    const cudaChannelFormatDesc format = cudaCreateChannelDesc<float4>();
-    check(cudaMalloc3DArray(&m.array, &format, make_cudaExtent(g.m[2], g.m[1], g.m[0])),
-          "CUDA FFD field (texture): allocating the control-grid array");
+    if (flat) {
+      const cudaChannelFormatDesc format = cudaCreateChannelDesc<float2>();
+      check(cudaMallocArray(&m.array, &format, static_cast<std::size_t>(g.m[2]),
+                            static_cast<std::size_t>(g.m[1])),
+            "CUDA FFD field (texture): allocating the control-grid array");
+    } else {
+      m.padded = DeviceBuffer(static_cast<std::size_t>(points) * 4);
+      const cudaChannelFormatDesc format = cudaCreateChannelDesc<float4>();
+      check(cudaMalloc3DArray(&m.array, &format, make_cudaExtent(g.m[2], g.m[1], g.m[0])),
+            "CUDA FFD field (texture): allocating the control-grid array");
+    }
     cudaResourceDesc res{};
     res.resType = cudaResourceTypeArray;
     res.res.array.array = m.array;
@@ -453,6 +606,16 @@ void FfdEvaluator::refresh_texture(CUstream_st* stream) {
     td.normalizedCoords = 0;
     check(cudaCreateTextureObject(&m.texture, &res, &td, nullptr),
           "CUDA FFD field (texture): creating the texture object");
+  }
+  if (flat) {
+    const std::size_t row = static_cast<std::size_t>(g.m[2]) * 2 * sizeof(float);
+    check(cudaMemcpy2DToArrayAsync(m.array, 0, 0, m.grid.points, row, row,
+                                   static_cast<std::size_t>(g.m[1]), cudaMemcpyDeviceToDevice,
+                                   stream),
+          "CUDA FFD field (texture): copying the grid");
+    m.texture_used = true;
+    m.last_stream = stream;
+    return;
   }
   pad_kernel<<<voxel_blocks(points, what), kVoxelThreads, 0, stream>>>(
       m.grid.points, reinterpret_cast<float4*>(m.padded.data()), points);
@@ -479,14 +642,22 @@ void FfdEvaluator::run(FfdKernel kernel, float* out, CUstream_st* stream) {
   switch (kernel) {
     case FfdKernel::Texture:
       if (!m.array) refresh_texture(stream);
-      texture_kernel<<<voxel_blocks(voxels, what), kVoxelThreads, 0, stream>>>(m.texture, g, voxels,
-                                                                               out);
+      if (g.rank == 2)
+        texture_kernel_2d<<<voxel_blocks(voxels, what), kVoxelThreads, 0, stream>>>(m.texture, g,
+                                                                                    voxels, out);
+      else
+        texture_kernel<<<voxel_blocks(voxels, what), kVoxelThreads, 0, stream>>>(m.texture, g,
+                                                                                 voxels, out);
       m.texture_used = true;
       m.last_stream = stream;
       break;
     case FfdKernel::PerVoxel:
-      per_voxel_kernel<<<voxel_blocks(voxels, what), kVoxelThreads, 0, stream>>>(m.grid.points, g,
-                                                                                 voxels, out);
+      if (g.rank == 2)
+        per_voxel_kernel_2d<<<voxel_blocks(voxels, what), kVoxelThreads, 0, stream>>>(
+            m.grid.points, g, voxels, out);
+      else
+        per_voxel_kernel<<<voxel_blocks(voxels, what), kVoxelThreads, 0, stream>>>(m.grid.points, g,
+                                                                                   voxels, out);
       break;
     case FfdKernel::ThreadPerTileLerp:
     case FfdKernel::ThreadPerTileFma: {
@@ -526,7 +697,7 @@ ArrayF ffd_field(const ArrayF& grid, const std::vector<int>& delta,
   DeviceBuffer points(grid.size());
   points.upload(grid.data(), grid.size());
   g.points = points.data();
-  ArrayF out(image_shape, 3);
+  ArrayF out(image_shape, image_shape.size());
   DeviceBuffer result(out.size());
   ffd_field(g, kernel, result.data(), nullptr);
   synchronize(what.c_str());

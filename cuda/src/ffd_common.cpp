@@ -35,23 +35,24 @@ void check_ffd_arguments(const FfdGrid& grid, FfdKernel kernel, const char* what
   if (kernel != FfdKernel::Texture && kernel != FfdKernel::PerVoxel &&
       kernel != FfdKernel::ThreadPerTileLerp && kernel != FfdKernel::ThreadPerTileFma)
     throw Error(w + ": unknown FFD kernel");
-  if (grid.dims.size() == 2 || grid.image_shape.size() == 2)
-    throw Error(w +
-                ": the CUDA kernels evaluate 3-D control grids only (2-D: sv::ffd_field on "
-                "the CPU)");
-  if (grid.dims.size() != 3)
-    throw Error(w + ": a 3-D control grid needs 3 extents (M_z, M_y, M_x), got " +
-                std::to_string(grid.dims.size()));
-  if (grid.image_shape.size() != 3)
-    throw Error(w + ": the image shape needs 3 extents (N_z, N_y, N_x), got " +
+  const std::size_t R = grid.dims.size();
+  if (R != 2 && R != 3)
+    throw Error(w + ": a control grid has 3 extents (M_z, M_y, M_x) or 2 (M_y, M_x), got " +
+                std::to_string(R));
+  const char* const names = R == 3 ? "(N_z, N_y, N_x)" : "(N_y, N_x)";
+  if (grid.image_shape.size() != R)
+    throw Error(w + ": the image shape needs " + std::to_string(R) + " extents " + names +
+                " for a " + std::to_string(R) + "-D grid, got " +
                 std::to_string(grid.image_shape.size()));
-  if (grid.delta.size() != 3)
-    throw Error(w + ": the spacing needs 3 entries (delta_z, delta_y, delta_x), got " +
+  if (grid.delta.size() != R)
+    throw Error(w + ": the spacing needs " + std::to_string(R) + " entries (one per axis), got " +
                 std::to_string(grid.delta.size()));
-  static const char* const axis[3] = {"z", "y", "x"};
+  static const char* const axes3[3] = {"z", "y", "x"};
+  static const char* const axes2[2] = {"y", "x"};
+  const char* const* axis = R == 3 ? axes3 : axes2;
   const bool tiles =
       kernel == FfdKernel::ThreadPerTileLerp || kernel == FfdKernel::ThreadPerTileFma;
-  for (int a = 0; a < 3; ++a) {
+  for (std::size_t a = 0; a < R; ++a) {
     if (grid.delta[a] < 1)
       throw Error(w + ": the control-point spacing along " + axis[a] +
                   " must be at least 1 voxel, got " + std::to_string(grid.delta[a]));
@@ -65,20 +66,35 @@ void check_ffd_arguments(const FfdGrid& grid, FfdKernel kernel, const char* what
       throw Error(w + ": an extent of 2^30 or more along " + axis[a]);
   }
   const std::vector<std::size_t> need = ffd_grid_shape(grid.image_shape, grid.delta);
-  for (int a = 0; a < 3; ++a)
+  std::size_t floats = R;
+  for (std::size_t a = 0; a < R; ++a) {
     if (grid.dims[a] < need[a])
       throw Error(w + ": the control grid has " + std::to_string(grid.dims[a]) +
                   " control points along " + axis[a] + ", an image of " +
                   std::to_string(grid.image_shape[a]) + " voxels at spacing " +
                   std::to_string(grid.delta[a]) + " needs at least " + std::to_string(need[a]) +
                   " (floor((N - 1) / delta) + 4)");
-  if (grid.dims[0] * grid.dims[1] * grid.dims[2] * 3 >= (std::size_t{1} << 31))
-    throw Error(w + ": a control grid of 2^31 floats or more");
+    floats *= grid.dims[a];
+  }
+  if (floats >= (std::size_t{1} << 31)) throw Error(w + ": a control grid of 2^31 floats or more");
   if (!grid.points) throw Error(w + ": the control-point pointer is null");
 }
 
 double ffd_kernel_flops_per_voxel(FfdKernel kernel, const std::vector<int>& delta) {
-  const double dx = delta.size() == 3 && delta[2] > 0 ? delta[2] : 1;
+  const double dx = !delta.empty() && delta.back() > 0 ? delta.back() : 1;
+  if (delta.size() == 2) {
+    switch (kernel) {
+      case FfdKernel::Texture:
+        return 30 + 2 * 8 + 3 * 2 * 3;
+      case FfdKernel::PerVoxel:
+        return 30 + 16 + 16 * 2 * 2;
+      case FfdKernel::ThreadPerTileFma:
+        return 56 / dx + 2 * 7;
+      case FfdKernel::ThreadPerTileLerp:
+        return 72 / dx + 2 * 3 * 3;
+    }
+    return 0;
+  }
   switch (kernel) {
     case FfdKernel::Texture:
       return 45 + 3 * 8 + 7 * 3 * 3;

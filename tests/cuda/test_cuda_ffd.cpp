@@ -10,6 +10,7 @@
 //     100x their worst, and above 1e-4 max|c|): the seams of P1's Figure 1 exist.
 //   - Every voxel is written, nothing past the output (NaN-poisoned buffer with a guard).
 //   - The lerp form reproduces a constant field exactly (lerp(c, c, t) = c).
+//   - 2-D grids (2 components) within the same bounds (texture: 4/256 max|c|).
 //   - Bad arguments throw sv::Error naming the problem (these need no device).
 #include <gtest/gtest.h>
 
@@ -240,6 +241,45 @@ TEST(CudaFfd, EvaluatorTextureFollowsRefresh) {
   EXPECT_LE(worst, (6.0 / 256.0 + 8 * kEps) * max_abs(grid));
 }
 
+// 2-D grids: (M_y, M_x, 2) -> (N_y, N_x, 2), the same bounds with two axes (texture: 4/256).
+TEST(CudaFfd, TwoDimensionalGrids) {
+  REQUIRE_CUDA();
+  struct Case {
+    Shape image;
+    std::vector<int> delta;
+  };
+  const Case cases[] = {{{61, 43}, {5, 5}}, {{43, 61}, {3, 8}}, {{500, 700}, {2, 7}},
+                        {{37, 29}, {8, 2}}, {{17, 23}, {1, 1}}, {{1000, 1200}, {6, 4}},
+                        {{9, 300}, {4, 6}}};
+  std::uint32_t seed = 61;
+  for (const Case& c : cases) {
+    SCOPED_TRACE(std::to_string(c.image[0]) + "x" + std::to_string(c.image[1]) + " delta " +
+                 std::to_string(c.delta[0]) + "," + std::to_string(c.delta[1]));
+    sv::ArrayF grid(sv::ffd_grid_shape(c.image, c.delta), 2);
+    std::mt19937 rng(seed++);
+    std::uniform_real_distribution<float> u(-1.0f, 1.0f);
+    for (std::size_t i = 0; i < grid.size(); ++i) grid[i] = u(rng);
+    const sv::Array<double> ref = sv::ffd_field_reference(to_double(grid), c.delta, c.image);
+    const double cmax = max_abs(grid);
+    double worst_precise = 0, texture = 0;
+    for (FfdKernel k : cu::kFfdKernels) {
+      const sv::ArrayF field = cu::ffd_field(grid, c.delta, c.image, k);
+      ASSERT_EQ(field.channels(), 2u);
+      const Errors e = errors(field, ref);
+      std::printf("  2-D %zux%zu %-10s max %.2f eps max|c|\n", c.image[0], c.image[1],
+                  cu::ffd_kernel_name(k), e.max / (kEps * cmax));
+      if (k == FfdKernel::Texture) {
+        texture = e.max;
+        EXPECT_LE(e.max, (4.0 / 256.0 + 8 * kEps) * cmax);
+      } else {
+        worst_precise = std::max(worst_precise, e.max);
+        EXPECT_LE(e.max, 8 * kEps * cmax) << cu::ffd_kernel_name(k);
+      }
+    }
+    EXPECT_GT(texture, 100 * worst_precise) << "texture hardware should show its 8-bit seams";
+  }
+}
+
 // ---- argument checks (no device needed: they come before any CUDA call) ----
 
 template <class F>
@@ -277,9 +317,13 @@ TEST(CudaFfdArguments, BadArgumentsThrowWithASentence) {
   null_points.points = nullptr;
   expect_error([&] { cu::ffd_field(null_points, FfdKernel::Texture, out); }, "pointer is null");
   expect_error([&] { cu::ffd_field(g, FfdKernel::PerVoxel, nullptr); }, "pointer is null");
-  // 2-D grids are the CPU's.
-  cu::FfdGrid flat{dummy, {8, 9}, {4, 4}, {20, 21}};
-  expect_error([&] { cu::ffd_field(flat, FfdKernel::PerVoxel, out); }, "3-D control grids only");
+  // Ranks that disagree, a 2-D grid with too few points, a 1-D grid.
+  cu::FfdGrid mixed{dummy, {8, 9}, {4, 4, 4}, {20, 21}};
+  expect_error([&] { cu::ffd_field(mixed, FfdKernel::PerVoxel, out); }, "spacing needs 2");
+  cu::FfdGrid flat{dummy, {8, 8}, {4, 4}, {20, 21}};
+  expect_error([&] { cu::ffd_field(flat, FfdKernel::ThreadPerTileFma, out); }, "needs at least 9");
+  cu::FfdGrid line{dummy, {8}, {4}, {20}};
+  expect_error([&] { cu::ffd_field(line, FfdKernel::PerVoxel, out); }, "3 extents");
   // The host convenience: the core's checks (too few points, spacing) with its sentences.
   expect_error(
       [&] {
