@@ -7,7 +7,10 @@
 #include <cstdio>
 #include <filesystem>
 #include <new>
+#include <optional>
 #include <system_error>
+#include <tuple>
+#include <utility>
 #include <vector>
 
 #include "splineview/error.h"
@@ -119,6 +122,40 @@ void keep_exact(DecodedVolume& v, std::shared_ptr<const ArrayD> exact, const std
   }
 }
 
+// The 1st and 99th percentiles of at most kMaxStatisticsValues evenly spread values.
+template <class T>
+std::pair<double, double> percentiles_1_99(const std::vector<T>& values) {
+  const std::size_t stride = (values.size() + kMaxStatisticsValues - 1) / kMaxStatisticsValues;
+  std::vector<T> picked;
+  picked.reserve(values.size() / stride + 1);
+  for (std::size_t i = 0; i < values.size(); i += stride) picked.push_back(values[i]);
+  const auto percentile = [&picked](double q) {
+    const auto k =
+        static_cast<std::size_t>(std::llround(q * static_cast<double>(picked.size() - 1)));
+    std::nth_element(picked.begin(), picked.begin() + static_cast<std::ptrdiff_t>(k), picked.end());
+    return static_cast<double>(picked[k]);
+  };
+  const double p01 = percentile(0.01);
+  return {p01, percentile(0.99)};
+}
+
+// The default window from v's statistics: integer data (and overviews of integer files)
+// [p01, p99], float data [min, max]; a constant volume gets a window of 1 around its value.
+void set_default_window(DecodedVolume& v) {
+  const bool percentiles = v.integer_valued || v.overview_of_integers;
+  double wlo = percentiles ? v.p01 : v.min;
+  double whi = percentiles ? v.p99 : v.max;
+  if (!(whi > wlo)) {  // a (nearly) constant volume: fall back to the full range, then to 1
+    wlo = v.min;
+    whi = v.max;
+  }
+  if (!(whi > wlo)) {
+    wlo = v.min - 0.5;
+    whi = v.min + 0.5;
+  }
+  v.default_window = {whi - wlo, (whi + wlo) / 2.0};
+}
+
 // Value range, percentiles, integer test and the default window.
 void compute_statistics(DecodedVolume& v) {
   const std::vector<float>& values = v.samples.vec();
@@ -132,32 +169,8 @@ void compute_statistics(DecodedVolume& v) {
   v.min = lo;
   v.max = hi;
   v.integer_valued = integer;
-  const std::size_t stride = (values.size() + kMaxStatisticsValues - 1) / kMaxStatisticsValues;
-  std::vector<float> picked;
-  picked.reserve(values.size() / stride + 1);
-  for (std::size_t i = 0; i < values.size(); i += stride) picked.push_back(values[i]);
-  const auto percentile = [&picked](double q) {
-    const auto k =
-        static_cast<std::size_t>(std::llround(q * static_cast<double>(picked.size() - 1)));
-    std::nth_element(picked.begin(), picked.begin() + static_cast<std::ptrdiff_t>(k), picked.end());
-    return static_cast<double>(picked[k]);
-  };
-  v.p01 = percentile(0.01);
-  v.p99 = percentile(0.99);
-  // An overview of integer data rings a little beyond the file's values and is no longer
-  // integer-valued; it keeps the window the file would get (percentiles).
-  const bool percentiles = integer || v.overview_of_integers;
-  double wlo = percentiles ? v.p01 : v.min;
-  double whi = percentiles ? v.p99 : v.max;
-  if (!(whi > wlo)) {  // a (nearly) constant volume: fall back to the full range, then to 1
-    wlo = v.min;
-    whi = v.max;
-  }
-  if (!(whi > wlo)) {
-    wlo = v.min - 0.5;
-    whi = v.min + 0.5;
-  }
-  v.default_window = {whi - wlo, (whi + wlo) / 2.0};
+  std::tie(v.p01, v.p99) = percentiles_1_99(values);
+  set_default_window(v);
 }
 
 std::string describe(const DecodedVolume& v) {
@@ -287,6 +300,7 @@ DecodedVolume decode_volume(const std::string& path, const std::optional<RawSpec
     std::string overview_note;
     std::shared_ptr<const FullResolutionSource> full_resolution;
     bool file_integers = true;
+    std::optional<std::pair<double, double>> file_percentiles;  // of an integer file
     std::array<double, 3> overview_origin{0, 0, 0}, overview_step{1, 1, 1};
     if (level > 0) {
       // The overview: the least-squares projection of the volume's cubic spline onto the spline
@@ -307,6 +321,9 @@ DecodedVolume decode_volume(const std::string& path, const std::optional<RawSpec
           file_integers = false;
           break;
         }
+      // Integer files keep the window the file itself would get: the percentiles of its own
+      // values, not of the overview's (which rings a little beyond them).
+      if (file_integers) file_percentiles = percentiles_1_99(loaded.array.vec());
       Reduced<double> r = reduce(loaded.array, factors, ro);
       if (limits.detail_budget > 0)  // else nothing streams: no map, no copy
         full_resolution = full_resolution_source(path, raw, loaded.array);
@@ -343,6 +360,10 @@ DecodedVolume decode_volume(const std::string& path, const std::optional<RawSpec
     v = decode_samples(std::move(samples), spacing, path, dtype, float_only,
                        level > 0 && file_integers);
     v.geometry = geometry;
+    if (file_percentiles) {
+      std::tie(v.p01, v.p99) = *file_percentiles;
+      set_default_window(v);
+    }
     v.overview_level = level;
     v.full_dims = full;
     v.overview_note = overview_note;

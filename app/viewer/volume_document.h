@@ -79,7 +79,9 @@ struct DecodedVolume {
   DType dtype = DType::F32;     // what the file stored (NRRD/NIfTI int16 reads as F32)
   bool integer_valued = false;  // every value is an integer (8/16-bit and int16 data)
   double min = 0, max = 0;      // value range
-  double p01 = 0, p99 = 0;      // 1st and 99th percentiles (of at most 4M evenly spread voxels)
+  // 1st and 99th percentiles (of at most 4M evenly spread voxels); an overview of an integer
+  // file: the file's own (so the default window is the full-resolution document's).
+  double p01 = 0, p99 = 0;
   // The default window: integer data [p01, p99] (so a few bright voxels do not wash the image
   // out), float data [min, max]; a constant volume gets a window of 1 around its value.
   WindowLevel default_window;

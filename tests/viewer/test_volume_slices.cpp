@@ -1126,6 +1126,14 @@ TEST(VolumeDocument, OverTheTextureLimitsItShowsAnExactlyPlacedOverview) {
   EXPECT_NE(v.description.find("overview 1/2"), std::string::npos) << v.description;
   EXPECT_EQ(v.geometry.source, full.geometry.source);
   EXPECT_EQ(sv::orientation_code(v.geometry), sv::orientation_code(full.geometry));
+  // Integer data: the overview opens with the file's own window (its percentiles), not one
+  // from the overview's values, which ring beyond the file's.
+  ASSERT_TRUE(full.integer_valued);
+  EXPECT_FALSE(v.integer_valued);
+  EXPECT_DOUBLE_EQ(v.default_window.window, full.default_window.window);
+  EXPECT_DOUBLE_EQ(v.default_window.level, full.default_window.level);
+  EXPECT_DOUBLE_EQ(v.p01, full.p01);
+  EXPECT_DOUBLE_EQ(v.p99, full.p99);
 
   // Geometry: the outer corners (index -1/2 and N - 1/2) stay; voxel l of an axis sits at the
   // file's index x_l = (l + 1/2) N / M - 1/2 (the pixel-edge grid), in mm.
