@@ -15,6 +15,7 @@
 
 #include "backend.h"
 #include "commands.h"
+#include "ffd_commands.h"
 #include "splineview/cuda_device.h"
 #include "splineview/error.h"
 #include "splineview/input.h"
@@ -625,6 +626,9 @@ int main(int argc, char** argv) {
       ->excludes(no_audio);
   upscale_video->add_flag("--quiet", upv.quiet, "no progress on stderr");
   upscale_video->add_flag("--json", upv.json, "print a JSON summary on stdout");
+  // Deformation fields: ffd and warp (ffd_commands.cpp).
+  splinetool::FfdCommands ffd_cmds;
+  splinetool::add_ffd_commands(app, ffd_cmds);
   // Every example here runs as written from the source folder (tests/cli/test_hardening.py runs
   // them in a folder holding a copy of assets/).
   app.footer(
@@ -692,6 +696,7 @@ int main(int argc, char** argv) {
     }
     if (info->parsed()) splinetool::run_info(inf);
     if (upscale_video->parsed()) splinetool::run_upscale_video(upv);
+    splinetool::run_ffd_commands(ffd_cmds);
   } catch (const splinetool::UsageError& e) {
     std::string where = "splinetool";
     for (const CLI::App* sub : app.get_subcommands()) where += " " + sub->get_name();

@@ -1,0 +1,57 @@
+// splinetool's deformation-field commands (issue 16): `ffd` (the dense displacement field of a
+// cubic B-spline control grid, and its Jacobian determinant) and `warp` (an image or volume
+// resampled at x + u(x)). Their arguments, how they join the command line (main.cpp calls
+// add_ffd_commands while declaring the commands and run_ffd_commands after parsing), and the
+// commands themselves; the contract is in app/splinetool/README.md ("Deformation fields").
+#pragma once
+
+#include <string>
+
+#include "commands.h"
+
+namespace CLI {
+class App;
+}
+
+namespace splinetool {
+
+struct FfdArgs {
+  CommonArgs common;
+  std::string grid, out;
+  std::string shape;              // --shape N0,N1[,N2] (array order), as typed; "" with --reference
+  std::string reference;          // --reference IMAGE: shape and geometry from this image
+  std::string spacing;            // --spacing D | D0,D1[,D2] (voxels), as typed
+  std::string jacobian;           // --jacobian JOUT: also the Jacobian determinant map
+  bool double_precision = false;  // --double: OUT as float64 (default float32)
+};
+
+struct WarpArgs {
+  CommonArgs common;
+  std::string moving, grid, out;
+  std::string spacing;   // --spacing D | D0,D1[,D2] (voxels), as typed
+  std::string jacobian;  // --jacobian JOUT
+  std::string method = "cubic";
+  std::string mode = "reflect";  // ours or scipy.ndimage's names (sv::parse_boundary)
+  double cval = 0.0;
+  std::string precision = "double";  // single: float samples, grid, field and coefficients
+  bool channels = false;             // the last axis of a .npy MOVING is channels
+};
+
+// The two subcommands as declared, to learn which one was given.
+struct FfdCommands {
+  FfdArgs ffd;
+  WarpArgs warp;
+  CLI::App* ffd_app = nullptr;
+  CLI::App* warp_app = nullptr;
+};
+
+// Declares `ffd` and `warp` on `app`, bound to `c` (which must outlive the parse).
+void add_ffd_commands(CLI::App& app, FfdCommands& c);
+
+// Runs whichever of the two was parsed (nothing when neither was).
+void run_ffd_commands(const FfdCommands& c);
+
+void run_ffd(const FfdArgs& args);
+void run_warp(const WarpArgs& args);
+
+}  // namespace splinetool
