@@ -1,0 +1,551 @@
+// FFD registration on the CPU: the SSD + bending-energy objective with its exact gradient (the
+// adjoint of the tile-structured field evaluation), L-BFGS / gradient descent with a
+// backtracking line search, and the coarse-to-fine driver (splineview/registration.h).
+#include "splineview/registration.h"
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <deque>
+#include <string>
+#include <utility>
+
+#include "parallel.h"
+#include "splineview/bspline.h"
+#include "splineview/error.h"
+#include "splineview/ffd.h"
+#include "splineview/prefilter.h"
+#include "splineview/pyramid.h"
+#include "splineview/sampler.h"
+
+namespace sv {
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+double seconds_since(Clock::time_point t0) {
+  return std::chrono::duration<double>(Clock::now() - t0).count();
+}
+
+const char* axis_name(std::size_t rank, std::size_t axis) {
+  static const char* const names3[] = {"z", "y", "x"};
+  static const char* const names2[] = {"y", "x"};
+  return rank == 3 ? names3[axis] : names2[axis];
+}
+
+std::string shape_text(const std::vector<std::size_t>& v) {
+  std::string s;
+  for (std::size_t i = 0; i < v.size(); ++i) s += (i ? " x " : "") + std::to_string(v[i]);
+  return s;
+}
+
+template <class T>
+void check_image(const Array<T>& a, const char* which) {
+  if (a.empty()) throw Error(std::string("registration: the ") + which + " image is empty");
+  if (a.rank() != 2 && a.rank() != 3)
+    throw Error(std::string("registration: the ") + which + " image must be 2-D or 3-D, got rank " +
+                std::to_string(a.rank()));
+  if (a.channels() != 1)
+    throw Error(std::string("registration: the ") + which +
+                " image must have one channel (intensity), got " + std::to_string(a.channels()));
+  for (T v : a.vec())
+    if (!std::isfinite(static_cast<double>(v)))
+      throw Error(std::string("registration: the ") + which + " image has a non-finite value");
+}
+
+template <class T>
+void check_pair(const Array<T>& fixed, const Array<T>& moving) {
+  check_image(fixed, "fixed");
+  check_image(moving, "moving");
+  if (fixed.dims() != moving.dims())
+    throw Error("registration: the fixed image (" + shape_text(fixed.dims()) +
+                ") and the moving image (" + shape_text(moving.dims()) +
+                ") must have the same shape");
+}
+
+void check_spacing(const std::vector<int>& spacing, std::size_t rank) {
+  if (spacing.size() != rank)
+    throw Error("registration: the control-point spacing has " + std::to_string(spacing.size()) +
+                " entries, the " + std::to_string(rank) + "-D images need one per axis");
+  for (std::size_t a = 0; a < rank; ++a)
+    if (spacing[a] < 1)
+      throw Error(std::string("registration: the control-point spacing along axis ") +
+                  axis_name(rank, a) + " must be at least 1 voxel, got " +
+                  std::to_string(spacing[a]));
+}
+
+void check_boundary(Boundary b) {
+  if (b != Boundary::Reflect && b != Boundary::Mirror && b != Boundary::Periodic)
+    throw Error(std::string("registration: the moving image's boundary must be reflect, mirror "
+                            "or periodic (an exact spline extension), got ") +
+                boundary_name(b));
+}
+
+// The weights of the four control points of each voxel offset r = 0 .. delta - 1 in a tile
+// (rows[r * 4 + n]), as ffd_field computes them (the offset r / delta, exact weights).
+std::vector<double> weight_rows(int delta) {
+  std::vector<double> rows(static_cast<std::size_t>(delta) * 4);
+  for (int r = 0; r < delta; ++r)
+    bspline_weights_frac<double>(3, static_cast<double>(r) / delta, rows.data() + r * 4, 0);
+  return rows;
+}
+
+// Per-axis taps of the moving image's spline at one coordinate: value and derivative weights.
+struct Taps {
+  int count = 4;
+  long k[4] = {0, 0, 0, 0};
+  double w[4] = {1, 0, 0, 0};
+  double dw[4] = {0, 0, 0, 0};
+};
+
+void taps_at(double x, long n, Boundary b, Taps& t) {
+  long k2[4];
+  axis_weights(x, n, 3, b, 0, t.w, t.k);
+  axis_weights(x, n, 3, b, 1, t.dw, k2);
+}
+
+}  // namespace
+
+// ---- The objective ---------------------------------------------------------------------------
+
+template <class T>
+FfdSsdObjective<T>::FfdSsdObjective(const Array<T>& fixed, const Array<T>& moving,
+                                    std::vector<int> spacing, double bending_weight,
+                                    Boundary boundary, unsigned threads)
+    : fixed_(fixed),
+      coefficients_(moving),
+      spacing_(std::move(spacing)),
+      weight_(bending_weight),
+      boundary_(boundary),
+      threads_(threads ? threads : default_thread_count()) {
+  check_pair(fixed, moving);
+  check_spacing(spacing_, fixed.rank());
+  check_boundary(boundary);
+  if (!(bending_weight >= 0) || !std::isfinite(bending_weight))
+    throw Error("registration: the bending-energy weight must be finite and >= 0, got " +
+                std::to_string(bending_weight));
+  grid_shape_ = ffd_grid_shape(fixed.dims(), spacing_);
+  PrefilterOptions po;
+  po.degree = 3;
+  po.boundary = boundary;
+  po.threads = threads_;
+  prefilter(coefficients_, po);
+}
+
+template <class T>
+double FfdSsdObjective<T>::evaluate(const Array<double>& grid, Array<double>* gradient,
+                                    double* ssd_out, double* energy_out,
+                                    FfdStageTimes* times) const {
+  const std::size_t R = fixed_.rank();
+  check_ffd_grid(grid, spacing_, fixed_.dims());
+  if (grid.dims() != grid_shape_)
+    throw Error("registration: the control grid is " + shape_text(grid.dims()) +
+                ", the objective's images need " + shape_text(grid_shape_));
+  // The 3-D view: a 2-D problem is one z slice with a one-tap z axis.
+  const std::size_t off = 3 - R;
+  std::size_t N[3] = {1, 1, 1}, M[3] = {1, 1, 1};
+  int delta[3] = {1, 1, 1};
+  for (std::size_t a = 0; a < R; ++a) {
+    N[a + off] = fixed_.dim(a);
+    M[a + off] = grid.dim(a);
+    delta[a + off] = spacing_[a];
+  }
+  const std::size_t voxels = N[0] * N[1] * N[2];
+
+  // 1. The field.
+  auto t0 = Clock::now();
+  const Array<T> u = ffd_field<T>(Array<T>::from(grid), spacing_, fixed_.dims(), threads_);
+  if (times) times->field += seconds_since(t0);
+
+  // 2. The warp: M and grad M at x + u(x), residuals; per voxel g = 2 r grad M / N.
+  t0 = Clock::now();
+  const bool want_grad = gradient != nullptr;
+  Array<double> g;
+  if (want_grad) g = Array<double>(fixed_.dims(), R);
+  const std::size_t rows = N[0] * N[1];
+  std::vector<double> row_ssd(rows, 0.0);
+  const double scale = 2.0 / static_cast<double>(voxels);
+  const T* coef = coefficients_.data();
+  const T* fix = fixed_.data();
+  const T* uf = u.data();
+  detail::parallel_for(rows, detail::thread_count(threads_, rows, 4),
+                       [&](std::size_t b, std::size_t e) {
+                         for (std::size_t row = b; row < e; ++row) {
+                           const std::size_t z = row / N[1], y = row % N[1];
+                           for (std::size_t x = 0; x < N[2]; ++x) {
+                             const std::size_t v = row * N[2] + x;
+                             const double base[3] = {static_cast<double>(z), static_cast<double>(y),
+                                                     static_cast<double>(x)};
+                             Taps t[3];
+                             if (R == 2) t[0].count = 1;
+                             for (std::size_t a = off; a < 3; ++a)
+                               taps_at(base[a] + static_cast<double>(uf[v * R + (a - off)]),
+                                       static_cast<long>(N[a]), boundary_, t[a]);
+                             double val = 0, d0 = 0, d1 = 0, d2 = 0;
+                             for (int l = 0; l < t[0].count; ++l) {
+                               for (int m = 0; m < 4; ++m) {
+                                 const T* cr = coef + (static_cast<std::size_t>(t[0].k[l]) * N[1] +
+                                                       static_cast<std::size_t>(t[1].k[m])) *
+                                                          N[2];
+                                 double s = 0, sd = 0;
+                                 for (int n = 0; n < 4; ++n) {
+                                   const double c = static_cast<double>(cr[t[2].k[n]]);
+                                   s += t[2].w[n] * c;
+                                   sd += t[2].dw[n] * c;
+                                 }
+                                 const double w01 = t[0].w[l] * t[1].w[m];
+                                 val += w01 * s;
+                                 d2 += w01 * sd;
+                                 d1 += t[0].w[l] * t[1].dw[m] * s;
+                                 d0 += t[0].dw[l] * t[1].w[m] * s;
+                               }
+                             }
+                             const double r = val - static_cast<double>(fix[v]);
+                             row_ssd[row] += r * r;
+                             if (want_grad) {
+                               double* gv = g.data() + v * R;
+                               if (R == 3) {
+                                 gv[0] = scale * r * d0;
+                                 gv[1] = scale * r * d1;
+                                 gv[2] = scale * r * d2;
+                               } else {
+                                 gv[0] = scale * r * d1;
+                                 gv[1] = scale * r * d2;
+                               }
+                             }
+                           }
+                         }
+                       });
+  double ssd = 0;
+  for (double s : row_ssd) ssd += s;
+  ssd /= static_cast<double>(voxels);
+  if (times) times->warp += seconds_since(t0);
+
+  // 3. The adjoint of the field evaluation, one axis at a time (x, then y, then z).
+  if (want_grad) {
+    t0 = Clock::now();
+    const std::vector<double> wx = weight_rows(delta[2]), wy = weight_rows(delta[1]),
+                              wz = weight_rows(delta[0]);
+    // A[z][y][kx] = sum_x g[z][y][x] wx.
+    std::vector<double> A(rows * M[2] * R, 0.0);
+    detail::parallel_for(rows, detail::thread_count(threads_, rows, 8),
+                         [&](std::size_t b, std::size_t e) {
+                           for (std::size_t row = b; row < e; ++row) {
+                             double* ar = A.data() + row * M[2] * R;
+                             const double* gr = g.data() + row * N[2] * R;
+                             for (std::size_t x = 0; x < N[2]; ++x) {
+                               const std::size_t tile = x / delta[2], r = x % delta[2];
+                               const double* w = wx.data() + r * 4;
+                               for (int n = 0; n < 4; ++n)
+                                 for (std::size_t c = 0; c < R; ++c)
+                                   ar[(tile + n) * R + c] += w[n] * gr[x * R + c];
+                             }
+                           }
+                         });
+    // B[z][ky][kx] = sum_y A[z][y][kx] wy.
+    const std::size_t plane = M[1] * M[2] * R;
+    std::vector<double> B(N[0] * plane, 0.0);
+    detail::parallel_for(N[0], detail::thread_count(threads_, N[0], 1),
+                         [&](std::size_t b, std::size_t e) {
+                           for (std::size_t z = b; z < e; ++z) {
+                             double* bp = B.data() + z * plane;
+                             for (std::size_t y = 0; y < N[1]; ++y) {
+                               const std::size_t tile = y / delta[1], r = y % delta[1];
+                               const double* w = wy.data() + r * 4;
+                               const double* ar = A.data() + (z * N[1] + y) * M[2] * R;
+                               for (int m = 0; m < 4; ++m) {
+                                 double* br = bp + (tile + m) * M[2] * R;
+                                 for (std::size_t i = 0; i < M[2] * R; ++i) br[i] += w[m] * ar[i];
+                               }
+                             }
+                           }
+                         });
+    // C[kz][ky][kx] = sum_z B[z][ky][kx] wz, split over ky (each output row summed in z order).
+    *gradient = Array<double>(grid.dims(), R);
+    double* C = gradient->data();
+    if (R == 2) {
+      std::copy(B.begin(), B.end(), C);
+    } else {
+      detail::parallel_for(M[1], detail::thread_count(threads_, M[1], 1),
+                           [&](std::size_t b, std::size_t e) {
+                             const std::size_t len = M[2] * R;
+                             for (std::size_t z = 0; z < N[0]; ++z) {
+                               const std::size_t tile = z / delta[0], r = z % delta[0];
+                               const double* w = wz.data() + r * 4;
+                               for (int l = 0; l < 4; ++l)
+                                 for (std::size_t ky = b; ky < e; ++ky) {
+                                   double* cr = C + ((tile + l) * M[1] + ky) * len;
+                                   const double* br = B.data() + z * plane + ky * len;
+                                   for (std::size_t i = 0; i < len; ++i) cr[i] += w[l] * br[i];
+                                 }
+                             }
+                           });
+    }
+    if (times) times->gradient += seconds_since(t0);
+  }
+
+  // 4. The regulariser.
+  t0 = Clock::now();
+  double energy = 0;
+  if (weight_ > 0 || energy_out) {
+    Array<double> ge;
+    energy = ffd_bending_energy(grid, spacing_, want_grad && weight_ > 0 ? &ge : nullptr);
+    if (want_grad && weight_ > 0)
+      for (std::size_t i = 0; i < ge.size(); ++i) (*gradient)[i] += weight_ * ge[i];
+  }
+  if (times) times->regulariser += seconds_since(t0);
+  if (ssd_out) *ssd_out = ssd;
+  if (energy_out) *energy_out = energy;
+  return ssd + weight_ * energy;
+}
+
+// ---- The optimiser ---------------------------------------------------------------------------
+
+namespace {
+
+double dot(const std::vector<double>& a, const std::vector<double>& b) {
+  double s = 0;
+  for (std::size_t i = 0; i < a.size(); ++i) s += a[i] * b[i];
+  return s;
+}
+
+double max_abs(const std::vector<double>& a) {
+  double m = 0;
+  for (double v : a) m = std::max(m, std::abs(v));
+  return m;
+}
+
+template <class T>
+void optimise_level(const FfdSsdObjective<T>& obj, Array<double>& grid,
+                    const FfdRegistrationOptions& opt, FfdLevelHistory& hist,
+                    FfdStageTimes& times) {
+  Array<double> gA;
+  double ssd = 0, energy = 0;
+  double f = obj.evaluate(grid, &gA, &ssd, &energy, &times);
+  ++hist.evaluations;
+  hist.ssd.push_back(ssd);
+  hist.energy.push_back(energy);
+  hist.objective.push_back(f);
+  std::vector<double> x = grid.vec(), gvec = gA.vec();
+  std::deque<std::pair<std::vector<double>, std::vector<double>>> mem;  // (s, y)
+  double gd_alpha = 0;  // gradient descent: the last accepted step
+  hist.stop = "iterations";
+  const bool lbfgs = opt.optimizer == FfdOptimizer::Lbfgs;
+  Array<double> trial(grid.dims(), grid.channels()), gT;
+  for (int it = 0; it < opt.iterations; ++it) {
+    if (max_abs(gvec) == 0) {
+      hist.stop = "gradient";
+      break;
+    }
+    // The direction.
+    std::vector<double> d(gvec.size());
+    for (std::size_t i = 0; i < d.size(); ++i) d[i] = -gvec[i];
+    if (lbfgs && !mem.empty()) {
+      std::vector<double> alpha(mem.size());
+      for (std::size_t k = mem.size(); k-- > 0;) {
+        alpha[k] = dot(mem[k].first, d) / dot(mem[k].first, mem[k].second);
+        for (std::size_t i = 0; i < d.size(); ++i) d[i] -= alpha[k] * mem[k].second[i];
+      }
+      const auto& last = mem.back();
+      const double gamma = dot(last.first, last.second) / dot(last.second, last.second);
+      for (double& v : d) v *= gamma;
+      for (std::size_t k = 0; k < mem.size(); ++k) {
+        const double beta = dot(mem[k].second, d) / dot(mem[k].first, mem[k].second);
+        for (std::size_t i = 0; i < d.size(); ++i) d[i] += (alpha[k] - beta) * mem[k].first[i];
+      }
+      if (dot(d, gvec) >= 0) {  // not a descent direction: restart from steepest descent
+        mem.clear();
+        for (std::size_t i = 0; i < d.size(); ++i) d[i] = -gvec[i];
+      }
+    }
+    const double slope = dot(d, gvec);
+    const double cap = opt.max_step / max_abs(d);
+    double alpha;
+    if (lbfgs)
+      alpha = mem.empty() ? cap : std::min(1.0, cap);
+    else
+      alpha = gd_alpha > 0 ? std::min(cap, 2 * gd_alpha) : cap;
+    // Backtracking (Armijo).
+    bool accepted = false;
+    double f_new = f, ssd_new = 0, energy_new = 0;
+    for (int bt = 0; bt <= opt.max_backtracks; ++bt) {
+      for (std::size_t i = 0; i < x.size(); ++i) trial[i] = x[i] + alpha * d[i];
+      f_new = obj.evaluate(trial, &gT, &ssd_new, &energy_new, &times);
+      ++hist.evaluations;
+      if (f_new <= f + opt.armijo * alpha * slope) {
+        accepted = true;
+        break;
+      }
+      alpha *= 0.5;
+    }
+    if (!accepted) {
+      hist.stop = "line search";
+      break;
+    }
+    gd_alpha = alpha;
+    std::vector<double> s(x.size()), y(x.size());
+    for (std::size_t i = 0; i < x.size(); ++i) {
+      s[i] = trial[i] - x[i];
+      y[i] = gT[i] - gvec[i];
+    }
+    if (lbfgs && dot(s, y) > 1e-12 * std::sqrt(dot(s, s) * dot(y, y))) {
+      mem.emplace_back(std::move(s), std::move(y));
+      if (static_cast<int>(mem.size()) > opt.lbfgs_memory) mem.pop_front();
+    }
+    const double decrease = f - f_new;
+    x = trial.vec();
+    gvec = gT.vec();
+    f = f_new;
+    ++hist.iterations;
+    hist.ssd.push_back(ssd_new);
+    hist.energy.push_back(energy_new);
+    hist.objective.push_back(f);
+    if (decrease <= opt.tolerance * std::abs(f)) {
+      hist.stop = "tolerance";
+      break;
+    }
+  }
+  grid.vec() = x;
+}
+
+// The grid cut or padded with zero points at the high end of each axis to `shape`: the field
+// on an image of the grid's shape is unchanged (points beyond floor((N - 1) / delta) + 3 touch
+// no voxel; missing points count as zero).
+Array<double> fit_grid(const Array<double>& g, const std::vector<std::size_t>& shape) {
+  Array<double> out(shape, g.channels());
+  const std::size_t R = g.rank(), C = g.channels();
+  std::size_t n[3] = {1, 1, 1}, m[3] = {1, 1, 1};
+  for (std::size_t a = 0; a < R; ++a) {
+    n[a + 3 - R] = std::min(g.dim(a), shape[a]);
+    m[a + 3 - R] = g.dim(a);
+  }
+  std::size_t s[3] = {1, 1, 1};
+  for (std::size_t a = 0; a < R; ++a) s[a + 3 - R] = shape[a];
+  for (std::size_t z = 0; z < n[0]; ++z)
+    for (std::size_t y = 0; y < n[1]; ++y)
+      for (std::size_t x = 0; x < n[2]; ++x)
+        for (std::size_t c = 0; c < C; ++c)
+          out[((z * s[1] + y) * s[2] + x) * C + c] = g[((z * m[1] + y) * m[2] + x) * C + c];
+  return out;
+}
+
+void check_options(const FfdRegistrationOptions& o, const std::vector<std::size_t>& dims) {
+  check_spacing(o.spacing, dims.size());
+  check_boundary(o.boundary);
+  auto bad = [](const std::string& what) { throw Error("registration: " + what); };
+  if (o.levels < 1 || o.levels > 16) bad("levels must be 1 to 16, got " + std::to_string(o.levels));
+  if (o.iterations < 0) bad("iterations must be >= 0, got " + std::to_string(o.iterations));
+  if (!(o.bending_weight >= 0) || !std::isfinite(o.bending_weight))
+    bad("the bending-energy weight must be finite and >= 0, got " +
+        std::to_string(o.bending_weight));
+  if (o.lbfgs_memory < 1) bad("lbfgs_memory must be >= 1, got " + std::to_string(o.lbfgs_memory));
+  if (!(o.max_step > 0) || !std::isfinite(o.max_step))
+    bad("max_step must be a finite number of voxels > 0, got " + std::to_string(o.max_step));
+  if (!(o.armijo > 0 && o.armijo < 1))
+    bad("the Armijo constant must lie in (0, 1), got " + std::to_string(o.armijo));
+  if (o.max_backtracks < 1)
+    bad("max_backtracks must be >= 1, got " + std::to_string(o.max_backtracks));
+  if (!(o.tolerance >= 0) || !std::isfinite(o.tolerance))
+    bad("the tolerance must be finite and >= 0, got " + std::to_string(o.tolerance));
+  if (o.image_pyramid) {
+    for (std::size_t a = 0; a < dims.size(); ++a) {
+      std::size_t n = dims[a];
+      for (int k = 1; k < o.levels; ++k) n = (n + 1) / 2;
+      if (n < 4)
+        bad(std::to_string(o.levels) + " levels reduce axis " + axis_name(dims.size(), a) + " (" +
+            std::to_string(dims[a]) + " voxels) to " + std::to_string(n) +
+            " voxels; the image pyramid needs at least 4 (use fewer levels)");
+    }
+  } else {
+    const long factor = 1L << (o.levels - 1);
+    for (int s : o.spacing)
+      if (static_cast<long>(s) * factor > (1L << 20))
+        bad("the coarsest spacing " + std::to_string(s) + " x " + std::to_string(factor) +
+            " is too large");
+  }
+}
+
+}  // namespace
+
+template <class T>
+FfdRegistrationResult register_ffd(const Array<T>& fixed_in, const Array<T>& moving_in,
+                                   const FfdRegistrationOptions& opt) {
+  const auto start = Clock::now();
+  check_pair(fixed_in, moving_in);
+  check_options(opt, fixed_in.dims());
+  FfdRegistrationResult res;
+  res.spacing = opt.spacing;
+  auto t0 = Clock::now();
+  const std::size_t R = fixed_in.rank();
+
+  Array<T> fixed = fixed_in, moving = moving_in;
+  if (opt.normalize_intensities) {
+    double lo = static_cast<double>(fixed[0]), hi = lo;
+    for (T v : fixed.vec()) {
+      lo = std::min(lo, static_cast<double>(v));
+      hi = std::max(hi, static_cast<double>(v));
+    }
+    const double s = hi > lo ? 1.0 / (hi - lo) : 1.0;
+    for (T& v : fixed.vec()) v = static_cast<T>((static_cast<double>(v) - lo) * s);
+    for (T& v : moving.vec()) v = static_cast<T>((static_cast<double>(v) - lo) * s);
+  }
+
+  // The pyramid, finest first.
+  std::vector<Array<T>> F{fixed}, Mv{moving};
+  if (opt.image_pyramid) {
+    ReduceOptions ro;
+    ro.degree = 3;
+    ro.boundary = Boundary::Mirror;
+    ro.grid = PyramidGrid::Nodes;
+    ro.samples = true;
+    ro.threads = opt.threads;
+    for (int k = 1; k < opt.levels; ++k) {
+      F.push_back(reduce2(F.back(), ro).samples);
+      Mv.push_back(reduce2(Mv.back(), ro).samples);
+    }
+  }
+  res.time.setup += seconds_since(t0);
+
+  Array<double> grid;
+  for (int k = opt.levels - 1; k >= 0; --k) {
+    t0 = Clock::now();
+    const Array<T>& Fk = opt.image_pyramid ? F[static_cast<std::size_t>(k)] : F[0];
+    const Array<T>& Mk = opt.image_pyramid ? Mv[static_cast<std::size_t>(k)] : Mv[0];
+    std::vector<int> spacing = opt.spacing;
+    if (!opt.image_pyramid)
+      for (int& s : spacing) s <<= k;
+    FfdSsdObjective<T> obj(Fk, Mk, spacing, opt.bending_weight, opt.boundary, opt.threads);
+    if (grid.empty()) {
+      grid = Array<double>(obj.grid_shape(), R);
+    } else {
+      // Carry the grid from the coarser level: exact refinement to half the spacing (with the
+      // pyramid: the coarse grid is a grid of twice the spacing in this level's voxels, its
+      // displacements twice as many of them).
+      std::vector<int> coarse = spacing;
+      for (int& s : coarse) s *= 2;
+      if (opt.image_pyramid)
+        for (double& v : grid.vec()) v *= 2;
+      grid = fit_grid(ffd_refine(grid, coarse), obj.grid_shape());
+    }
+    res.time.setup += seconds_since(t0);
+    FfdLevelHistory hist;
+    hist.image_shape = Fk.dims();
+    hist.spacing = spacing;
+    optimise_level(obj, grid, opt, hist, res.time);
+    res.iterations += hist.iterations;
+    res.levels.push_back(std::move(hist));
+  }
+  res.grid = std::move(grid);
+  res.time.total = seconds_since(start);
+  return res;
+}
+
+template class FfdSsdObjective<float>;
+template class FfdSsdObjective<double>;
+template FfdRegistrationResult register_ffd<float>(const Array<float>&, const Array<float>&,
+                                                   const FfdRegistrationOptions&);
+template FfdRegistrationResult register_ffd<double>(const Array<double>&, const Array<double>&,
+                                                    const FfdRegistrationOptions&);
+
+}  // namespace sv
