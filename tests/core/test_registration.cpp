@@ -7,6 +7,7 @@
 #include <chrono>
 #include <cmath>
 #include <cstdio>
+#include <functional>
 #include <random>
 #include <string>
 #include <vector>
@@ -200,4 +201,163 @@ TEST(FfdRegistration, RecoversAKnownDeformationOfTheHeadSlice) {
     for (std::size_t i = 1; i < l.objective.size(); ++i)
       EXPECT_LE(l.objective[i], l.objective[i - 1]);  // the line search only accepts decreases
   }
+}
+
+TEST(FfdRegistration, RecoversAKnownDeformationOfTheReducedHeadVolume) {
+  std::mt19937 rng(seed() + 3);
+  SCOPED_TRACE("seed " + std::to_string(seed()));
+  // The head reduced by 2 (31 x 64 x 64) with the anti-aliased pyramid.
+  sv::ReduceOptions ro;
+  ro.samples = true;
+  const sv::ArrayD original = sv::reduce2(head(), ro).samples;
+  const std::vector<int> delta{8, 8, 8};
+  sv::ArrayD truth = random_grid(original.dims(), delta, 3.0, rng);
+  ASSERT_GT(min_det(truth, delta, original.dims()), 0.0);
+  const sv::ArrayD deformed = sv::warp(original, truth, delta);
+  sv::FfdRegistrationOptions opt;
+  opt.spacing = delta;
+  opt.levels = 2;
+  opt.iterations = 40;
+  const auto t0 = std::chrono::steady_clock::now();
+  const sv::FfdRegistrationResult r = sv::register_ffd(deformed, original, opt);
+  const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  const double before = ssd(deformed, original);
+  const double after = ssd(deformed, sv::warp(original, r.grid, delta));
+  std::size_t inside = 0;
+  const double rms = field_rms_error(r.grid, truth, delta, deformed, 0.15, &inside);
+  std::printf(
+      "3-D 31x64x64: SSD %.4g -> %.4g (%.2f%% less), field RMS error %.3f voxel over %zu "
+      "voxels, %d iterations, %.2f s (field %.3f, warp %.3f, gradient %.3f, regulariser "
+      "%.3f, setup %.3f)\n",
+      before, after, 100 * (1 - after / before), rms, inside, r.iterations, secs, r.time.field,
+      r.time.warp, r.time.gradient, r.time.regulariser, r.time.setup);
+  for (const auto& l : r.levels)
+    std::printf(
+        "  level %zux%zux%zu: %d iterations, %d evaluations, SSD/N %.4g -> %.4g, "
+        "stop: %s\n",
+        l.image_shape[0], l.image_shape[1], l.image_shape[2], l.iterations, l.evaluations,
+        l.ssd.front(), l.ssd.back(), l.stop.c_str());
+  EXPECT_LT(after, 0.1 * before);
+  EXPECT_LT(rms, 0.5);
+  EXPECT_GT(inside, 10000u);
+}
+
+TEST(FfdRegistration, FullResolutionLevelsGradientDescentAndFloatAlsoRecover) {
+  std::mt19937 rng(seed() + 4);
+  SCOPED_TRACE("seed " + std::to_string(seed()));
+  const sv::ArrayD original = head_slice(28);
+  const std::vector<int> delta{8, 8};
+  const sv::ArrayD truth = random_grid(original.dims(), delta, 2.0, rng);
+  ASSERT_GT(min_det(truth, delta, original.dims()), 0.0);
+  const sv::ArrayD deformed = sv::warp(original, truth, delta);
+  const double before = ssd(deformed, original);
+  struct Case {
+    const char* name;
+    bool pyramid;
+    sv::FfdOptimizer optimizer;
+    bool single;
+    int iterations;
+  };
+  for (const Case& c :
+       {Case{"full-resolution levels, L-BFGS", false, sv::FfdOptimizer::Lbfgs, false, 100},
+        Case{"pyramid, gradient descent", true, sv::FfdOptimizer::GradientDescent, false, 300},
+        Case{"pyramid, L-BFGS, float", true, sv::FfdOptimizer::Lbfgs, true, 100}}) {
+    SCOPED_TRACE(c.name);
+    sv::FfdRegistrationOptions opt;
+    opt.spacing = delta;
+    opt.levels = 2;
+    opt.image_pyramid = c.pyramid;
+    opt.optimizer = c.optimizer;
+    opt.iterations = c.iterations;
+    sv::ArrayD grid;
+    if (c.single) {
+      grid = sv::register_ffd(sv::ArrayF::from(deformed), sv::ArrayF::from(original), opt).grid;
+    } else {
+      grid = sv::register_ffd(deformed, original, opt).grid;
+    }
+    const double after = ssd(deformed, sv::warp(original, grid, delta));
+    const double rms = field_rms_error(grid, truth, delta, deformed, 0.15);
+    std::printf("%s: SSD %.2f%% less, field RMS error %.3f voxel\n", c.name,
+                100 * (1 - after / before), rms);
+    EXPECT_LT(after, 0.1 * before);
+    EXPECT_LT(rms, 0.5);
+  }
+}
+
+TEST(FfdRegistration, ResultDoesNotDependOnTheThreadCount) {
+  const sv::ArrayD fixed = head_slice(30), moving = head_slice(32);
+  sv::FfdRegistrationOptions opt;
+  opt.spacing = {6, 9};
+  opt.levels = 2;
+  opt.iterations = 15;
+  opt.threads = 1;
+  const sv::FfdRegistrationResult a = sv::register_ffd(fixed, moving, opt);
+  opt.threads = 5;
+  const sv::FfdRegistrationResult b = sv::register_ffd(fixed, moving, opt);
+  EXPECT_EQ(a.grid.vec(), b.grid.vec());
+  EXPECT_EQ(a.iterations, b.iterations);
+  EXPECT_GT(a.iterations, 0);
+}
+
+namespace {
+
+void expect_refusal(const std::function<void()>& fn, const std::string& words) {
+  try {
+    fn();
+    ADD_FAILURE() << "no sv::Error, expected one mentioning '" << words << "'";
+  } catch (const sv::Error& e) {
+    EXPECT_NE(std::string(e.what()).find(words), std::string::npos) << e.what();
+  }
+}
+
+}  // namespace
+
+TEST(FfdRegistration, RefusesMismatchedImagesAndBadOptions) {
+  const sv::ArrayD a({40, 48}), b({40, 47}), c({40, 48}, 2), v({8, 40, 48});
+  sv::FfdRegistrationOptions ok;
+  ok.spacing = {8, 8};
+  ok.levels = 2;
+  auto with = [&](auto change) {
+    sv::FfdRegistrationOptions o = ok;
+    change(o);
+    return o;
+  };
+  using O = sv::FfdRegistrationOptions;
+  expect_refusal([&] { sv::register_ffd(a, b, ok); }, "must have the same shape");
+  expect_refusal([&] { sv::register_ffd(a, v, ok); }, "must have the same shape");
+  expect_refusal([&] { sv::register_ffd(c, c, ok); }, "one channel");
+  expect_refusal([&] { sv::register_ffd(sv::ArrayD({40}), sv::ArrayD({40}), ok); }, "2-D or 3-D");
+  sv::ArrayD nan = a;
+  nan[7] = std::nan("");
+  expect_refusal([&] { sv::register_ffd(a, nan, ok); }, "moving image has a non-finite value");
+  expect_refusal([&] { sv::register_ffd(a, a, with([](O& o) { o.spacing = {8}; })); },
+                 "spacing has 1 entries");
+  expect_refusal([&] { sv::register_ffd(a, a, with([](O& o) {
+                                          o.spacing = {8, 0};
+                                        })); },
+                 "along axis x must be at least 1");
+  expect_refusal([&] { sv::register_ffd(a, a, with([](O& o) { o.levels = 0; })); }, "levels");
+  expect_refusal([&] { sv::register_ffd(a, a, with([](O& o) { o.levels = 5; })); },
+                 "reduce axis y (40 voxels) to 3");
+  expect_refusal([&] { sv::register_ffd(a, a, with([](O& o) { o.iterations = -1; })); },
+                 "iterations");
+  expect_refusal([&] { sv::register_ffd(a, a, with([](O& o) { o.bending_weight = -1; })); },
+                 "bending-energy weight");
+  expect_refusal(
+      [&] { sv::register_ffd(a, a, with([](O& o) { o.bending_weight = std::nan(""); })); },
+      "bending-energy weight");
+  expect_refusal([&] { sv::register_ffd(a, a, with([](O& o) { o.max_step = 0; })); }, "max_step");
+  expect_refusal([&] { sv::register_ffd(a, a, with([](O& o) { o.armijo = 1; })); }, "Armijo");
+  expect_refusal([&] { sv::register_ffd(a, a, with([](O& o) { o.lbfgs_memory = 0; })); },
+                 "lbfgs_memory");
+  expect_refusal([&] { sv::register_ffd(a, a, with([](O& o) { o.max_backtracks = 0; })); },
+                 "max_backtracks");
+  expect_refusal([&] { sv::register_ffd(a, a, with([](O& o) { o.tolerance = -1; })); },
+                 "tolerance");
+  expect_refusal(
+      [&] { sv::register_ffd(a, a, with([](O& o) { o.boundary = sv::Boundary::Constant; })); },
+      "reflect, mirror or periodic");
+  // The objective refuses a grid of another shape.
+  sv::FfdSsdObjective<double> obj(a, a, {8, 8}, 0.0);
+  expect_refusal([&] { obj.evaluate(sv::ArrayD({9, 10}, 2)); }, "control grid");
 }
