@@ -59,6 +59,33 @@ sv::ArrayD random_grid(const std::vector<std::size_t>& image_shape, const std::v
   return g;
 }
 
+// A smooth random grid at `delta`: a random grid at 2 delta (one point more per axis than it
+// needs) refined exactly (ffd_refine) and cut to ffd_grid_shape (the points cut touch no voxel).
+sv::ArrayD random_smooth_grid(const std::vector<std::size_t>& image_shape,
+                              const std::vector<int>& delta, double amplitude, std::mt19937& rng) {
+  std::vector<int> coarse = delta;
+  for (int& d : coarse) d *= 2;
+  std::vector<std::size_t> cshape = sv::ffd_grid_shape(image_shape, coarse);
+  for (std::size_t& m : cshape) ++m;
+  sv::ArrayD c(cshape, image_shape.size());
+  std::uniform_real_distribution<double> U(-amplitude, amplitude);
+  for (double& v : c.vec()) v = U(rng);
+  const sv::ArrayD fine = sv::ffd_refine(c, coarse);
+  const std::vector<std::size_t> shape = sv::ffd_grid_shape(image_shape, delta);
+  sv::ArrayD g(shape, image_shape.size());
+  const std::size_t R = image_shape.size();
+  for (std::size_t i = 0; i < g.points(); ++i) {
+    std::size_t rest = i, src = 0, stride = 1;
+    for (std::size_t a = R; a-- > 0;) {
+      src += (rest % shape[a]) * stride;
+      rest /= shape[a];
+      stride *= fine.dim(a);
+    }
+    for (std::size_t k = 0; k < R; ++k) g[i * R + k] = fine[src * R + k];
+  }
+  return g;
+}
+
 unsigned seed() {
   static const unsigned s = std::random_device{}();
   return s;
@@ -158,20 +185,14 @@ TEST(FfdRegistration, GradientMatchesCentralDifferences3D) {
   }
 }
 
-TEST(FfdRegistration, RecoversAKnownDeformationOfTheHeadSlice) {
-  std::mt19937 rng(seed() + 2);
-  SCOPED_TRACE("seed " + std::to_string(seed()));
-  const sv::ArrayD original = head_slice(31);
-  const std::vector<int> delta{8, 8};
-  sv::ArrayD truth = random_grid(original.dims(), delta, 3.0, rng);
+// Registers fixed = original(x + u_true(x)) to moving = original (u_true is then the exact
+// solution), prints the figures, checks SSD down by over 90% and the field's RMS error inside
+// the head (deformed image above 0.15 of full scale) under 0.5 voxel.
+void expect_recovery(const char* name, const sv::ArrayD& original, const sv::ArrayD& truth,
+                     const sv::FfdRegistrationOptions& opt) {
+  const std::vector<int>& delta = opt.spacing;
   ASSERT_GT(min_det(truth, delta, original.dims()), 0.0);
-  // The deformed image D(x) = original(x + u_true(x)): registering fixed = D, moving = original
-  // has u_true as its exact solution.
   const sv::ArrayD deformed = sv::warp(original, truth, delta);
-  sv::FfdRegistrationOptions opt;
-  opt.spacing = delta;
-  opt.levels = 3;
-  opt.iterations = 150;
   const auto t0 = std::chrono::steady_clock::now();
   const sv::FfdRegistrationResult r = sv::register_ffd(deformed, original, opt);
   const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
@@ -180,27 +201,49 @@ TEST(FfdRegistration, RecoversAKnownDeformationOfTheHeadSlice) {
   std::size_t inside = 0;
   const double rms = field_rms_error(r.grid, truth, delta, deformed, 0.15, &inside);
   std::printf(
-      "2-D 128x128: SSD %.4g -> %.4g (%.2f%% less), field RMS error %.3f voxel over %zu "
-      "voxels, %d iterations, %.2f s (field %.3f, warp %.3f, gradient %.3f, regulariser "
-      "%.3f)\n",
-      before, after, 100 * (1 - after / before), rms, inside, r.iterations, secs, r.time.field,
-      r.time.warp, r.time.gradient, r.time.regulariser);
-  for (const auto& l : r.levels)
+      "%s: SSD %.4g -> %.4g (%.2f%% less), field RMS error %.3f voxel over %zu voxels, "
+      "%d iterations, %.2f s (field %.3f, warp %.3f, gradient %.3f, regulariser %.3f, "
+      "setup %.3f)\n",
+      name, before, after, 100 * (1 - after / before), rms, inside, r.iterations, secs,
+      r.time.field, r.time.warp, r.time.gradient, r.time.regulariser, r.time.setup);
+  for (const auto& l : r.levels) {
+    std::string shape;
+    for (std::size_t n : l.image_shape) shape += (shape.empty() ? "" : "x") + std::to_string(n);
     std::printf(
-        "  level %zux%zu spacing %d: %d iterations, %d evaluations, SSD/N %.4g -> %.4g, "
+        "  level %s, spacing %d: %d iterations, %d evaluations, SSD/N %.4g -> %.4g, "
         "stop: %s\n",
-        l.image_shape[0], l.image_shape[1], l.spacing[0], l.iterations, l.evaluations,
-        l.ssd.front(), l.ssd.back(), l.stop.c_str());
+        shape.c_str(), l.spacing[0], l.iterations, l.evaluations, l.ssd.front(), l.ssd.back(),
+        l.stop.c_str());
+  }
   EXPECT_LT(after, 0.1 * before);
   EXPECT_LT(rms, 0.5);
-  EXPECT_GT(inside, 4000u);
+  EXPECT_GT(inside, original.points() / 8);  // the head, not a few voxels
   EXPECT_EQ(r.grid.dims(), sv::ffd_grid_shape(original.dims(), delta));
-  ASSERT_EQ(r.levels.size(), 3u);
+  ASSERT_EQ(r.levels.size(), static_cast<std::size_t>(opt.levels));
   for (const auto& l : r.levels) {
     ASSERT_FALSE(l.objective.empty());
     for (std::size_t i = 1; i < l.objective.size(); ++i)
       EXPECT_LE(l.objective[i], l.objective[i - 1]);  // the line search only accepts decreases
   }
+}
+
+TEST(FfdRegistration, RecoversAKnownDeformationOfTheHeadSlice) {
+  std::mt19937 rng(seed() + 2);
+  SCOPED_TRACE("seed " + std::to_string(seed()));
+  const sv::ArrayD original = head_slice(31);
+  sv::FfdRegistrationOptions opt;
+  opt.spacing = {8, 8};
+  // A smooth field (random at spacing 16, refined to 8): coarse to fine, three levels.
+  opt.levels = 3;
+  opt.iterations = 100;
+  expect_recovery("2-D 128x128, smooth field, 3 levels", original,
+                  random_smooth_grid(original.dims(), opt.spacing, 3.0, rng), opt);
+  // Independent random control points at spacing 8 (detail at the grid's own scale, which
+  // coarser grids cannot hold): one level.
+  opt.levels = 1;
+  opt.iterations = 150;
+  expect_recovery("2-D 128x128, control points independent, 1 level", original,
+                  random_grid(original.dims(), opt.spacing, 3.0, rng), opt);
 }
 
 TEST(FfdRegistration, RecoversAKnownDeformationOfTheReducedHeadVolume) {
@@ -210,36 +253,12 @@ TEST(FfdRegistration, RecoversAKnownDeformationOfTheReducedHeadVolume) {
   sv::ReduceOptions ro;
   ro.samples = true;
   const sv::ArrayD original = sv::reduce2(head(), ro).samples;
-  const std::vector<int> delta{8, 8, 8};
-  sv::ArrayD truth = random_grid(original.dims(), delta, 3.0, rng);
-  ASSERT_GT(min_det(truth, delta, original.dims()), 0.0);
-  const sv::ArrayD deformed = sv::warp(original, truth, delta);
   sv::FfdRegistrationOptions opt;
-  opt.spacing = delta;
+  opt.spacing = {8, 8, 8};
   opt.levels = 2;
   opt.iterations = 40;
-  const auto t0 = std::chrono::steady_clock::now();
-  const sv::FfdRegistrationResult r = sv::register_ffd(deformed, original, opt);
-  const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-  const double before = ssd(deformed, original);
-  const double after = ssd(deformed, sv::warp(original, r.grid, delta));
-  std::size_t inside = 0;
-  const double rms = field_rms_error(r.grid, truth, delta, deformed, 0.15, &inside);
-  std::printf(
-      "3-D 31x64x64: SSD %.4g -> %.4g (%.2f%% less), field RMS error %.3f voxel over %zu "
-      "voxels, %d iterations, %.2f s (field %.3f, warp %.3f, gradient %.3f, regulariser "
-      "%.3f, setup %.3f)\n",
-      before, after, 100 * (1 - after / before), rms, inside, r.iterations, secs, r.time.field,
-      r.time.warp, r.time.gradient, r.time.regulariser, r.time.setup);
-  for (const auto& l : r.levels)
-    std::printf(
-        "  level %zux%zux%zu: %d iterations, %d evaluations, SSD/N %.4g -> %.4g, "
-        "stop: %s\n",
-        l.image_shape[0], l.image_shape[1], l.image_shape[2], l.iterations, l.evaluations,
-        l.ssd.front(), l.ssd.back(), l.stop.c_str());
-  EXPECT_LT(after, 0.1 * before);
-  EXPECT_LT(rms, 0.5);
-  EXPECT_GT(inside, 10000u);
+  expect_recovery("3-D 31x64x64, smooth field, 2 levels", original,
+                  random_smooth_grid(original.dims(), opt.spacing, 3.0, rng), opt);
 }
 
 TEST(FfdRegistration, FullResolutionLevelsGradientDescentAndFloatAlsoRecover) {
@@ -247,7 +266,7 @@ TEST(FfdRegistration, FullResolutionLevelsGradientDescentAndFloatAlsoRecover) {
   SCOPED_TRACE("seed " + std::to_string(seed()));
   const sv::ArrayD original = head_slice(28);
   const std::vector<int> delta{8, 8};
-  const sv::ArrayD truth = random_grid(original.dims(), delta, 2.0, rng);
+  const sv::ArrayD truth = random_smooth_grid(original.dims(), delta, 3.0, rng);
   ASSERT_GT(min_det(truth, delta, original.dims()), 0.0);
   const sv::ArrayD deformed = sv::warp(original, truth, delta);
   const double before = ssd(deformed, original);
