@@ -481,13 +481,22 @@ void add_ffd_commands(CLI::App& app, FfdCommands& c) {
       ->check(
           CLI::IsMember({"nearest", "linear", "cubic-unfiltered", "cubic", "quintic", "septic"}))
       ->capture_default_str();
-  warp->add_option("--mode", w.mode,
-                   "boundary mode, scipy.ndimage's names: reflect = grid-mirror, mirror, "
-                   "grid-wrap (= periodic), wrap, nearest, constant or grid-constant (with --cval)")
-      ->type_name("MODE")
-      ->check(CLI::IsMember({"reflect", "grid-mirror", "mirror", "periodic", "grid-wrap", "wrap",
-                             "nearest", "constant", "grid-constant"}))
-      ->capture_default_str();
+  CLI::Option* boundary =
+      warp->add_option("--boundary", w.mode,
+                       "as resample's: reflect (half-sample symmetric), mirror (whole-sample "
+                       "symmetric) or periodic; --mode takes every scipy.ndimage mode")
+          ->type_name("MODE")
+          ->check(CLI::IsMember({"reflect", "mirror", "periodic"}));
+  CLI::Option* mode =
+      warp->add_option(
+              "--mode", w.mode,
+              "boundary mode, scipy.ndimage's names: reflect = grid-mirror, mirror, "
+              "grid-wrap (= periodic), wrap, nearest, constant or grid-constant (with --cval)")
+          ->type_name("MODE")
+          ->check(CLI::IsMember({"reflect", "grid-mirror", "mirror", "periodic", "grid-wrap",
+                                 "wrap", "nearest", "constant", "grid-constant"}))
+          ->capture_default_str();
+  mode->excludes(boundary);
   warp->add_option("--cval", w.cval, "the value outside for --mode constant and grid-constant")
       ->type_name("V")
       ->capture_default_str();
