@@ -14,6 +14,7 @@
 #include "splineview/bspline.h"
 #include "splineview/error.h"
 #include "splineview/ffd.h"
+#include "splineview/ffd_warp.h"
 #include "splineview/prefilter.h"
 #include "splineview/pyramid.h"
 #include "splineview/sampler.h"
@@ -100,6 +101,16 @@ struct Taps {
 };
 
 void taps_at(double x, long n, Boundary b, Taps& t) {
+  const double fl = std::floor(x);
+  if (fl >= 1 && fl + 2 <= static_cast<double>(n - 1)) {
+    // Inside: the four taps floor(x) - 1 .. floor(x) + 2 need no boundary handling (the same
+    // weights as axis_weights computes there, from the fractional offset).
+    const long first = static_cast<long>(fl) - 1;
+    for (int j = 0; j < 4; ++j) t.k[j] = first + j;
+    bspline_weights_frac<double>(3, x - fl, t.w, 0);
+    bspline_weights_frac<double>(3, x - fl, t.dw, 1);
+    return;
+  }
   long k2[4];
   axis_weights(x, n, 3, b, 0, t.w, t.k);
   axis_weights(x, n, 3, b, 1, t.dw, k2);
@@ -142,6 +153,10 @@ double FfdSsdObjective<T>::evaluate(const Array<double>& grid, Array<double>* gr
   if (grid.dims() != grid_shape_)
     throw Error("registration: the control grid is " + shape_text(grid.dims()) +
                 ", the objective's images need " + shape_text(grid_shape_));
+  for (double v : grid.vec())
+    if (!(std::abs(v) <= kMaxWarpDisplacement))
+      throw Error("registration: a control-point displacement of " + std::to_string(v) +
+                  " voxels is beyond the limit of " + std::to_string(kMaxWarpDisplacement));
   // The 3-D view: a 2-D problem is one z slice with a one-tap z axis.
   const std::size_t off = 3 - R;
   std::size_t N[3] = {1, 1, 1}, M[3] = {1, 1, 1};

@@ -379,4 +379,7 @@ TEST(FfdRegistration, RefusesMismatchedImagesAndBadOptions) {
   // The objective refuses a grid of another shape.
   sv::FfdSsdObjective<double> obj(a, a, {8, 8}, 0.0);
   expect_refusal([&] { obj.evaluate(sv::ArrayD({9, 10}, 2)); }, "control grid");
+  sv::ArrayD huge(obj.grid_shape(), 2);
+  huge[3] = 1e12;
+  expect_refusal([&] { obj.evaluate(huge); }, "beyond the limit");
 }
