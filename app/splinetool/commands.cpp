@@ -63,6 +63,8 @@ sv::Loaded load_input(const std::string& path, bool channels, const CommonArgs& 
   return sv::load_any(path, channels, sv::parse_raw_spec(common.raw));
 }
 
+}  // namespace
+
 // Lower-case extension including the dot ("" when there is none).
 std::string extension(const std::string& path) {
   const std::size_t slash = path.find_last_of('/');
@@ -84,6 +86,8 @@ std::string extension(const std::string& path) {
 std::string shown(const std::string& path) {
   return sv::printable(path, 512);
 }
+
+namespace {
 
 // The non-finite policy: NaN/inf in an input is refused with the count and the first index,
 // unless --allow-nonfinite (the prefilter's recursion would spread one NaN along every line).
@@ -490,6 +494,8 @@ void sampled(Backend& backend, sv::ArrayD&& samples, bool prefilter,
   backend.sample(c, positions, out, sopt);
 }
 
+}  // namespace
+
 // The depth of a PNG written from data of type `input` whose largest value is `input_max`.
 // Stored values are written as they are (rounded, clamped to the type): 8-bit and 16-bit
 // inputs keep their depth; other data takes 8 bits when its values fit [0, 255], else 16 bits.
@@ -500,6 +506,8 @@ sv::DType png_dtype(sv::DType input, double input_max) {
   if (input == sv::DType::U16) return sv::DType::U16;
   return input_max < 255.5 ? sv::DType::U8 : sv::DType::U16;
 }
+
+namespace {
 
 // Says on stderr (one line each) what writing `a` to a PNG of `t` loses: values outside the
 // type's range (clipped) and data that lies within [0, 1] (an image of 0s and 1s: the values

@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "splineview/array.h"
 #include "splineview/error.h"
 
 namespace splinetool {
@@ -149,5 +150,14 @@ void run_resample(const ResampleArgs& args);
 void run_compare(const CompareArgs& args);
 void run_info(const InfoArgs& args);
 void run_upscale_video(const UpscaleVideoArgs& args);
+
+// Shared by the command files (defined in commands.cpp).
+// Lower-case extension including the dot ("" when there is none; ".nii.gz" counts as one).
+std::string extension(const std::string& path);
+// A path as messages show it: control bytes escaped, never more than a line.
+std::string shown(const std::string& path);
+// The depth of a PNG written from data of type `input` whose largest value is `input_max`:
+// 8-bit and 16-bit inputs keep theirs; other data 8 bits when its values fit [0, 255].
+sv::DType png_dtype(sv::DType input, double input_max);
 
 }  // namespace splinetool

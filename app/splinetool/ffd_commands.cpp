@@ -4,6 +4,8 @@
 // savers, which replace files atomically, and report.
 #include "ffd_commands.h"
 
+#include "commands.h"
+
 #include <algorithm>
 #include <cctype>
 #include <chrono>
@@ -30,27 +32,6 @@ namespace splinetool {
 namespace {
 
 using Json = nlohmann::json;
-
-std::string shown(const std::string& path) {
-  return sv::printable(path, 512);
-}
-
-// Lower-case extension including the dot ("" when there is none); ".nii.gz" counts as one.
-std::string extension(const std::string& path) {
-  const std::size_t slash = path.find_last_of('/');
-  const std::size_t dot = path.find_last_of('.');
-  if (dot == std::string::npos || (slash != std::string::npos && dot < slash)) return "";
-  std::string e = path.substr(dot);
-  std::transform(e.begin(), e.end(), e.begin(),
-                 [](unsigned char ch) { return static_cast<char>(std::tolower(ch)); });
-  if (e == ".gz" && dot >= 4) {
-    std::string stem = path.substr(dot - 4, 4);
-    std::transform(stem.begin(), stem.end(), stem.begin(),
-                   [](unsigned char ch) { return static_cast<char>(std::tolower(ch)); });
-    if (stem == ".nii" && (slash == std::string::npos || dot - 4 > slash)) return ".nii.gz";
-  }
-  return e;
-}
 
 // UsageError unless `path` ends in one of `allowed` (what: "OUT" or "--jacobian").
 void check_output(const std::string& path, const std::vector<std::string>& allowed,
@@ -209,14 +190,6 @@ void apply_input_options(const CommonArgs& c) {
 
 const std::vector<std::string> kJacobianOut = {".npy",    ".nrrd", ".nhdr", ".nii",
                                                ".nii.gz", ".tif",  ".tiff"};
-
-// The PNG depth for a result from data of type `input` with largest value `input_max`, as
-// resample decides it: 8/16-bit inputs keep theirs, other data 8 bits when it fits [0, 255].
-sv::DType png_dtype(sv::DType input, double input_max) {
-  if (input == sv::DType::U8 || input == sv::DType::Bool) return sv::DType::U8;
-  if (input == sv::DType::U16) return sv::DType::U16;
-  return input_max < 255.5 ? sv::DType::U8 : sv::DType::U16;
-}
 
 }  // namespace
 
