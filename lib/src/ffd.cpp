@@ -7,6 +7,7 @@
 #include <cmath>
 #include <string>
 
+#include "ffd_text.h"
 #include "parallel.h"
 #include "splineview/bspline.h"
 #include "splineview/error.h"
@@ -15,18 +16,8 @@ namespace sv {
 
 namespace {
 
-// Axis names in array axis order.
-const char* axis_name(std::size_t rank, std::size_t axis) {
-  static const char* const names3[] = {"z", "y", "x"};
-  static const char* const names2[] = {"y", "x"};
-  return rank == 3 ? names3[axis] : names2[axis];
-}
-
-std::string shape_text(const std::vector<std::size_t>& v) {
-  std::string s;
-  for (std::size_t i = 0; i < v.size(); ++i) s += (i ? " x " : "") + std::to_string(v[i]);
-  return s;
-}
+using detail::axis_name;
+using detail::shape_text;
 
 void check_delta(const std::vector<int>& delta, std::size_t rank) {
   if (delta.size() != rank)

@@ -10,6 +10,7 @@
 #include <utility>
 #include <vector>
 
+#include "ffd_text.h"
 #include "parallel.h"
 #include "splineview/error.h"
 #include "splineview/ffd.h"
@@ -20,17 +21,8 @@ namespace sv {
 
 namespace {
 
-std::string shape_text(const std::vector<std::size_t>& v) {
-  std::string s;
-  for (std::size_t i = 0; i < v.size(); ++i) s += (i ? " x " : "") + std::to_string(v[i]);
-  return s;
-}
-
-const char* axis_name(std::size_t rank, std::size_t axis) {
-  static const char* const names3[] = {"z", "y", "x"};
-  static const char* const names2[] = {"y", "x"};
-  return rank == 3 ? names3[axis] : names2[axis];
-}
+using detail::axis_name;
+using detail::shape_text;
 
 template <class T>
 void check_moving(const Array<T>& moving) {

@@ -10,6 +10,7 @@
 #include <string>
 #include <utility>
 
+#include "ffd_text.h"
 #include "parallel.h"
 #include "splineview/bspline.h"
 #include "splineview/error.h"
@@ -23,22 +24,13 @@ namespace sv {
 
 namespace {
 
+using detail::axis_name;
+using detail::shape_text;
+
 using Clock = std::chrono::steady_clock;
 
 double seconds_since(Clock::time_point t0) {
   return std::chrono::duration<double>(Clock::now() - t0).count();
-}
-
-const char* axis_name(std::size_t rank, std::size_t axis) {
-  static const char* const names3[] = {"z", "y", "x"};
-  static const char* const names2[] = {"y", "x"};
-  return rank == 3 ? names3[axis] : names2[axis];
-}
-
-std::string shape_text(const std::vector<std::size_t>& v) {
-  std::string s;
-  for (std::size_t i = 0; i < v.size(); ++i) s += (i ? " x " : "") + std::to_string(v[i]);
-  return s;
 }
 
 template <class T>
