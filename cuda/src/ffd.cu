@@ -12,7 +12,7 @@
 //   Eight trilinear fetches of a float4 texture (the 3 components and a pad) per voxel. The
 //   hardware rounds each fetch's fractional weights to 8 bits (1/256).
 // - PerVoxel (NiftyReg's GPU kernel): a thread per voxel (linear index, x fastest), weights of
-//   each axis in float from u = r / delta (reconstruct.cu's cubic_weights), 64 taps x 3
+//   each axis in float from u = r / delta (cubic_weights.cuh, as reconstruct.cu), 64 taps x 3
 //   components through the read-only cache, each tap's weight wz wy wx formed in float and
 //   accumulated in fma.
 // - ThreadPerTile (P4's TT / TTLI): a thread per tile; its 4 x 4 x 4 x 3 control points are loaded
@@ -57,6 +57,7 @@
 #include <string>
 
 #include "check.cuh"
+#include "cubic_weights.cuh"
 #include "splineview/bspline.h"
 #include "splineview/cuda_ffd.h"
 #include "splineview/cuda_memory.h"
@@ -92,20 +93,22 @@ struct TileWeights {
 
 // ---- shared device helpers ----
 
-// Cubic B-spline weights of c[i-1], c[i], c[i+1], c[i+2] at fraction a in [0, 1), in float (as
-// reconstruct.cu and sv_cubic_weights): w1 in one fma, w2 closing the partition of unity.
-__device__ __forceinline__ void cubic_weights(float a, float w[4]) {
-  const float b = 1.0f - a;
-  const float a2 = a * a;
-  const float b2 = b * b;
-  w[0] = b2 * b * (1.0f / 6.0f);
-  w[1] = fmaf(a2, 0.5f * a - 1.0f, 2.0f / 3.0f);
-  w[3] = a2 * a * (1.0f / 6.0f);
-  w[2] = 1.0f - ((w[0] + w[1]) + w[3]);
-}
-
 __device__ __forceinline__ float lerp(float a, float b, float t) {
   return fmaf(t, b - a, a);
+}
+
+// The x taps of voxel rx of a tile row: the row's four (z, y) partial sums R combined with the
+// row's x weights, in the lerp or the fma form.
+template <bool kLerp>
+__device__ __forceinline__ float x_taps(const float R[4], const TileWeights& tw, int rx) {
+  if constexpr (kLerp) {
+    return lerp(lerp(R[0], R[1], tw.h[2][rx][0]), lerp(R[2], R[3], tw.h[2][rx][1]), tw.h[2][rx][2]);
+  } else {
+    float o = tw.w[2][rx][0] * R[0];
+#pragma unroll
+    for (int n = 1; n < 4; ++n) o = fmaf(tw.w[2][rx][n], R[n], o);
+    return o;
+  }
 }
 
 __device__ __forceinline__ float4 lerp4(const float4& a, const float4& b, float t) {
@@ -287,18 +290,7 @@ __global__ void __launch_bounds__(kTileThreads)
           }
         }
 #pragma unroll
-        for (int rx = 0; rx < DX; ++rx) {
-          float o;
-          if constexpr (kLerp) {
-            o = lerp(lerp(R[0], R[1], tw.h[2][rx][0]), lerp(R[2], R[3], tw.h[2][rx][1]),
-                     tw.h[2][rx][2]);
-          } else {
-            o = tw.w[2][rx][0] * R[0];
-#pragma unroll
-            for (int n = 1; n < 4; ++n) o = fmaf(tw.w[2][rx][n], R[n], o);
-          }
-          stage[(lane * DX + rx) * 3 + c] = o;
-        }
+        for (int rx = 0; rx < DX; ++rx) stage[(lane * DX + rx) * 3 + c] = x_taps<kLerp>(R, tw, rx);
       }
       __syncwarp();
       float* dst =
@@ -407,18 +399,7 @@ __global__ void __launch_bounds__(kTileThreads)
         }
       }
 #pragma unroll
-      for (int rx = 0; rx < DX; ++rx) {
-        float o;
-        if constexpr (kLerp) {
-          o = lerp(lerp(R[0], R[1], tw.h[2][rx][0]), lerp(R[2], R[3], tw.h[2][rx][1]),
-                   tw.h[2][rx][2]);
-        } else {
-          o = tw.w[2][rx][0] * R[0];
-#pragma unroll
-          for (int n = 1; n < 4; ++n) o = fmaf(tw.w[2][rx][n], R[n], o);
-        }
-        stage[(lane * DX + rx) * 2 + c] = o;
-      }
+      for (int rx = 0; rx < DX; ++rx) stage[(lane * DX + rx) * 2 + c] = x_taps<kLerp>(R, tw, rx);
     }
     __syncwarp();
     float* dst = out + (static_cast<std::size_t>(y0 + ry) * g.n[2] + x0) * 2;
