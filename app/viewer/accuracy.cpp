@@ -7,6 +7,7 @@
 #include <exception>
 #include <limits>
 
+#include "elapsed.h"
 #include "method_pass.h"
 #include "splineview/error.h"
 #include "splineview/gl/gl.h"
@@ -20,10 +21,6 @@ namespace {
 // thread fork), small enough that one step stays within a frame on a GPU.
 constexpr std::size_t kGpuChunk = 1 << 16;
 constexpr std::size_t kReferenceChunk = 1 << 15;
-
-double ms_since(std::chrono::steady_clock::time_point t) {
-  return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t).count();
-}
 
 }  // namespace
 

@@ -7,6 +7,7 @@
 #include <filesystem>
 #include <system_error>
 
+#include "elapsed.h"
 #include "method_pass.h"
 #include "splineview/error.h"
 #include "splineview/gl/cuda_interop.h"
@@ -24,11 +25,6 @@ namespace sv::viewer {
 namespace {
 
 constexpr const char* kDefaultImage = "coffee.png";
-
-double ms_since(std::chrono::steady_clock::time_point start) {
-  return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start)
-      .count();
-}
 
 const char* channel_name(std::size_t channels) {
   switch (channels) {

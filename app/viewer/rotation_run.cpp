@@ -7,6 +7,7 @@
 #include <cstdio>
 #include <utility>
 
+#include "elapsed.h"
 #include "splineview/cuda_memory.h"
 #include "splineview/cuda_prefilter.h"
 #include "splineview/error.h"
@@ -20,11 +21,6 @@ namespace sv::viewer {
 namespace {
 
 constexpr std::size_t kMaxMethods = 4;
-
-double ms_since(std::chrono::steady_clock::time_point start) {
-  return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start)
-      .count();
-}
 
 std::string mib(std::size_t bytes) {
   char buf[32];

@@ -12,6 +12,7 @@
 #include <GLFW/glfw3.h>
 #include <imgui.h>
 
+#include "elapsed.h"
 #include "image_document.h"
 #include "panel_widgets.h"
 #include "splineview/cuda_memory.h"
@@ -27,10 +28,6 @@ namespace {
 constexpr const char* kBundledClip = "coffee_pan.mp4";
 constexpr int kCpuMaxWidth = 640, kCpuMaxHeight = 360;
 constexpr double kLoupeSide = 260.0;
-
-double ms_since(std::chrono::steady_clock::time_point t0) {
-  return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
-}
 
 // Resident set size of this process in KiB (Linux /proc/self/statm), if readable.
 std::optional<std::size_t> rss_kib() {

@@ -13,6 +13,7 @@
 #include <utility>
 #include <vector>
 
+#include "elapsed.h"
 #include "splineview/error.h"
 #include "splineview/geometry.h"
 #include "splineview/gl/cuda_interop.h"
@@ -31,17 +32,6 @@ namespace {
 
 constexpr const char* kDefaultVolume = "mri_t1_head.nrrd";
 constexpr std::size_t kMaxStatisticsValues = std::size_t{4} << 20;
-
-double ms_since(std::chrono::steady_clock::time_point start) {
-  return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start)
-      .count();
-}
-
-std::string mib(double bytes) {
-  char text[32];
-  std::snprintf(text, sizeof text, "%.1f MiB", bytes / (1024.0 * 1024.0));
-  return text;
-}
 
 std::string number(double v) {
   char text[32];
@@ -79,9 +69,9 @@ void check_limits(const std::string& name, const std::array<std::size_t, 3>& dim
   const double bytes = 2.0 * 4.0 * static_cast<double>(dims[0]) * static_cast<double>(dims[1]) *
                        static_cast<double>(dims[2]);
   if (bytes > static_cast<double>(limits.texture_budget)) {
-    throw Error(name + ": volume of " + shape + " needs " + mib(bytes) +
+    throw Error(name + ": volume of " + shape + " needs " + mib_text(bytes) +
                 " of textures (samples and coefficients, float32), over the budget of " +
-                mib(static_cast<double>(limits.texture_budget)));
+                mib_text(static_cast<double>(limits.texture_budget)));
   }
 }
 
@@ -116,9 +106,10 @@ void keep_exact(DecodedVolume& v, std::shared_ptr<const ArrayD> exact, const std
     v.accuracy_note.clear();
   } else {
     v.exact.reset();
-    v.accuracy_note = "no accuracy overlay for " + name + ": its reference needs " + mib(bytes) +
+    v.accuracy_note = "no accuracy overlay for " + name + ": its reference needs " +
+                      mib_text(bytes) +
                       " of doubles (and as much again for their coefficients), over the " +
-                      "budget of " + mib(static_cast<double>(limits.accuracy_budget));
+                      "budget of " + mib_text(static_cast<double>(limits.accuracy_budget));
   }
 }
 
@@ -345,7 +336,7 @@ DecodedVolume decode_volume(const std::string& path, const std::optional<RawSpec
           (limits.max_texture_side > 0 && std::max({full[0], full[1], full[2]}) >
                                               static_cast<std::size_t>(limits.max_texture_side)
                ? "largest 3-D texture (" + std::to_string(limits.max_texture_side) + " per side)"
-               : "texture budget of " + mib(static_cast<double>(limits.texture_budget)));
+               : "texture budget of " + mib_text(static_cast<double>(limits.texture_budget)));
     }
     const ArrayD& a = loaded.array;
     ArrayF samples = ArrayF::from(a);
@@ -430,15 +421,15 @@ VolumeDocument upload_volume(DecodedVolume volume, const VolumeLimits& limits, b
       doc.coefficients = read_back(doc.coefficients_texture, v.dims);
       doc.readback_ms = ms_since(start);
     } else {
-      doc.readout_note = "no CPU readout: the volume's " + mib(bytes) + " exceed the " +
-                         mib(static_cast<double>(limits.readout_budget)) + " read back for it";
+      doc.readout_note = "no CPU readout: the volume's " + mib_text(bytes) + " exceed the " +
+                         mib_text(static_cast<double>(limits.readout_budget)) + " read back for it";
       doc.volume.samples = ArrayF{};  // the textures hold them; spare the host memory
       if (doc.volume.exact) {
         doc.volume.exact.reset();
         doc.volume.accuracy_note = "no accuracy overlay for " + name +
                                    ": its coefficients are not read back (over the readout "
                                    "budget of " +
-                                   mib(static_cast<double>(limits.readout_budget)) + ")";
+                                   mib_text(static_cast<double>(limits.readout_budget)) + ")";
       }
     }
   } catch (const std::bad_alloc&) {

@@ -10,23 +10,13 @@
 #include <new>
 #include <utility>
 
+#include "elapsed.h"
 #include "splineview/error.h"
 #include "splineview/halo.h"
 #include "splineview/prefilter.h"
 
 namespace sv::viewer {
 namespace {
-
-double ms_since(std::chrono::steady_clock::time_point start) {
-  return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start)
-      .count();
-}
-
-std::string mib(double bytes) {
-  char text[32];
-  std::snprintf(text, sizeof text, "%.1f MiB", bytes / (1024.0 * 1024.0));
-  return text;
-}
 
 bool ready(const std::future<DetailRegion>& f) {
   return f.valid() && f.wait_for(std::chrono::seconds(0)) == std::future_status::ready;
@@ -67,7 +57,7 @@ FullResolutionSource::FullResolutionSource(ArrayF samples) : samples_(std::move(
     throw Error("full-resolution samples: not a scalar 3-D volume");
   dims_ = {samples_.dim(0), samples_.dim(1), samples_.dim(2)};
   description_ = "the full-resolution samples in RAM (" +
-                 mib(4.0 * static_cast<double>(samples_.size())) + ")";
+                 mib_text(4.0 * static_cast<double>(samples_.size())) + ")";
 }
 
 ArrayF FullResolutionSource::read(const DetailBox& box) const {
@@ -151,7 +141,7 @@ DetailPlan plan_detail(const DecodedVolume& v, const gl::GridMapping& grid,
     plan.detail = text;
   } else if (bytes > per_view) {
     plan.why = "too large to stream";
-    plan.detail = mib(bytes) + " of textures, over the " + mib(per_view) +
+    plan.detail = mib_text(bytes) + " of textures, over the " + mib_text(per_view) +
                   " per view of the detail budget; zoom in further";
   } else if (limits.max_texture_side > 0 &&
              side > static_cast<std::size_t>(limits.max_texture_side)) {
@@ -202,7 +192,7 @@ DetailRegion compute_detail(const FullResolutionSource& source, const DetailBox&
     r.samples = crop(window, lo, hi);
   } catch (const std::bad_alloc&) {
     throw Error("streaming the full resolution: out of memory for a box of " +
-                mib(4.0 * static_cast<double>(r.read.voxels())));
+                mib_text(4.0 * static_cast<double>(r.read.voxels())));
   }
   r.ms = ms_since(start);
   return r;
