@@ -7,6 +7,7 @@
 #include <chrono>
 #include <cmath>
 #include <deque>
+#include <memory>
 #include <string>
 #include <utility>
 
@@ -113,6 +114,32 @@ void taps_at(double x, long n, Boundary b, Taps& t) {
 // ---- The objective ---------------------------------------------------------------------------
 
 template <class T>
+std::vector<std::size_t> check_ffd_objective(const Array<T>& fixed, const Array<T>& moving,
+                                             const std::vector<int>& spacing, double bending_weight,
+                                             Boundary boundary) {
+  check_pair(fixed, moving);
+  check_spacing(spacing, fixed.rank());
+  check_boundary(boundary);
+  if (!(bending_weight >= 0) || !std::isfinite(bending_weight))
+    throw Error("registration: the bending-energy weight must be finite and >= 0, got " +
+                std::to_string(bending_weight));
+  return ffd_grid_shape(fixed.dims(), spacing);
+}
+
+void check_ffd_objective_grid(const Array<double>& grid, const std::vector<int>& spacing,
+                              const std::vector<std::size_t>& image_shape,
+                              const std::vector<std::size_t>& grid_shape) {
+  check_ffd_grid(grid, spacing, image_shape);
+  if (grid.dims() != grid_shape)
+    throw Error("registration: the control grid is " + shape_text(grid.dims()) +
+                ", the objective's images need " + shape_text(grid_shape));
+  for (double v : grid.vec())
+    if (!(std::abs(v) <= kMaxWarpDisplacement))
+      throw Error("registration: a control-point displacement of " + std::to_string(v) +
+                  " voxels is beyond the limit of " + std::to_string(kMaxWarpDisplacement));
+}
+
+template <class T>
 FfdSsdObjective<T>::FfdSsdObjective(const Array<T>& fixed, const Array<T>& moving,
                                     std::vector<int> spacing, double bending_weight,
                                     Boundary boundary, unsigned threads)
@@ -122,13 +149,7 @@ FfdSsdObjective<T>::FfdSsdObjective(const Array<T>& fixed, const Array<T>& movin
       weight_(bending_weight),
       boundary_(boundary),
       threads_(threads ? threads : default_thread_count()) {
-  check_pair(fixed, moving);
-  check_spacing(spacing_, fixed.rank());
-  check_boundary(boundary);
-  if (!(bending_weight >= 0) || !std::isfinite(bending_weight))
-    throw Error("registration: the bending-energy weight must be finite and >= 0, got " +
-                std::to_string(bending_weight));
-  grid_shape_ = ffd_grid_shape(fixed.dims(), spacing_);
+  grid_shape_ = check_ffd_objective(fixed, moving, spacing_, bending_weight, boundary);
   PrefilterOptions po;
   po.degree = 3;
   po.boundary = boundary;
@@ -141,14 +162,7 @@ double FfdSsdObjective<T>::evaluate(const Array<double>& grid, Array<double>* gr
                                     double* ssd_out, double* energy_out,
                                     FfdStageTimes* times) const {
   const std::size_t R = fixed_.rank();
-  check_ffd_grid(grid, spacing_, fixed_.dims());
-  if (grid.dims() != grid_shape_)
-    throw Error("registration: the control grid is " + shape_text(grid.dims()) +
-                ", the objective's images need " + shape_text(grid_shape_));
-  for (double v : grid.vec())
-    if (!(std::abs(v) <= kMaxWarpDisplacement))
-      throw Error("registration: a control-point displacement of " + std::to_string(v) +
-                  " voxels is beyond the limit of " + std::to_string(kMaxWarpDisplacement));
+  check_ffd_objective_grid(grid, spacing_, fixed_.dims(), grid_shape_);
   // The 3-D view: a 2-D problem is one z slice with a one-tap z axis.
   const std::size_t off = 3 - R;
   std::size_t N[3] = {1, 1, 1}, M[3] = {1, 1, 1};
@@ -323,10 +337,8 @@ double max_abs(const std::vector<double>& a) {
   return m;
 }
 
-template <class T>
-void optimise_level(const FfdSsdObjective<T>& obj, Array<double>& grid,
-                    const FfdRegistrationOptions& opt, FfdLevelHistory& hist,
-                    FfdStageTimes& times) {
+void optimise_level(const FfdObjective& obj, Array<double>& grid, const FfdRegistrationOptions& opt,
+                    FfdLevelHistory& hist, FfdStageTimes& times) {
   Array<double> gA;
   double ssd = 0, energy = 0;
   double f = obj.evaluate(grid, &gA, &ssd, &energy, &times);
@@ -478,6 +490,20 @@ void check_options(const FfdRegistrationOptions& o, const std::vector<std::size_
 template <class T>
 FfdRegistrationResult register_ffd(const Array<T>& fixed_in, const Array<T>& moving_in,
                                    const FfdRegistrationOptions& opt) {
+  return register_ffd<T>(
+      fixed_in, moving_in, opt,
+      [](const Array<T>& fixed, const Array<T>& moving, const std::vector<int>& spacing,
+         const FfdRegistrationOptions& o) -> std::unique_ptr<FfdObjective> {
+        return std::make_unique<FfdSsdObjective<T>>(fixed, moving, spacing, o.bending_weight,
+                                                    o.boundary, o.threads);
+      });
+}
+
+template <class T>
+FfdRegistrationResult register_ffd(const Array<T>& fixed_in, const Array<T>& moving_in,
+                                   const FfdRegistrationOptions& opt,
+                                   const FfdObjectiveFactory<T>& make_objective) {
+  if (!make_objective) throw Error("registration: no objective factory");
   const auto start = Clock::now();
   check_pair(fixed_in, moving_in);
   check_options(opt, fixed_in.dims());
@@ -522,7 +548,9 @@ FfdRegistrationResult register_ffd(const Array<T>& fixed_in, const Array<T>& mov
     std::vector<int> spacing = opt.spacing;
     if (!opt.image_pyramid)
       for (int& s : spacing) s <<= k;
-    FfdSsdObjective<T> obj(Fk, Mk, spacing, opt.bending_weight, opt.boundary, opt.threads);
+    const std::unique_ptr<FfdObjective> made = make_objective(Fk, Mk, spacing, opt);
+    if (!made) throw Error("registration: the objective factory returned no objective");
+    const FfdObjective& obj = *made;
     if (grid.empty()) {
       grid = Array<double>(obj.grid_shape(), R);
     } else {
@@ -554,5 +582,19 @@ template FfdRegistrationResult register_ffd<float>(const Array<float>&, const Ar
                                                    const FfdRegistrationOptions&);
 template FfdRegistrationResult register_ffd<double>(const Array<double>&, const Array<double>&,
                                                     const FfdRegistrationOptions&);
+template FfdRegistrationResult register_ffd<float>(const Array<float>&, const Array<float>&,
+                                                   const FfdRegistrationOptions&,
+                                                   const FfdObjectiveFactory<float>&);
+template FfdRegistrationResult register_ffd<double>(const Array<double>&, const Array<double>&,
+                                                    const FfdRegistrationOptions&,
+                                                    const FfdObjectiveFactory<double>&);
+template std::vector<std::size_t> check_ffd_objective<float>(const Array<float>&,
+                                                             const Array<float>&,
+                                                             const std::vector<int>&, double,
+                                                             Boundary);
+template std::vector<std::size_t> check_ffd_objective<double>(const Array<double>&,
+                                                              const Array<double>&,
+                                                              const std::vector<int>&, double,
+                                                              Boundary);
 
 }  // namespace sv

@@ -13,6 +13,8 @@
 #pragma once
 
 #include <cstddef>
+#include <functional>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -94,23 +96,65 @@ template <class T>
 FfdRegistrationResult register_ffd(const Array<T>& fixed, const Array<T>& moving,
                                    const FfdRegistrationOptions& options);
 
+class FfdObjective;
+// Makes the objective of one level from that level's images (normalised and reduced as the
+// options say) and its spacing; the options give the weight and the boundary.
+template <class T>
+using FfdObjectiveFactory = std::function<std::unique_ptr<FfdObjective>(
+    const Array<T>& fixed, const Array<T>& moving, const std::vector<int>& spacing,
+    const FfdRegistrationOptions& options)>;
+
+// register_ffd with the objective of every level made by `make_objective` (the optimiser, the
+// pyramid, the grid transfer and the result are the same; building the objective counts as
+// setup): how the GPU registration (sv::cuda::register_ffd) runs the same level loop.
+template <class T>
+FfdRegistrationResult register_ffd(const Array<T>& fixed, const Array<T>& moving,
+                                   const FfdRegistrationOptions& options,
+                                   const FfdObjectiveFactory<T>& make_objective);
+
+// The checks FfdSsdObjective's constructor makes (two non-empty one-channel images of the same
+// shape, rank 2 or 3, finite values; the spacing, the weight, the boundary), for other
+// implementations of FfdObjective; throws sv::Error naming the problem, else returns the grid
+// shape (ffd_grid_shape).
+template <class T>
+std::vector<std::size_t> check_ffd_objective(const Array<T>& fixed, const Array<T>& moving,
+                                             const std::vector<int>& spacing, double bending_weight,
+                                             Boundary boundary);
+// The checks of evaluate(): a valid grid of exactly `grid_shape` for images of `image_shape`,
+// displacements within kMaxWarpDisplacement.
+void check_ffd_objective_grid(const Array<double>& grid, const std::vector<int>& spacing,
+                              const std::vector<std::size_t>& image_shape,
+                              const std::vector<std::size_t>& grid_shape);
+
+// One level's objective as the optimiser sees it: f, df/dc, SSD / N and E at a control grid of
+// grid_shape(). FfdSsdObjective (below, the CPU) and sv::cuda::FfdSsdObjective
+// (cuda_registration.h, the GPU) implement it; register_ffd's level loop takes either.
+class FfdObjective {
+ public:
+  virtual ~FfdObjective() = default;
+  // f(grid); with `gradient` not null also df/dc (the grid's shape); ssd and energy (when not
+  // null) receive SSD / N and E; times (when not null) are added to.
+  virtual double evaluate(const Array<double>& grid, Array<double>* gradient = nullptr,
+                          double* ssd = nullptr, double* energy = nullptr,
+                          FfdStageTimes* times = nullptr) const = 0;
+  virtual const std::vector<std::size_t>& grid_shape() const = 0;
+};
+
 // The objective of one level, prepared once (the moving image prefiltered) and evaluated at any
 // grid of `grid_shape` (ffd_grid_shape of the images for `spacing`): what register_ffd
 // minimises, exposed for tests and benchmarks. The images are used as given (no normalisation).
 template <class T>
-class FfdSsdObjective {
+class FfdSsdObjective : public FfdObjective {
  public:
   FfdSsdObjective(const Array<T>& fixed, const Array<T>& moving, std::vector<int> spacing,
                   double bending_weight, Boundary boundary = Boundary::Reflect,
                   unsigned threads = 0);
 
-  // f(grid); with `gradient` not null also df/dc (the grid's shape); ssd and energy (when not
-  // null) receive SSD / N and E; times (when not null) are added to.
   double evaluate(const Array<double>& grid, Array<double>* gradient = nullptr,
                   double* ssd = nullptr, double* energy = nullptr,
-                  FfdStageTimes* times = nullptr) const;
+                  FfdStageTimes* times = nullptr) const override;
 
-  const std::vector<std::size_t>& grid_shape() const { return grid_shape_; }
+  const std::vector<std::size_t>& grid_shape() const override { return grid_shape_; }
   const std::vector<int>& spacing() const { return spacing_; }
 
  private:
