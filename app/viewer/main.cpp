@@ -11,6 +11,8 @@
 
 #include <CLI/CLI.hpp>
 
+#include "deform_field.h"
+#include "deform_mode.h"
 #include "layout.h"
 #include "method_pass.h"
 #include "mode_choice.h"
@@ -68,6 +70,8 @@ constexpr const char* kExamples =
     "  splineview --mode video assets/coffee_pan.mp4 --layout wipe --compare nearest\n"
     "  splineview --mode video synthetic:1280x720 --path tiles --factor 3\n"
     "  splineview --mode video /dev/video0 --decode-size 640x360\n"
+    "  splineview --mode deform --preset folding --heat-map\n"
+    "  splineview --mode deform assets/mri_t1_head.nrrd --preset swirl --spacing 12\n"
     "  splineview assets/coffee.png --headless --screenshot shot.png --report shot.json\n";
 
 // Splits "a,b,c" into its parts.
@@ -117,9 +121,12 @@ int main(int argc, char** argv) {
                    "zoom: compare methods on a 2-D image (zoom, pan, rotate); rotate: repeated "
                    "rotation of a 2-D image with PSNR per step; volume: slices of a 3-D volume "
                    "(axial, coronal, sagittal, oblique); video: live upscaling of a video file "
-                   "or camera (/dev/videoN). Default: picked from FILE (a video -> video, a "
+                   "or camera (/dev/videoN); deform: a 2-D image or a volume's axial slices warped "
+                   "by a cubic B-spline FFD field, its three GLSL field kernels side by side with "
+                   "det J and their error against the double reference (default image: the bundled "
+                   "assets/ascent.png). Default: picked from FILE (a video -> video, a "
                    "2-D image -> zoom, a 3-D volume -> volume); zoom without FILE")
-        ->check(CLI::IsMember({"zoom", "rotate", "volume", "video"}));
+        ->check(CLI::IsMember({"zoom", "rotate", "volume", "video", "deform"}));
     const std::string method_names = "nearest | linear | cubic-unfiltered | lut | otf | precise";
     auto* method_option = app.add_option(
         "--method", method, method_names + " (cubic = otf): the method of the first view");
@@ -232,6 +239,38 @@ int main(int argc, char** argv) {
                    "zoom, rotate and video, with --report: add the readout at image (video: frame) "
                    "position X,Y (in samples): the nearest pixel's stored values and every "
                    "method's value there, in raw units (repeatable)");
+    std::string preset = "swirl", spacing, grid_path, kernels, overlays;
+    std::optional<double> amplitude, heat_top;
+    std::optional<int> slice;
+    app.add_option("--preset", preset,
+                   "deform mode: the synthetic field: none | smooth-random | swirl | folding "
+                   "(folding: det J < 0 in the middle)")
+        ->check(CLI::IsMember({"none", "smooth-random", "swirl", "folding"}))
+        ->capture_default_str();
+    app.add_option("--amplitude", amplitude,
+                   "deform mode: the preset's strength (smooth-random: displacement in "
+                   "spacings; swirl: quarter turns at the centre; folding: shear in 1.5 "
+                   "spacings; default 0.35, 0.5, 1)")
+        ->check(CLI::Range(0.0, 10.0));
+    app.add_option("--spacing", spacing,
+                   "deform mode: control-point spacing in voxels, N or one per array axis "
+                   "(NYxNX, NZxNYxNX) (default 32 in 2-D, 12 in 3-D; required with --grid)");
+    app.add_option("--grid", grid_path,
+                   "deform mode: a control grid (.npy of shape (M_y, M_x, 2) or (M_z, M_y, M_x, "
+                   "3): displacements in voxels, last axis in array order (z, y, x), point j at "
+                   "voxel (j - 1) * spacing) instead of the preset");
+    app.add_option("--kernels", kernels,
+                   "deform mode: the views, comma-separated field kernels: texture, per-voxel, "
+                   "tile (default all three)");
+    app.add_option("--overlays", overlays,
+                   "deform mode: comma-separated overlays: grid, detj, heat (the heat map; also "
+                   "--heat-map), or none (default grid,detj)");
+    app.add_option("--heat-top", heat_top,
+                   "deform mode: the field error (voxels) at the heat map's top colour; the map "
+                   "spans four decades below it (default 1e-2)")
+        ->check(CLI::Range(1e-12, 1e6));
+    app.add_option("--slice", slice, "deform mode, volumes: the axial slice (z index) shown")
+        ->check(CLI::NonNegativeNumber);
     app.add_option("--size", size, "window size WxH")->capture_default_str();
     app.add_option("--frames", options.screenshot_frames,
                    "with --screenshot: frames to render before taking it (at least 3)")
@@ -394,6 +433,57 @@ int main(int argc, char** argv) {
       options.modes.push_back({"video", "Video", [video_options](sv::viewer::MethodPass& pass) {
                                  return std::make_unique<sv::viewer::VideoMode>(video_options,
                                                                                 pass);
+                               }});
+    } catch (const sv::Error& e) {
+      std::fprintf(stderr, "splineview: error: %s\n", e.what());
+      return 2;
+    }
+    try {
+      sv::viewer::DeformOptions deform_options;
+      if (mode == "deform") deform_options.path = image;
+      deform_options.preset = sv::viewer::parse_ffd_preset(preset);
+      deform_options.amplitude = amplitude;
+      deform_options.spacing = spacing;
+      deform_options.grid = grid_path;
+      if (!grid_path.empty() && spacing.empty()) {
+        std::fprintf(stderr,
+                     "splineview: error: --grid needs --spacing (the control-point "
+                     "spacing the grid was made for)\n");
+        return 2;
+      }
+      if (!spacing.empty())
+        (void)sv::viewer::parse_spacing(spacing, 2 + (spacing.find('x') != spacing.rfind('x')));
+      if (!kernels.empty()) {
+        deform_options.kernels = {false, false, false};
+        for (const std::string& k : split_commas(kernels))
+          deform_options.kernels[static_cast<std::size_t>(sv::viewer::parse_ffd_gl_kernel(k))] =
+              true;
+      }
+      deform_options.heat_map = zoom_options.heat_map;
+      if (!overlays.empty()) {
+        deform_options.grid_lines = deform_options.detj = false;
+        for (const std::string& o : split_commas(overlays)) {
+          if (o == "grid") {
+            deform_options.grid_lines = true;
+          } else if (o == "detj") {
+            deform_options.detj = true;
+          } else if (o == "heat") {
+            deform_options.heat_map = true;
+          } else if (o != "none") {
+            std::fprintf(stderr,
+                         "splineview: error: --overlays takes grid, detj, heat or none, got %s\n",
+                         o.c_str());
+            return 2;
+          }
+        }
+      }
+      if (heat_top) deform_options.heat_top = *heat_top;
+      deform_options.slice = slice;
+      deform_options.accuracy = !no_accuracy;
+      if (zoom > 0) deform_options.zoom = zoom;
+      deform_options.strict = !options.screenshot.empty();
+      options.modes.push_back({"deform", "Deform", [deform_options](sv::viewer::MethodPass&) {
+                                 return std::make_unique<sv::viewer::DeformMode>(deform_options);
                                }});
     } catch (const sv::Error& e) {
       std::fprintf(stderr, "splineview: error: %s\n", e.what());
