@@ -214,7 +214,18 @@ struct Header {
   double quatern[3] = {0, 0, 0}, qoffset[3] = {0, 0, 0};
   double srow[3][4] = {};
   int xyzt_units = 0;
+  // What the data mean (sv::NiftiIntent): read for load_nifti_vector.
+  int intent_code = 0;
+  double intent_p[3] = {0, 0, 0};
+  std::string intent_name, descrip;
 };
+
+// A fixed-size character field up to its first NUL.
+std::string text_field(const unsigned char* p, std::size_t n) {
+  std::size_t len = 0;
+  while (len < n && p[len] != 0) ++len;
+  return std::string(reinterpret_cast<const char*>(p), len);
+}
 
 #define SV_NIFTI2_OFFSET(field) offsetof(nifti_2_header, field)
 static_assert(sizeof(nifti_2_header) == 540, "nifti2.h: the NIfTI-2 header is 540 bytes");
@@ -271,6 +282,12 @@ Header parse_header(const std::string& path, unsigned char* h,
       out.srow[2][c] = hv.f32(SV_NIFTI_OFFSET(srow_z) + 4 * c);
     }
     out.xyzt_units = h[SV_NIFTI_OFFSET(xyzt_units)];
+    out.intent_code = hv.i16(SV_NIFTI_OFFSET(intent_code));
+    out.intent_p[0] = hv.f32(SV_NIFTI_OFFSET(intent_p1));
+    out.intent_p[1] = hv.f32(SV_NIFTI_OFFSET(intent_p2));
+    out.intent_p[2] = hv.f32(SV_NIFTI_OFFSET(intent_p3));
+    out.intent_name = text_field(h + SV_NIFTI_OFFSET(intent_name), 16);
+    out.descrip = text_field(h + SV_NIFTI_OFFSET(descrip), 80);
     return out;
   }
   // NIfTI-2: read the remaining 192 header bytes.
@@ -323,6 +340,12 @@ Header parse_header(const std::string& path, unsigned char* h,
     out.srow[2][c] = f64(SV_NIFTI2_OFFSET(srow_z) + 8 * c);
   }
   out.xyzt_units = i32(SV_NIFTI2_OFFSET(xyzt_units));
+  out.intent_code = i32(SV_NIFTI2_OFFSET(intent_code));
+  out.intent_p[0] = f64(SV_NIFTI2_OFFSET(intent_p1));
+  out.intent_p[1] = f64(SV_NIFTI2_OFFSET(intent_p2));
+  out.intent_p[2] = f64(SV_NIFTI2_OFFSET(intent_p3));
+  out.intent_name = text_field(full.data() + SV_NIFTI2_OFFSET(intent_name), 16);
+  out.descrip = text_field(full.data() + SV_NIFTI2_OFFSET(descrip), 80);
   return out;
 }
 
@@ -391,11 +414,15 @@ struct Layout {
   std::size_t volumes = 1, vol = 0;
   const StoredType* type = nullptr;
   std::size_t offset = 0;  // vox_offset
-  std::size_t n = 0;       // voxels per volume
+  std::size_t n = 0;       // values per volume (a vector image: voxels x components)
   std::size_t vol_bytes = 0, data_bytes = 0, total = 0;
+  std::size_t components = 1;  // a vector image's dim[5]; 1 otherwise
 };
 
-Layout nifti_layout(const std::string& path, const Header& hd, long volume) {
+// `vector`: the file is read as a vector image (load_nifti_vector): dim[0] 5 to 7, dim[4] = 1,
+// dim[5] the components (1 to 4), dim[6..7] = 1; rank 3, one "volume" holding every component.
+// Otherwise (load_nifti, probe_nifti): 1 to 4 axes, one volume of a 4-D file by `volume`.
+Layout nifti_layout(const std::string& path, const Header& hd, long volume, bool vector = false) {
   if (hd.ndim < 1 || hd.ndim > 7)
     fail(path, "dim[0] is " + std::to_string(hd.ndim) + ", expected 1 to 7");
   const int ndim = static_cast<int>(hd.ndim);
@@ -411,12 +438,31 @@ Layout nifti_layout(const std::string& path, const Header& hd, long volume) {
                      " (more than 2^31 - 1 samples per axis)");
     dim[i] = static_cast<std::size_t>(d);
   }
-  for (int i = 5; i <= ndim; ++i)
-    if (dim[i] != 1)
-      fail(path, "is " + std::to_string(ndim) + "-D (dim[" + std::to_string(i) +
-                     "] = " + std::to_string(dim[i]) +
-                     "); only 1 to 4 axes are read, axes 5 to 7 must have size 1");
-  const std::size_t volumes = ndim >= 4 ? dim[4] : 1;
+  std::size_t components = 1;
+  if (vector) {
+    if (ndim < 5)
+      fail(path, "is " + std::to_string(ndim) +
+                     "-D, not a vector image (dim[0] = 5 with the components along dim[5])");
+    for (int i = 6; i <= ndim; ++i)
+      if (dim[i] != 1)
+        fail(path, "dim[" + std::to_string(i) + "] is " + std::to_string(dim[i]) +
+                       "; a vector image has dim[6] = dim[7] = 1");
+    if (dim[4] != 1)
+      fail(path, "dim[4] is " + std::to_string(dim[4]) +
+                     "; a vector image has one time point (dim[4] = 1)");
+    if (dim[5] > 4)
+      fail(path, "has " + std::to_string(dim[5]) + " vector components (dim[5]); 1 to 4 are read");
+    components = dim[5];
+  } else {
+    for (int i = 5; i <= ndim; ++i)
+      if (dim[i] != 1)
+        fail(path, "is " + std::to_string(ndim) + "-D (dim[" + std::to_string(i) +
+                       "] = " + std::to_string(dim[i]) +
+                       "); only 1 to 4 axes are read, axes 5 to 7 must have size 1 (5-D vector "
+                       "images such as NiftyReg control-point grids are read by splinetool ffd "
+                       "and warp with --reference)");
+  }
+  const std::size_t volumes = !vector && ndim >= 4 ? dim[4] : 1;
   if (volume < 0 && volumes > 1)
     fail(path, "is 4-D with " + std::to_string(volumes) +
                    " volumes; choose one with --volume INDEX (0 to " + std::to_string(volumes - 1) +
@@ -425,7 +471,7 @@ Layout nifti_layout(const std::string& path, const Header& hd, long volume) {
   if (vol >= volumes)
     fail(path, "volume index " + std::to_string(volume) + " is out of range: the file holds " +
                    std::to_string(volumes) + (volumes == 1 ? " volume" : " volumes"));
-  const std::size_t rank = static_cast<std::size_t>(ndim < 3 ? ndim : 3);
+  const std::size_t rank = vector ? 3 : static_cast<std::size_t>(ndim < 3 ? ndim : 3);
 
   const int code = hd.datatype;
   const StoredType* type = nullptr;
@@ -452,6 +498,7 @@ Layout nifti_layout(const std::string& path, const Header& hd, long volume) {
   std::size_t n = 1, vol_bytes = 0, data_bytes = 0, total = 0;
   for (std::size_t i = 1; i <= rank; ++i)
     if (!io::checked_mul(n, dim[i], &n)) fail(path, "the declared size overflows");
+  if (!io::checked_mul(n, components, &n)) fail(path, "the declared size overflows");
   if (!io::checked_mul(n, type->size, &vol_bytes) ||
       !io::checked_mul(vol_bytes, volumes, &data_bytes) || data_bytes > SIZE_MAX - offset)
     fail(path, "the declared size overflows");
@@ -459,7 +506,8 @@ Layout nifti_layout(const std::string& path, const Header& hd, long volume) {
 
   std::vector<std::size_t> dims;
   for (std::size_t k = 0; k < rank; ++k) dims.push_back(dim[rank - k]);
-  return Layout{rank, dims, volumes, vol, type, offset, n, vol_bytes, data_bytes, total};
+  return Layout{rank, dims,      volumes,    vol,   type,      offset,
+                n,    vol_bytes, data_bytes, total, components};
 }
 
 // A plain (uncompressed) regular file must be exactly as long as its header declares.
@@ -494,7 +542,10 @@ void nifti_geometry(const std::string& path, const Header& hd, std::size_t rank,
       spacing->push_back(geometry->affine[rank - 1 - k][rank - 1 - k]);
 }
 
-Loaded read_nifti(const std::string& path, long volume) {
+// Reads the file (one volume of it, or with `vector` the whole vector image); `header`, when
+// not null, receives the parsed header.
+Loaded read_nifti(const std::string& path, long volume, bool vector = false,
+                  Header* header = nullptr) {
   GzFile file(path);
   unsigned char h[kHeaderSize];
   const std::size_t got = file.read(h, kHeaderSize);
@@ -503,7 +554,7 @@ Loaded read_nifti(const std::string& path, long volume) {
                    std::to_string(kHeaderSize));
   const Header hd =
       parse_header(path, h, [&](unsigned char* dst, std::size_t n) { return file.read(dst, n); });
-  const Layout L = nifti_layout(path, hd, volume);
+  const Layout L = nifti_layout(path, hd, volume, vector);
   const std::size_t offset = L.offset, n = L.n, vol_bytes = L.vol_bytes, vol = L.vol,
                     data_bytes = L.data_bytes, total = L.total;
 
@@ -562,9 +613,23 @@ Loaded read_nifti(const std::string& path, long volume) {
 
   Loaded out;
   nifti_geometry(path, hd, L.rank, &out.spacing, &out.geometry);
-  out.array = ArrayD(L.dims, 1);
   out.dtype = L.type->dtype;
-  io::decode_values(raw.data(), n, L.type->scalar, hd.be, out.array.data());
+  if (vector) {
+    // The components are whole volumes one after another (dim[5] varies slowest); the array
+    // interleaves them.
+    out.array = ArrayD(L.dims, L.components);
+    out.channel_axis = true;
+    std::vector<double> planes(n);
+    io::decode_values(raw.data(), n, L.type->scalar, hd.be, planes.data());
+    const std::size_t points = n / L.components;
+    double* dst = out.array.data();
+    for (std::size_t c = 0; c < L.components; ++c)
+      for (std::size_t p = 0; p < points; ++p) dst[p * L.components + c] = planes[c * points + p];
+  } else {
+    out.array = ArrayD(L.dims, 1);
+    io::decode_values(raw.data(), n, L.type->scalar, hd.be, out.array.data());
+  }
+  if (header) *header = hd;
   double slope = 1, inter = 0;
   if (nifti_scaling(hd, &slope, &inter)) {
     for (double& v : out.array.vec()) v = v * slope + inter;
@@ -659,12 +724,15 @@ bool qform_of(double R[3][3], double q[3], double* qfac) {
   return true;
 }
 
-// The 352 bytes write_nifti puts before the voxels of an array of `dims` (one channel).
+// The 352 bytes write_nifti puts before the voxels of an array of `dims` (one channel), or,
+// with `intent`, before the components of a vector image (save_nifti_vector: dim[0] = 5,
+// dim[4] = 1, dim[5] = channels, the intent fields and descrip set).
 std::vector<unsigned char> nifti_header(const std::string& path,
                                         const std::vector<std::size_t>& dims, std::size_t channels,
-                                        DType dtype, const Geometry& g) {
+                                        DType dtype, const Geometry& g,
+                                        const NiftiIntent* intent = nullptr) {
   const std::size_t rank = dims.size();
-  if (channels != 1)
+  if (channels != 1 && !intent)
     fail(path, "NIfTI output takes one channel; the array has " + std::to_string(channels));
   for (std::size_t k = 0; k < rank; ++k)
     if (dims[k] > 32767)
@@ -724,9 +792,21 @@ std::vector<unsigned char> nifti_header(const std::string& path,
   std::vector<unsigned char> bytes(kWriteOffset, 0);
   unsigned char* h = bytes.data();
   put(h, SV_NIFTI_OFFSET(sizeof_hdr), 348, 4);
-  put_i16(h, SV_NIFTI_OFFSET(dim), static_cast<int>(rank));
+  put_i16(h, SV_NIFTI_OFFSET(dim), intent ? 5 : static_cast<int>(rank));
   for (std::size_t i = 1; i <= 7; ++i)
     put_i16(h, SV_NIFTI_OFFSET(dim) + 2 * i, i <= rank ? static_cast<int>(dims[rank - i]) : 1);
+  if (intent) {
+    put_i16(h, SV_NIFTI_OFFSET(dim) + 2 * 5, static_cast<int>(channels));
+    put_i16(h, SV_NIFTI_OFFSET(intent_code), intent->code);
+    put_f32(h, SV_NIFTI_OFFSET(intent_p1), intent->p1);
+    put_f32(h, SV_NIFTI_OFFSET(intent_p2), intent->p2);
+    put_f32(h, SV_NIFTI_OFFSET(intent_p3), intent->p3);
+    // Text fields keep a terminating NUL (15 and 79 characters at most).
+    std::memcpy(h + SV_NIFTI_OFFSET(intent_name), intent->name.data(),
+                std::min<std::size_t>(intent->name.size(), 15));
+    std::memcpy(h + SV_NIFTI_OFFSET(descrip), intent->descrip.data(),
+                std::min<std::size_t>(intent->descrip.size(), 79));
+  }
   put_i16(h, SV_NIFTI_OFFSET(datatype), code);
   put_i16(h, SV_NIFTI_OFFSET(bitpix), static_cast<int>(8 * size));
   for (std::size_t i = 1; i <= 7; ++i)
@@ -764,11 +844,24 @@ std::vector<unsigned char> nifti_header(const std::string& path,
   return bytes;
 }
 
-void write_nifti(const std::string& path, const ArrayD& a, DType dtype, const Geometry& g) {
-  std::vector<unsigned char> bytes = nifti_header(path, a.dims(), a.channels(), dtype, g);
+void write_nifti(const std::string& path, const ArrayD& a, DType dtype, const Geometry& g,
+                 const NiftiIntent* intent = nullptr) {
+  std::vector<unsigned char> bytes = nifti_header(path, a.dims(), a.channels(), dtype, g, intent);
   const io::Scalar scalar = io::scalar_of(dtype);
-  bytes.resize(kWriteOffset + a.size() * io::scalar_size(scalar));
-  io::encode_values(a.data(), a.size(), scalar, bytes.data() + kWriteOffset);
+  const std::size_t size = io::scalar_size(scalar);
+  bytes.resize(kWriteOffset + a.size() * size);
+  if (a.channels() == 1) {
+    io::encode_values(a.data(), a.size(), scalar, bytes.data() + kWriteOffset);
+  } else {
+    // A vector image stores its components one whole volume after another.
+    const std::size_t points = a.points(), channels = a.channels();
+    std::vector<double> plane(points);
+    for (std::size_t c = 0; c < channels; ++c) {
+      for (std::size_t p = 0; p < points; ++p) plane[p] = a.data()[p * channels + c];
+      io::encode_values(plane.data(), points, scalar,
+                        bytes.data() + kWriteOffset + c * points * size);
+    }
+  }
 
   if (io::lower_extension(path) == ".gz")
     io::write_file_atomic(path, gzip(path, bytes));
@@ -801,6 +894,27 @@ void save_nifti(const std::string& path, const ArrayD& a, DType dtype,
 
 void save_nifti(const std::string& path, const ArrayD& a, DType dtype, const Geometry& geometry) {
   io::guard_memory(path, [&] { write_nifti(path, a, dtype, geometry); });
+}
+
+NiftiVector load_nifti_vector(const std::string& path) {
+  return io::guard_memory(path, [&] {
+    Header hd;
+    NiftiVector out;
+    out.image = io::finish_loaded(path, read_nifti(path, -1, true, &hd));
+    out.intent.code = hd.intent_code;
+    out.intent.p1 = hd.intent_p[0];
+    out.intent.p2 = hd.intent_p[1];
+    out.intent.p3 = hd.intent_p[2];
+    out.intent.name = hd.intent_name;
+    out.intent.descrip = hd.descrip;
+    out.unit_mm = unit_to_mm(hd.xyzt_units);
+    return out;
+  });
+}
+
+void save_nifti_vector(const std::string& path, const ArrayD& a, DType dtype,
+                       const Geometry& geometry, const NiftiIntent& intent) {
+  io::guard_memory(path, [&] { write_nifti(path, a, dtype, geometry, &intent); });
 }
 
 namespace io {

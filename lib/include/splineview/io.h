@@ -147,6 +147,38 @@ void save_nifti(const std::string& path, const ArrayD& a, DType dtype,
                 const std::vector<double>& spacing = {});
 void save_nifti(const std::string& path, const ArrayD& a, DType dtype, const Geometry& geometry);
 
+// NIfTI vector images: the 5-D layout the standard gives vector-valued data (dim[0] = 5,
+// dim[4] = 1 time point, dim[5] = the components; NIFTI_INTENT_VECTOR), which load_nifti
+// refuses. NiftyReg stores its transformations so (splineview/niftyreg.h).
+// What the header says the data are: intent_code, intent_p1..3, intent_name (up to 15
+// characters) and descrip (up to 79).
+struct NiftiIntent {
+  int code = 0;
+  double p1 = 0, p2 = 0, p3 = 0;
+  std::string name, descrip;
+};
+struct NiftiVector {
+  // dims (dim[3], dim[2], dim[1]) = (z, y, x), always rank 3 (a 2-D image has z = 1), with
+  // dim[5] channels, channel c = component c as stored (channel_axis is true); dtype, scaling,
+  // geometry and spacing as load_nifti gives them.
+  Loaded image;
+  NiftiIntent intent;
+  // Millimetres per the file's spatial unit (xyzt_units: metre 1000, micron 0.001, else 1), the
+  // factor the geometry was converted by; for values that are positions or lengths.
+  double unit_mm = 1.0;
+};
+// NIfTI-1 or NIfTI-2, .nii or .nii.gz, as load_nifti reads them (byte order, datatypes,
+// scl_slope, geometry, the same checks of size and truncation), with dim[0] 5 to 7, dim[4] = 1,
+// dim[5] 1 to 4 and dim[6] = dim[7] = 1; the components are stored one whole volume after another.
+// Errors name the file and the field, e.g. "<path>: dim[4] is 3; a vector image has one time
+// point (dim[4] = 1)".
+NiftiVector load_nifti_vector(const std::string& path);
+// Writes a rank 1..3 array with 1..4 channels as such a NIfTI-1 vector image: dim[0] = 5,
+// dim[1..3] = x, y, z (1 beyond the rank), dim[4] = 1, dim[5] = channels, `intent` in the
+// header, the rest as save_nifti(path, a, dtype, geometry) writes it.
+void save_nifti_vector(const std::string& path, const ArrayD& a, DType dtype,
+                       const Geometry& geometry, const NiftiIntent& intent);
+
 // A headerless raw volume: its dims in array order (z, y, x; plus the channel count last when
 // loaded with a channel axis), the stored scalar type, byte order, spacing of the spatial axes
 // (empty = all 1) and the number of header bytes to skip.
