@@ -49,7 +49,19 @@ struct FfdOptions {
   std::uint64_t seed = 1;
 };
 
+struct RegistrationOptions {
+  bool quick = false;   // the head only, few repeats and iterations
+  std::string only;     // only the volume whose name starts with this ("head", "294x130x208")
+  int repeats = 10;     // timed objective evaluations per backend (median per stage)
+  int iterations = 20;  // optimiser iterations of the end-to-end run (one level)
+  int spacing = 5;      // control-point spacing (cubic tiles, P4's usual 5^3)
+  bool cpu = true;      // time the CPU objective and registration too
+  std::string asset_dir = "assets";  // where mri_t1_head.nrrd is
+  std::uint64_t seed = 1;
+};
+
 Json run_ffd(const FfdOptions& opt);
+Json run_registration(const RegistrationOptions& opt);
 Json run_prefilter(const PrefilterOptions& opt);
 Json run_out_of_core(const OutOfCoreOptions& opt);
 Json run_reconstruct(const ReconstructOptions& opt);

@@ -1,5 +1,6 @@
 // splinebench-cuda: CUDA prefilter, reconstruction and upscaling speed on the current device.
-// Subcommands: prefilter, reconstruct, upscale, out-of-core, ffd. Each writes a JSON report to
+// Subcommands: prefilter, reconstruct, upscale, out-of-core, ffd, registration. Each writes a JSON
+// report to
 // --out and prints a Markdown table on stdout. Exit status: 0 success, 1 the benchmark failed (e.g.
 // no CUDA device), 2 bad command line.
 #include <cstdio>
@@ -88,6 +89,28 @@ int main(int argc, char** argv) {
       ->capture_default_str();
   ffd->add_option("--seed", fo.seed, "seed of the random grids")->capture_default_str();
 
+  cbench::RegistrationOptions ro;
+  CLI::App* reg = app.add_subcommand(
+      "registration",
+      "FFD registration (SSD + bending energy, L-BFGS) on the MRI head and P4's volumes, with "
+      "each field kernel and the CPU: ms per objective evaluation split by stage (field, warp, "
+      "gradient, regulariser) and end to end per iteration (setup apart)");
+  reg->add_option("--out,--json", out, "JSON report file")->type_name("FILE");
+  reg->add_flag("--quick", ro.quick, "the head only, few repeats and iterations");
+  reg->add_option("--only", ro.only, "only the volume whose name starts with this, e.g. head")
+      ->type_name("NAME");
+  reg->add_option("--repeats", ro.repeats, "timed evaluations per backend")->capture_default_str();
+  reg->add_option("--iterations", ro.iterations, "optimiser iterations end to end")
+      ->capture_default_str();
+  reg->add_option("--spacing", ro.spacing, "control-point spacing (voxels, all axes)")
+      ->check(CLI::Range(1, 8))
+      ->capture_default_str();
+  reg->add_flag("!--no-cpu", ro.cpu, "skip the CPU rows");
+  reg->add_option("--assets", ro.asset_dir, "the folder holding mri_t1_head.nrrd")
+      ->capture_default_str();
+  reg->add_option("--seed", ro.seed, "seed of the synthetic volumes and fields")
+      ->capture_default_str();
+
   CLI11_PARSE(app, argc, argv);
   try {
     sv::cuda::require("splinebench-cuda");
@@ -95,6 +118,7 @@ int main(int argc, char** argv) {
                           : reconstruct->parsed() ? cbench::run_reconstruct(rc)
                           : ooc->parsed()         ? cbench::run_out_of_core(oc)
                           : ffd->parsed()         ? cbench::run_ffd(fo)
+                          : reg->parsed()         ? cbench::run_registration(ro)
                                                   : cbench::run_upscale(up);
     if (!out.empty()) {
       std::ofstream f(out);

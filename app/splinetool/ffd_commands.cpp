@@ -5,6 +5,7 @@
 #include "ffd_commands.h"
 
 #include "commands.h"
+#include "ffd_grid_input.h"
 
 #include <algorithm>
 #include <cctype>
@@ -20,6 +21,7 @@
 #include <CLI/CLI.hpp>
 #include <nlohmann/json.hpp>
 
+#include "splineview/cuda_warp.h"
 #include "splineview/error.h"
 #include "splineview/ffd.h"
 #include "splineview/ffd_warp.h"
@@ -123,6 +125,10 @@ std::string shape_text(const std::vector<std::size_t>& v) {
 // the spacing (and, when given, the image shape); errors name GRID.
 sv::ArrayD load_grid(const std::string& path, const std::string& spacing, const char* command,
                      std::vector<int>& delta) {
+  if (spacing.empty())
+    throw UsageError(std::string(command) +
+                     ": --spacing D is required for a .npy or NRRD GRID (a "
+                     "NiftyReg .nii/.nii.gz grid carries its own)");
   sv::Loaded g = sv::load_any(path, true);
   const std::string where = std::string(command) + ": GRID '" + shown(path) + "'";
   if (!g.channel_axis || (g.array.rank() != 2 && g.array.rank() != 3))
@@ -209,7 +215,10 @@ void run_ffd(const FfdArgs& args) {
   apply_input_options(args.common);
 
   std::vector<int> delta;
-  const sv::ArrayD grid = load_grid(args.grid, args.spacing, cmd, delta);
+  const sv::ArrayD grid =
+      is_niftyreg_grid(args.grid)
+          ? load_niftyreg_grid_input(args.grid, args.spacing, args.reference, cmd, delta)
+          : load_grid(args.grid, args.spacing, cmd, delta);
   sv::Geometry geometry;
   if (!args.reference.empty()) {
     const sv::Loaded ref = sv::load_any(args.reference, false);
@@ -284,20 +293,41 @@ void run_warp(const WarpArgs& args) {
   const char* cmd = "warp";
   const sv::Method method = sv::parse_method(args.method);
   const sv::Boundary boundary = sv::parse_boundary(args.mode);
-  if (args.precision != "single" && args.precision != "double")
+  const bool cuda = args.backend == "cuda";
+  if (!cuda && args.backend != "cpu")
+    throw UsageError("warp: --backend must be cpu or cuda, got '" +
+                     sv::printable(args.backend, 40) + "'");
+  const std::string precision =
+      args.precision.empty() ? (cuda ? "single" : "double") : args.precision;
+  if (precision != "single" && precision != "double")
     throw UsageError("warp: --precision must be single or double, got '" +
-                     sv::printable(args.precision, 40) + "'");
+                     sv::printable(precision, 40) + "'");
+  if (cuda && precision != "single")
+    throw UsageError(
+        "warp: --backend cuda computes in single precision (float field and coefficients, the "
+        "sampler in double); drop --precision double or use --backend cpu");
+  sv::cuda::FfdKernel kernel = sv::cuda::FfdKernel::ThreadPerTileFma;
+  try {
+    kernel = sv::cuda::parse_ffd_kernel(args.kernel);
+  } catch (const sv::Error& e) {
+    throw UsageError(std::string("warp: --kernel: ") + e.what());
+  }
   if (!std::isfinite(args.cval)) throw UsageError("warp: --cval must be a finite number");
   check_output(args.out, {".npy", ".png", ".nrrd", ".nhdr", ".nii", ".nii.gz", ".tif", ".tiff"},
                cmd, "OUT");
   if (!args.jacobian.empty()) check_output(args.jacobian, kJacobianOut, cmd, "--jacobian");
   check_distinct({{"OUT", args.out}, {"--jacobian", args.jacobian}},
                  {{"MOVING", args.moving}, {"GRID", args.grid}}, cmd);
+  check_warp_reference_option(args.grid, args.reference);
   apply_input_options(args.common);
 
   std::vector<int> delta;
-  const sv::ArrayD grid = load_grid(args.grid, args.spacing, cmd, delta);
+  const sv::ArrayD grid =
+      is_niftyreg_grid(args.grid)
+          ? load_niftyreg_grid_input(args.grid, args.spacing, args.reference, cmd, delta)
+          : load_grid(args.grid, args.spacing, cmd, delta);
   sv::Loaded in = sv::load_any(args.moving, args.channels);
+  check_moving_on_reference(args.grid, args.reference, in, args.moving);
   const sv::ArrayD& moving = in.array;
   const sv::NonFinite nf = sv::scan_nonfinite(moving);
   if (nf.count)
@@ -324,10 +354,21 @@ void run_warp(const WarpArgs& args) {
   opt.boundary = boundary;
   opt.cval = args.cval;
   opt.threads = args.common.threads;
-  const bool single = args.precision == "single";
+  const bool single = precision == "single";
   const auto t0 = std::chrono::steady_clock::now();
-  const sv::ArrayD result =
-      single ? warped<float>(moving, grid, delta, opt) : warped<double>(moving, grid, delta, opt);
+  sv::ArrayD result;
+  if (cuda) {
+    sv::cuda::WarpConfig cfg;
+    cfg.method = method;
+    cfg.boundary = boundary;
+    cfg.cval = args.cval;
+    cfg.kernel = kernel;
+    result = sv::ArrayD::from(
+        sv::cuda::warp(sv::ArrayF::from(moving), sv::ArrayF::from(grid), delta, cfg));
+  } else {
+    result =
+        single ? warped<float>(moving, grid, delta, opt) : warped<double>(moving, grid, delta, opt);
+  }
   const double seconds = seconds_since(t0);
   sv::ArrayD det;
   DetStats stats;
@@ -372,7 +413,9 @@ void run_warp(const WarpArgs& args) {
            {"method", sv::method_name(method)},
            {"mode", sv::boundary_scipy_name(boundary)},
            {"cval", args.cval},
-           {"precision", args.precision},
+           {"precision", precision},
+           {"backend", args.backend},
+           {"kernel", cuda ? Json(sv::cuda::ffd_kernel_name(kernel)) : Json(nullptr)},
            {"dtype", sv::dtype_name(dtype)},
            {"voxels", moving.points()},
            {"seconds", seconds},
@@ -391,9 +434,9 @@ namespace {
 void add_shared(CLI::App* sub, CommonArgs& common, std::string& spacing, std::string& jacobian) {
   sub->add_option("--spacing", spacing,
                   "control-point spacing in voxels, a whole number >= 1 for every axis or one "
-                  "per axis in array order (D or D0,D1[,D2])")
-      ->type_name("D[,D..]")
-      ->required();
+                  "per axis in array order (D or D0,D1[,D2]); required for a .npy/NRRD GRID, "
+                  "taken from a NiftyReg GRID's header")
+      ->type_name("D[,D..]");
   sub->add_option("--jacobian", jacobian,
                   "also write the Jacobian determinant of x -> x + u(x) at every voxel (.npy, "
                   ".nrrd/.nhdr, .nii/.nii.gz or .tif/.tiff)")
@@ -413,7 +456,9 @@ void add_shared(CLI::App* sub, CommonArgs& common, std::string& spacing, std::st
 const char* const kGridHelp =
     "control grid: a .npy of shape (M_z, M_y, M_x, 3) or (M_y, M_x, 2), displacements in voxels, "
     "the last axis the components in array axis order (z, y, x); control point j of an axis at "
-    "voxel (j - 1) * D; at least floor((N - 1) / D) + 4 points per axis";
+    "voxel (j - 1) * D; at least floor((N - 1) / D) + 4 points per axis. Or a NiftyReg "
+    "control-point grid (.nii/.nii.gz, reg_f3d -cpp) with --reference REF, the image it was "
+    "computed for";
 
 }  // namespace
 
@@ -475,10 +520,25 @@ void add_ffd_commands(CLI::App& app, FfdCommands& c) {
       ->capture_default_str();
   warp->add_option("--precision", w.precision,
                    "single: float samples, grid, field and coefficients (the sampler accumulates "
-                   "in double; float32 output); double: all double (float64 output)")
+                   "in double; float32 output); double: all double (float64 output). Default: "
+                   "double on the CPU, single with --backend cuda (the only one it has)")
       ->type_name("P")
-      ->check(CLI::IsMember({"single", "double"}))
+      ->check(CLI::IsMember({"single", "double"}));
+  warp->add_option("--backend", w.backend,
+                   "cpu (sv::warp) or cuda (the field by a CUDA FFD kernel, the spline "
+                   "prefiltered and sampled on the GPU; every method and mode)")
+      ->type_name("B")
+      ->check(CLI::IsMember({"cpu", "cuda"}))
       ->capture_default_str();
+  warp->add_option("--kernel", w.kernel,
+                   "--backend cuda: the field kernel, texture, per-voxel, tile-lerp or tile-fma")
+      ->type_name("K")
+      ->check(CLI::IsMember({"texture", "per-voxel", "tile-lerp", "tile-fma"}))
+      ->capture_default_str();
+  warp->add_option("--reference", w.reference,
+                   "with a NiftyReg GRID: the image it was computed for (reg_f3d -ref); MOVING "
+                   "must lie on its voxel grid")
+      ->type_name("REF");
   warp->add_flag("--channels", w.channels,
                  "the last axis of a .npy MOVING is channels (1..4); colour images imply it");
   add_shared(warp, w.common, w.spacing, w.jacobian);

@@ -28,13 +28,18 @@ struct FfdArgs {
 struct WarpArgs {
   CommonArgs common;
   std::string moving, grid, out;
-  std::string spacing;   // --spacing D | D0,D1[,D2] (voxels), as typed
-  std::string jacobian;  // --jacobian JOUT
+  std::string spacing;    // --spacing D | D0,D1[,D2] (voxels), as typed
+  std::string jacobian;   // --jacobian JOUT
+  std::string reference;  // --reference REF: the image a NiftyReg GRID was computed for
   std::string method = "cubic";
   std::string mode = "reflect";  // ours or scipy.ndimage's names (sv::parse_boundary)
   double cval = 0.0;
-  std::string precision = "double";  // single: float samples, grid, field and coefficients
-  bool channels = false;             // the last axis of a .npy MOVING is channels
+  // single: float samples, grid, field and coefficients; empty: double on the CPU, single with
+  // --backend cuda
+  std::string precision;
+  bool channels = false;            // the last axis of a .npy MOVING is channels
+  std::string backend = "cpu";      // cpu | cuda (sv::cuda::warp)
+  std::string kernel = "tile-fma";  // --backend cuda: the field kernel (cuda_ffd.h's names)
 };
 
 // The two subcommands as declared, to learn which one was given.

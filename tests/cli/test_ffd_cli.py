@@ -8,7 +8,9 @@
   warp    the bundled MRI (assets/mri_t1_head.nrrd) with a zero grid equals the input and keeps
           its NRRD header fields (space, directions, origin, sizes, kinds); a constant shift
           grid (0, 2, -3) equals scipy.ndimage.shift(order=3) within 1e-4 of the range away from
-          the borders for several modes; channels; --json (det J figures, folded count).
+          the borders for several modes; channels; --json (det J figures, folded count);
+          --backend cuda against the CPU within a derived float bound (skipped, with the
+          reason, without a CUDA device; its refusals are checked either way).
   errors  grid too small (names the axis, the count and the minimum), wrong component count,
           non-finite values, rank mismatch (exit 1); --spacing missing or < 1, --shape with
           --reference (exit 2); always one line on stderr and no OUT.
@@ -245,6 +247,63 @@ def test_warp(tool, wd, rng):
           "warp 2-D with channels: the input, %s" % (w.shape,))
 
 
+def cuda_devices(tool):
+    """(devices, reason): what `splinetool info --json` says about CUDA."""
+    j = json.loads(tool.ok("info", "--json").stdout)
+    return j.get("cuda_devices", []), j.get("cuda_none_reason", "")
+
+
+def test_warp_cuda(tool, wd, rng):
+    """--backend cuda against --backend cpu (double) on the MRI head with a random grid, within
+    sum_a D_a du + 8.5 eps max|c| (D_a: the largest difference of neighbouring coefficients along
+    a; du: the field kernel's bound, 8.5 eps max|grid| for tile-fma, + 6/256 max|grid| for the
+    texture; 8.5 eps: the CUDA prefilter's 8 ulp and the float32 output). Without a device: one
+    clear line, exit 1, no OUT (the rest is skipped, with the reason)."""
+    _, img = read_nrrd(ASSET)
+    img = img.astype(np.float32).astype(np.float64)
+    grid = rng.uniform(-3, 3, min_points(img.shape, (5, 6, 7)) + (3,)).astype(np.float32)
+    g = wd.save("cuda_grid.npy", grid)
+    for bad, code, needle in ((["--precision", "double"], 2, "single precision"),
+                              (["--kernel", "bogus"], 2, "--kernel")):
+        r = tool.run("warp", ASSET, g, wd.path("wc_bad.npy"), "--spacing", "5,6,7", "--backend",
+                     "cuda", *bad)
+        one_line_error(r, code, "warp --backend cuda %s" % " ".join(bad), wd, ["wc_bad.npy"],
+                       [needle])
+    devices, reason = cuda_devices(tool)
+    if not devices:
+        r = tool.run("warp", ASSET, g, wd.path("wc.npy"), "--spacing", "5,6,7", "--backend",
+                     "cuda")
+        one_line_error(r, 1, "warp --backend cuda without a device", wd, ["wc.npy"], ["CUDA"])
+        print("SKIP: warp --backend cuda against the CPU: no CUDA device (%s)" % reason)
+        return
+    ref_path = wd.path("wc_cpu.npy")
+    tool.ok("warp", ASSET, g, ref_path, "--spacing", "5,6,7", "--precision", "double")
+    ref = np.load(ref_path)
+    coef = ndi.spline_filter(img, order=3, mode="grid-mirror")
+    D = [max(np.max(np.abs(np.diff(coef, axis=a))),
+             np.max(np.abs(np.take(coef, 0, axis=a) - np.take(coef, -1, axis=a))))
+         for a in range(3)]
+    eps = float(np.finfo(np.float32).eps)
+    maxg = float(np.max(np.abs(grid)))
+    for kernel, extra in (("tile-fma", 0.0), ("per-voxel", 0.0), ("texture", 6.0 / 256)):
+        out = wd.path("wc_%s.npy" % kernel)
+        r = tool.ok("warp", ASSET, g, out, "--spacing", "5,6,7", "--backend", "cuda", "--kernel",
+                    kernel, "--json")
+        rep = json.loads(r.stdout)
+        w = np.load(out)
+        du = 8.5 * eps * maxg + extra * maxg
+        bound = sum(D) * du + 8.5 * eps * np.max(np.abs(coef))
+        err = np.max(np.abs(w.astype(np.float64) - ref))
+        check(w.dtype == np.float32 and w.shape == img.shape and rep["backend"] == "cuda" and
+              rep["kernel"] == kernel and rep["precision"] == "single",
+              "warp --backend cuda --kernel %s: float32 of the input's shape, JSON %s" %
+              (kernel, {k: rep.get(k) for k in ("backend", "kernel", "precision")}))
+        check(err <= bound, "warp --backend cuda --kernel %s within %.3g of the CPU, got %.3g" %
+              (kernel, bound, err))
+        print("warp --backend cuda --kernel %s: max |cuda - cpu| %.3g (bound %.3g), %.3f s" %
+              (kernel, err, bound, rep["seconds"]))
+
+
 def test_errors(tool, wd):
     small = wd.save("small.npy", np.zeros((12, 16, 16, 3)))
     two = wd.save("two.npy", np.zeros((16, 30, 30, 2)))
@@ -287,6 +346,7 @@ def main():
     try:
         test_ffd(tool, wd, rng)
         test_warp(tool, wd, rng)
+        test_warp_cuda(tool, wd, rng)
         test_errors(tool, wd)
     finally:
         wd.close()
