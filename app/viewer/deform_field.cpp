@@ -132,14 +132,14 @@ ArrayD make_preset_grid(FfdPreset preset, const std::vector<std::size_t>& image_
             break;
           }
           case FfdPreset::Folding: {
-            // Control columns left and right of the middle pushed in opposite directions along
-            // y, over the middle third of the rows: a shear that overtakes itself.
-            const double mid = static_cast<double>(nx - 1) / 2.0;
-            const double side = static_cast<double>(i) < mid ? 1.0 : -1.0;
-            const double near = std::abs(static_cast<double>(i) - mid) < 1.0 ? 1.0 : 0.0;
+            // The two control columns either side of the middle swapped over along x (the left
+            // one shows content from the right and the other way round), over the middle of
+            // the rows: at amplitude 1, 1 + du_x/dx = 1 - 2 x 1.5 x 0.625 < 0 between them.
+            const std::size_t left = (nx - 2) / 2;
+            const double sign = i == left ? 1.0 : i == left + 1 ? -1.0 : 0.0;
             const double ty = (py - centre[r - 2]) / half[r - 2];
             const double band = std::abs(ty) < 0.6 ? 1.0 - (ty / 0.6) * (ty / 0.6) : 0.0;
-            *cx = -side * near * amplitude * 1.5 * dx * band * zfall;
+            *cx = sign * amplitude * 1.5 * dx * band * zfall;
             break;
           }
         }

@@ -41,13 +41,15 @@ FfdGlKernel parse_ffd_gl_kernel(const std::string& name);
 // The bundled synthetic fields, smooth by construction (cubic B-splines on a coarse grid):
 //   none           zero displacement (the image as it is)
 //   smooth-random  every control point displaced by a uniform random vector of at most
-//                  amplitude x delta per axis (a fixed seed: the same field every time)
+//                  amplitude x delta per axis (a fixed seed: the same field every time); up to
+//                  amplitude 0.25 it cannot fold (|du_a/dx_b| <= 2 x 0.25)
 //   swirl          a rotation about the image centre by amplitude x 90 degrees at the centre,
 //                  falling off smoothly to none at the inscribed circle's rim (in 3-D about the
 //                  z axis, in every slice, with a z falloff)
-//   folding        a pair of opposite shears across a band of control points in the middle,
-//                  amplitude x 1.5 delta each: at amplitude 1 the mapping folds over (det J < 0)
-//                  in the middle, so the red overlay has something to show
+//   folding        the two control columns either side of the middle swapped over along x by
+//                  amplitude x 1.5 delta each, over the middle rows: at amplitude 1 the mapping
+//                  folds over (det J < 0) between them, so the red overlay has something to
+//                  show; below amplitude 0.5 it does not fold
 enum class FfdPreset { None, SmoothRandom, Swirl, Folding };
 const char* ffd_preset_name(FfdPreset p);
 FfdPreset parse_ffd_preset(const std::string& name);

@@ -38,7 +38,7 @@ constexpr double kHandleGrab = 9.0;
 double default_amplitude(FfdPreset p) {
   switch (p) {
     case FfdPreset::SmoothRandom:
-      return 0.35;
+      return 0.25;
     case FfdPreset::Swirl:
       return 0.5;
     case FfdPreset::Folding:

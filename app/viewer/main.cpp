@@ -250,7 +250,7 @@ int main(int argc, char** argv) {
     app.add_option("--amplitude", amplitude,
                    "deform mode: the preset's strength (smooth-random: displacement in "
                    "spacings; swirl: quarter turns at the centre; folding: shear in 1.5 "
-                   "spacings; default 0.35, 0.5, 1)")
+                   "spacings; default 0.25, 0.5, 1)")
         ->check(CLI::Range(0.0, 10.0));
     app.add_option("--spacing", spacing,
                    "deform mode: control-point spacing in voxels, N or one per array axis "
