@@ -5,6 +5,7 @@
 #include "ffd_commands.h"
 
 #include "commands.h"
+#include "ffd_grid_input.h"
 
 #include <algorithm>
 #include <cctype>
@@ -124,6 +125,10 @@ std::string shape_text(const std::vector<std::size_t>& v) {
 // the spacing (and, when given, the image shape); errors name GRID.
 sv::ArrayD load_grid(const std::string& path, const std::string& spacing, const char* command,
                      std::vector<int>& delta) {
+  if (spacing.empty())
+    throw UsageError(std::string(command) +
+                     ": --spacing D is required for a .npy or NRRD GRID (a "
+                     "NiftyReg .nii/.nii.gz grid carries its own)");
   sv::Loaded g = sv::load_any(path, true);
   const std::string where = std::string(command) + ": GRID '" + shown(path) + "'";
   if (!g.channel_axis || (g.array.rank() != 2 && g.array.rank() != 3))
@@ -210,7 +215,10 @@ void run_ffd(const FfdArgs& args) {
   apply_input_options(args.common);
 
   std::vector<int> delta;
-  const sv::ArrayD grid = load_grid(args.grid, args.spacing, cmd, delta);
+  const sv::ArrayD grid =
+      is_niftyreg_grid(args.grid)
+          ? load_niftyreg_grid_input(args.grid, args.spacing, args.reference, cmd, delta)
+          : load_grid(args.grid, args.spacing, cmd, delta);
   sv::Geometry geometry;
   if (!args.reference.empty()) {
     const sv::Loaded ref = sv::load_any(args.reference, false);
@@ -310,11 +318,16 @@ void run_warp(const WarpArgs& args) {
   if (!args.jacobian.empty()) check_output(args.jacobian, kJacobianOut, cmd, "--jacobian");
   check_distinct({{"OUT", args.out}, {"--jacobian", args.jacobian}},
                  {{"MOVING", args.moving}, {"GRID", args.grid}}, cmd);
+  check_warp_reference_option(args.grid, args.reference);
   apply_input_options(args.common);
 
   std::vector<int> delta;
-  const sv::ArrayD grid = load_grid(args.grid, args.spacing, cmd, delta);
+  const sv::ArrayD grid =
+      is_niftyreg_grid(args.grid)
+          ? load_niftyreg_grid_input(args.grid, args.spacing, args.reference, cmd, delta)
+          : load_grid(args.grid, args.spacing, cmd, delta);
   sv::Loaded in = sv::load_any(args.moving, args.channels);
+  check_moving_on_reference(args.grid, args.reference, in, args.moving);
   const sv::ArrayD& moving = in.array;
   const sv::NonFinite nf = sv::scan_nonfinite(moving);
   if (nf.count)
@@ -421,9 +434,9 @@ namespace {
 void add_shared(CLI::App* sub, CommonArgs& common, std::string& spacing, std::string& jacobian) {
   sub->add_option("--spacing", spacing,
                   "control-point spacing in voxels, a whole number >= 1 for every axis or one "
-                  "per axis in array order (D or D0,D1[,D2])")
-      ->type_name("D[,D..]")
-      ->required();
+                  "per axis in array order (D or D0,D1[,D2]); required for a .npy/NRRD GRID, "
+                  "taken from a NiftyReg GRID's header")
+      ->type_name("D[,D..]");
   sub->add_option("--jacobian", jacobian,
                   "also write the Jacobian determinant of x -> x + u(x) at every voxel (.npy, "
                   ".nrrd/.nhdr, .nii/.nii.gz or .tif/.tiff)")
@@ -443,7 +456,9 @@ void add_shared(CLI::App* sub, CommonArgs& common, std::string& spacing, std::st
 const char* const kGridHelp =
     "control grid: a .npy of shape (M_z, M_y, M_x, 3) or (M_y, M_x, 2), displacements in voxels, "
     "the last axis the components in array axis order (z, y, x); control point j of an axis at "
-    "voxel (j - 1) * D; at least floor((N - 1) / D) + 4 points per axis";
+    "voxel (j - 1) * D; at least floor((N - 1) / D) + 4 points per axis. Or a NiftyReg "
+    "control-point grid (.nii/.nii.gz, reg_f3d -cpp) with --reference REF, the image it was "
+    "computed for";
 
 }  // namespace
 
@@ -520,6 +535,10 @@ void add_ffd_commands(CLI::App& app, FfdCommands& c) {
       ->type_name("K")
       ->check(CLI::IsMember({"texture", "per-voxel", "tile-lerp", "tile-fma"}))
       ->capture_default_str();
+  warp->add_option("--reference", w.reference,
+                   "with a NiftyReg GRID: the image it was computed for (reg_f3d -ref); MOVING "
+                   "must lie on its voxel grid")
+      ->type_name("REF");
   warp->add_flag("--channels", w.channels,
                  "the last axis of a .npy MOVING is channels (1..4); colour images imply it");
   add_shared(warp, w.common, w.spacing, w.jacobian);

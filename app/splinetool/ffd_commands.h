@@ -28,8 +28,9 @@ struct FfdArgs {
 struct WarpArgs {
   CommonArgs common;
   std::string moving, grid, out;
-  std::string spacing;   // --spacing D | D0,D1[,D2] (voxels), as typed
-  std::string jacobian;  // --jacobian JOUT
+  std::string spacing;    // --spacing D | D0,D1[,D2] (voxels), as typed
+  std::string jacobian;   // --jacobian JOUT
+  std::string reference;  // --reference REF: the image a NiftyReg GRID was computed for
   std::string method = "cubic";
   std::string mode = "reflect";  // ours or scipy.ndimage's names (sv::parse_boundary)
   double cval = 0.0;

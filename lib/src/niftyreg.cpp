@@ -167,7 +167,7 @@ std::vector<int> grid_spacing(const Block& Ainv, const Block& G, const std::vect
     if (!(D[a][a] > 0) || !(off <= 1e-3 * norm)) {
       std::string dir;
       for (std::size_t k = 0; k < r; ++k)
-        dir += (k ? ", " : "") + format_number(std::round(D[k][a] / norm * 1e4) / 1e4);
+        dir += (k ? ", " : "") + format_number(std::round(D[k][a] / norm * 1e4) / 1e4 + 0.0);
       fail(path, "orientation mismatch: the grid's axis " + index_axis_name(a) + " runs along (" +
                      dir + ") in the reference's voxel axes (i, j" + (r == 3 ? ", k" : "") +
                      "), not along its axis " + index_axis_name(a) +
