@@ -61,15 +61,11 @@ void main() {
 #endif
   vec4 v = texelFetch(u_warped, at, 0);
   vec3 c = clamp((v.rgb - u_low_gain.x) * u_low_gain.y, 0.0, 1.0);
-  if ((u_overlays & 1) != 0) {
-    float j = texelFetch(u_detj, at, 0).r;
-    if (j <= 0.0) {
-      c = vec3(1.0, 0.0, 0.0);
-    } else {
-      float l = log2(j);
-      vec3 tint = l < 0.0 ? vec3(0.2, 0.45, 1.0) : vec3(1.0, 0.55, 0.1);
-      c = mix(c, tint, u_opacity * clamp(abs(l), 0.0, 1.0));
-    }
+  float j = texelFetch(u_detj, at, 0).r;
+  if ((u_overlays & 1) != 0 && j > 0.0) {
+    float l = log2(j);
+    vec3 tint = l < 0.0 ? vec3(0.2, 0.45, 1.0) : vec3(1.0, 0.55, 0.1);
+    c = mix(c, tint, u_opacity * clamp(abs(l), 0.0, 1.0));
   }
   if ((u_overlays & 2) != 0) {
     float e = texelFetch(u_error, at, 0).r;
@@ -78,6 +74,8 @@ void main() {
       if (t > 0.0) c = mix(c, heat_colour(t), u_opacity);
     }
   }
+  // Folding stays pure red over the heat map (and under the grid lines only).
+  if ((u_overlays & 1) != 0 && !(j > 0.0)) c = vec3(1.0, 0.0, 0.0);
   if ((u_overlays & 4) != 0) {
     vec2 q = p + texture(u_field, tc).xy;
     vec2 g = q / u_delta + 1.0;  // control point j at g == j

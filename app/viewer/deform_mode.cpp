@@ -28,7 +28,7 @@ struct Bundled {
 constexpr Bundled kBundled[] = {
     {"photograph: ascent (512 x 512, grey)", "ascent.png"},
     {"photograph: coffee (600 x 400, RGB)", "coffee.png"},
-    {"MRI head (128 x 128 x 62, 3-D: axial slices)", "mri_t1_head.nrrd"},
+    {"MRI head (128 x 128 x 62, 3-D: slices along z)", "mri_t1_head.nrrd"},
 };
 constexpr const char* kPresetLabels[] = {"none", "smooth random", "swirl", "folding"};
 constexpr double kGap = 4.0;           // framebuffer pixels between views
@@ -326,7 +326,7 @@ void DeformMode::panel(const FrameInfo& f) {
   ImGui::TextDisabled("%s", doc_->description.c_str());
   if (doc_->shape.size() == 3) {
     ImGui::SetNextItemWidth(-80.0f * scale);
-    ImGui::SliderInt("axial slice", &slice_, 0, static_cast<int>(doc_->shape[0]) - 1);
+    ImGui::SliderInt("slice (z)", &slice_, 0, static_cast<int>(doc_->shape[0]) - 1);
   }
 
   section("Field");
@@ -487,7 +487,7 @@ void DeformMode::overlays(const FrameInfo& f, ImDrawList* list) {
                           ImGui::ColorConvertFloat4ToU32(m));
     }
     char text[64];
-    std::snprintf(text, sizeof text, "|u - u_ref| %.0e .. %.0e voxel", heat_top_ * 1e-4, heat_top_);
+    std::snprintf(text, sizeof text, "|du| %.0e .. %.0e vox", heat_top_ * 1e-4, heat_top_);
     list->AddText(pt(x0, y0 - 20 * s), IM_COL32(235, 235, 235, 255), text);
   }
 }
