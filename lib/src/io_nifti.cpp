@@ -420,7 +420,7 @@ struct Layout {
 };
 
 // `vector`: the file is read as a vector image (load_nifti_vector): dim[0] 5 to 7, dim[4] = 1,
-// dim[5] the components (1 to 4), dim[6..7] = 1; rank 3, one "volume" holding every component.
+// dim[5] the components (2 to 4), dim[6..7] = 1; rank 3, one "volume" holding every component.
 // Otherwise (load_nifti, probe_nifti): 1 to 4 axes, one volume of a 4-D file by `volume`.
 Layout nifti_layout(const std::string& path, const Header& hd, long volume, bool vector = false) {
   if (hd.ndim < 1 || hd.ndim > 7)
@@ -450,8 +450,10 @@ Layout nifti_layout(const std::string& path, const Header& hd, long volume, bool
     if (dim[4] != 1)
       fail(path, "dim[4] is " + std::to_string(dim[4]) +
                      "; a vector image has one time point (dim[4] = 1)");
-    if (dim[5] > 4)
-      fail(path, "has " + std::to_string(dim[5]) + " vector components (dim[5]); 1 to 4 are read");
+    if (dim[5] < 2 || dim[5] > 4)
+      fail(path, "has " + std::to_string(dim[5]) +
+                     (dim[5] == 1 ? " vector component" : " vector components") +
+                     " (dim[5]); 2 to 4 are read (a file with dim[5] = 1 is an image)");
     components = dim[5];
   } else {
     for (int i = 5; i <= ndim; ++i)
@@ -734,6 +736,8 @@ std::vector<unsigned char> nifti_header(const std::string& path,
   const std::size_t rank = dims.size();
   if (channels != 1 && !intent)
     fail(path, "NIfTI output takes one channel; the array has " + std::to_string(channels));
+  if (intent && channels < 2)
+    fail(path, "a NIfTI vector image has 2 to 4 components; the array has one channel");
   for (std::size_t k = 0; k < rank; ++k)
     if (dims[k] > 32767)
       fail(path, "NIfTI-1 holds at most 32767 samples per axis; axis " + std::to_string(k) +

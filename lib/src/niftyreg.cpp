@@ -57,7 +57,7 @@ void check_intent(const NiftiIntent& in, const std::string& path) {
   const std::string cpp_descrip = "Control point position from NiftyReg (reg_f3d)";
   if (in.code == kIntentVector && in.name == "NREG_TRANS") {
     const double p1 = in.p1;
-    if (p1 == kCubicSplineGrid) return;
+    if (p1 == static_cast<double>(kCubicSplineGrid)) return;
     const long t = std::isfinite(p1) && p1 == std::floor(p1) && std::fabs(p1) < 1e6
                        ? static_cast<long>(p1)
                        : -1;

@@ -22,6 +22,8 @@ prefixed "$work/npy" '\001' "$seeds"/f32_channels.npy
 prefixed "$work/nrrd" '\000' "$seeds"/*.nrrd
 prefixed "$work/nrrd" '\001' "$seeds"/detached.nhdr
 cp "$seeds"/*.nii "$seeds"/*.nii.gz "$work/nifti/"
+# NIfTI vector images (NiftyReg control-point grids, make_vector_seeds.py) for load_nifti_vector.
+cp "$seeds"/../seeds_vector/* "$work/nifti/"
 for f in "$seeds"/*.png "$seeds"/*.jpg "$seeds"/*.bmp "$seeds"/*.tga "$seeds"/*.gif \
          "$seeds"/*.hdr "$seeds"/*.pgm "$seeds"/*.ppm; do cp "$f" "$work/image/"; done
 { printf '2x5x6:u16:be\n'; cat "$seeds/u16be.dat"; } > "$work/raw/u16be"

@@ -414,6 +414,13 @@ TEST_F(NiftyRegTest, VectorImageReadsAsWhatItIs) {
   write_bytes(path("c.nii"), f.bytes());
   expect_error(path("c.nii"), {"5 vector components (dim[5])"},
                [&] { sv::load_nifti_vector(path("c.nii")); });
+  // dim[5] = 1: an image for load_nifti, not a vector image.
+  f.dim = {5, 2, 4, 3, 1, 1, 1, 1};
+  f.data.resize(24 * 4);
+  write_bytes(path("one.nii"), f.bytes());
+  expect_error(path("one.nii"), {"1 vector component (dim[5])"},
+               [&] { sv::load_nifti_vector(path("one.nii")); });
+  EXPECT_EQ(sv::load_nifti(path("one.nii")).array.dims(), (std::vector<std::size_t>{3, 4, 2}));
   f.dim = {3, 2, 4, 3, 1, 1, 1, 1};
   write_bytes(path("s.nii"), f.bytes());
   expect_error(path("s.nii"), {"is 3-D, not a vector image"},

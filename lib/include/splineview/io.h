@@ -169,11 +169,12 @@ struct NiftiVector {
 };
 // NIfTI-1 or NIfTI-2, .nii or .nii.gz, as load_nifti reads them (byte order, datatypes,
 // scl_slope, geometry, the same checks of size and truncation), with dim[0] 5 to 7, dim[4] = 1,
-// dim[5] 1 to 4 and dim[6] = dim[7] = 1; the components are stored one whole volume after another.
+// dim[5] 2 to 4 and dim[6] = dim[7] = 1 (never a file load_nifti reads: that needs dim[5] = 1);
+// the components are stored one whole volume after another.
 // Errors name the file and the field, e.g. "<path>: dim[4] is 3; a vector image has one time
 // point (dim[4] = 1)".
 NiftiVector load_nifti_vector(const std::string& path);
-// Writes a rank 1..3 array with 1..4 channels as such a NIfTI-1 vector image: dim[0] = 5,
+// Writes a rank 1..3 array with 2..4 channels as such a NIfTI-1 vector image: dim[0] = 5,
 // dim[1..3] = x, y, z (1 beyond the rank), dim[4] = 1, dim[5] = channels, `intent` in the
 // header, the rest as save_nifti(path, a, dtype, geometry) writes it.
 void save_nifti_vector(const std::string& path, const ArrayD& a, DType dtype,

@@ -77,7 +77,8 @@ FfdGrid load_niftyreg_grid(const std::string& path, const Geometry& reference,
 // reference whose voxel-to-world transform is `reference` as the control-point grid reg_f3d
 // would have written for it (positions P_j = b + L ((j - 1) delta + c_j), the grid's sform and
 // qform one spacing before the reference's origin, intent "NREG_TRANS" / CUB_SPLINE_GRID,
-// units mm), so that NiftyReg's reg_resample -trans and reg_transform read it. dtype F32 (what
+// units mm), for NiftyReg's reg_resample -trans and reg_transform (the layout is taken from
+// NiftyReg's sources; no NiftyReg binary was at hand to run it). dtype F32 (what
 // reg_f3d writes) or F64. .nii or .nii.gz. sv::Error("<path>: ...") for an invalid grid or
 // delta (check_ffd_grid) or a reference whose rank-R block of its affine is singular.
 void save_niftyreg_grid(const std::string& path, const ArrayD& grid, const std::vector<int>& delta,
