@@ -38,6 +38,8 @@ struct OutOfCoreOptions {
   std::size_t budget_mib = 0;  // device budget (0: 80% of free memory)
   bool pinned = false;         // page-lock the volume first (timed apart), no staging copies
   double zoom = 0;             // > 0: out-of-core resampling, zoom along the slowest axis
+  double rotate = 0;           // != 0: out-of-core rotation by this many degrees in `axes`
+  std::string axes = "1,2";    // the plane of --rotate
 };
 
 struct FfdOptions {

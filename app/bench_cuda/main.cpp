@@ -69,6 +69,13 @@ int main(int argc, char** argv) {
                   "instead: out-of-core resampling, a cubic zoom by this factor along the slowest "
                   "axis (mirror), against the CPU zoom on a few slices")
       ->type_name("F");
+  ooc->add_option("--rotate", oc.rotate,
+                  "instead: out-of-core rotation by this many degrees (cubic, mirror, "
+                  "scipy.ndimage.rotate's matrix, no reshape), against the CPU on a few slices")
+      ->type_name("DEG");
+  ooc->add_option("--axes", oc.axes, "the plane of --rotate: 1,2 (keeps each slice) or 0,2")
+      ->check(CLI::IsMember({"1,2", "0,2", "0,1"}))
+      ->capture_default_str();
   ooc->add_flag("--pinned", oc.pinned,
                 "page-lock the volume first (cudaHostRegister, timed apart): no staging copies");
 

@@ -1094,6 +1094,29 @@ std::vector<std::vector<double>> position_tables(const Plan& plan,
   return tables;
 }
 
+// The out-of-core pass of a one-step plan: --zoom/--shape/--shift by scipy's positions per axis,
+// --rotate by scipy.ndimage.rotate's matrix on (axis_a, axis_b) as a full square matrix (the
+// identity on the other axis: its zero terms leave every position's sum unchanged).
+sv::cuda::OutOfCoreStats out_of_core_pass(const float* in, const std::vector<std::size_t>& in_dims,
+                                          const Plan& plan, bool grid_mode, float* out,
+                                          const sv::cuda::OutOfCoreResampleConfig& cfg) {
+  const sv::cuda::Layout layout{in_dims, 1};
+  if (plan.op != Op::Rotate)
+    return sv::cuda::resample_out_of_core(in, layout, position_tables(plan, in_dims, grid_mode),
+                                          out, cfg);
+  const Step& st = plan.steps.back();
+  const std::size_t r = in_dims.size(), a = plan.axis_a, b = plan.axis_b;
+  std::vector<double> matrix(r * r, 0.0), offset(r, 0.0);
+  for (std::size_t d = 0; d < r; ++d) matrix[d * r + d] = 1.0;
+  matrix[a * r + a] = st.matrix[0];
+  matrix[a * r + b] = st.matrix[1];
+  matrix[b * r + a] = st.matrix[2];
+  matrix[b * r + b] = st.matrix[3];
+  offset[a] = st.offset[0];
+  offset[b] = st.offset[1];
+  return sv::cuda::affine_out_of_core(in, layout, matrix, offset, st.out_dims, out, cfg);
+}
+
 sv::cuda::OutOfCoreResampleConfig out_of_core_resample_config(const ResampleArgs& args,
                                                               const sv::ResampleOptions& opt,
                                                               int degree, bool prefilter) {
@@ -1177,9 +1200,8 @@ void resample_mapped(const ResampleArgs& args, const Backend& backend,
       sv::create_mapped_output(args.out, out_dims, 1, in.channel_axis(),
                                resampled_geometry(in.geometry(), plan, args.grid_mode));
   const Stopwatch clock;
-  const sv::cuda::OutOfCoreStats st = sv::cuda::resample_out_of_core(
-      samples, sv::cuda::Layout{in.dims(), 1}, position_tables(plan, in.dims(), args.grid_mode),
-      out.data(), [&] {
+  const sv::cuda::OutOfCoreStats st =
+      out_of_core_pass(samples, in.dims(), plan, args.grid_mode, out.data(), [&] {
         sv::cuda::OutOfCoreResampleConfig cfg =
             out_of_core_resample_config(args, opt, degree, prefilter);
         // IN's own map: read through guarded copies (a file truncated meanwhile is an error
@@ -1258,8 +1280,7 @@ void run_resample(const ResampleArgs& args) {
       throw UsageError(
           "resample: --out-of-core runs on --backend cuda in single precision (the CPU "
           "resampling already streams in host memory)");
-    if (args.has_rotate || args.repeat != 1)
-      throw UsageError("resample: --out-of-core resamples with --zoom, --shape or --shift, once");
+    if (args.repeat != 1) throw UsageError("resample: --out-of-core resamples once (no --repeat)");
     if (args.channels)
       throw UsageError("resample: --out-of-core takes one channel (no --channels)");
   }
@@ -1313,7 +1334,7 @@ void run_resample(const ResampleArgs& args) {
   sv::Loaded in = load_input(args.in, args.channels, args.common);
   check_finite(in, args.in, args.common);
   const sv::ArrayD& input = in.array;
-  if (args.has_rotate && gpu && input.rank() != 2)
+  if (args.has_rotate && gpu && !args.out_of_core && input.rank() != 2)
     throw sv::Error("resample: --rotate on --backend " + name + " needs a 2-D image; '" +
                     shown(args.in) + "' is " + std::to_string(input.rank()) + "-D (" +
                     sv::describe_shape(input.dims(), input.channels()) +
@@ -1349,17 +1370,16 @@ void run_resample(const ResampleArgs& args) {
   sv::ArrayD result;
   Json ooc_json;
   if (args.out_of_core) {
-    // Scipy's positions per axis (the CPU path's), then the slabs.
+    // Scipy's positions per axis or rotate's matrix (the CPU path's), then the slabs.
     check_one_channel(input.channels(), args.in);
     const std::vector<std::size_t>& out_dims = plan.steps.back().out_dims;
     sv::ArrayF f(input.dims(), 1);
     for (std::size_t i = 0; i < f.size(); ++i) f[i] = static_cast<float>(input[i]);
     std::vector<float> out(std::accumulate(out_dims.begin(), out_dims.end(), std::size_t{1},
                                            std::multiplies<std::size_t>()));
-    const sv::cuda::OutOfCoreStats st = sv::cuda::resample_out_of_core(
-        f.data(), sv::cuda::Layout{f.dims(), 1},
-        position_tables(plan, input.dims(), args.grid_mode), out.data(),
-        out_of_core_resample_config(args, opt, degree, prefilter));
+    const sv::cuda::OutOfCoreStats st =
+        out_of_core_pass(f.data(), input.dims(), plan, args.grid_mode, out.data(),
+                         out_of_core_resample_config(args, opt, degree, prefilter));
     result = sv::ArrayD(out_dims, 1);
     for (std::size_t i = 0; i < out.size(); ++i) result[i] = out[i];
     ooc_json = out_of_core_json(st);

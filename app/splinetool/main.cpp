@@ -514,10 +514,10 @@ int main(int argc, char** argv) {
                       "it (the prefiltering methods spread each one along its lines; a .png "
                       "writes NaN as 0)");
   add_out_of_core(resample, res.out_of_core, res.memory_budget_mib,
-                  "with --backend cuda and --zoom, --shape or --shift: resample in slabs along "
-                  "the slowest axis, each from its input window with the derived halo, so the "
-                  "data need not fit on the GPU (every mode and --degree as on the CPU; one "
-                  "channel; progress on stderr)");
+                  "with --backend cuda and --zoom, --shape, --shift or --rotate (any --axes, "
+                  "--reshape): resample in slabs along the slowest axis, each from its input "
+                  "window with the derived halo, so the data need not fit on the GPU (every "
+                  "mode and --degree as on the CPU; one channel, once; progress on stderr)");
   add_common(resample, res.common);
 
   splinetool::CompareArgs cmp;

@@ -195,10 +195,12 @@ struct AffineGen {
   double offset[3];
   long long od[3];
   int out_rank;
+  long long out_first;  // added to output index 0 (an out-of-core slab's first slice)
   template <int D>
   __device__ __forceinline__ void operator()(long long p, double* pos) const {
     long long o[3] = {0, 0, 0};
     unravel(p, out_rank, od, o);
+    o[0] += out_first;
 #pragma unroll
     for (int d = 0; d < D; ++d) {
       // scipy's sum: from 0, column by column, then the offset; _rn: no fused multiply-add, so
@@ -214,7 +216,8 @@ struct AffineGen {
 template <int N, int D, class T, class Gen>
 __global__ void __launch_bounds__(256)
     sample_kernel(const T* __restrict__ c, Geometry g, Gen gen, long long m, T* __restrict__ out,
-                  int mode, double cval, double shift, int derivative_axis) {
+                  int mode, double cval, double shift, int derivative_axis, double win_first,
+                  long long win_n) {
   constexpr int K = N + 1;
   const long long step = static_cast<long long>(gridDim.x) * blockDim.x;
   for (long long p = static_cast<long long>(blockIdx.x) * blockDim.x + threadIdx.x; p < m;
@@ -232,6 +235,16 @@ __global__ void __launch_bounds__(256)
       if (!(fabs(x) < 1e12)) {
         bad = true;
         x = 0.0;
+      }
+      // An out-of-core window along axis 0 (Spline::window_extent): the position is the whole
+      // array's; its folds and the Constant test use the array's extent, then it moves into the
+      // window (exact: window_first is an integer).
+      if (d == 0 && win_n > 0) {
+        if (mode == kWrap) x = wrap_position(x, win_n);
+        if (N == 0 && mode == kMirror) x = mirror_position(x, win_n);
+        if (N == 0 && mode == kReflect) x = reflect_position(x, win_n);
+        if (mode == kConstant && !(x >= 0.0 && x <= static_cast<double>(win_n - 1))) outside = true;
+        x = __dsub_rn(x, win_first);
       }
       x = __dadd_rn(x, shift);
       const long long n = g.n[d];
@@ -326,7 +339,8 @@ void launch(const Spline& s, const Gen& gen, long long m, T* out, Stream stream)
   sample_kernel<N, D, T, Gen>
       <<<static_cast<unsigned>(blocks), 256, 0, reinterpret_cast<cudaStream_t>(stream)>>>(
           static_cast<const T*>(s.coefficients), geometry_of(s.dims), gen, m, out,
-          static_cast<int>(s.mode), s.cval, s.shift, s.derivative_axis);
+          static_cast<int>(s.mode), s.cval, s.shift, s.derivative_axis, s.window_first,
+          s.window_extent);
   sv::cuda::detail::check_launch("CUDA spline evaluation: launching the kernel");
 }
 
@@ -414,7 +428,7 @@ void sample_tables_impl(const Spline& s, const std::vector<std::vector<double>>&
 template <class T>
 void sample_affine_impl(const Spline& s, const std::vector<double>& matrix,
                         const std::vector<double>& offset, const std::vector<std::size_t>& out_dims,
-                        T* out, Stream stream) {
+                        T* out, Stream stream, std::size_t out_first) {
   check_spline(s, "affine_transform (CUDA)");
   const std::size_t r = out_dims.size(), in = s.dims.size();
   if (r < 1 || r > 3)
@@ -432,6 +446,7 @@ void sample_affine_impl(const Spline& s, const std::vector<double>& matrix,
   for (std::size_t i = 0; i < matrix.size(); ++i) gen.m[i] = matrix[i];
   for (std::size_t d = 0; d < in; ++d) gen.offset[d] = offset[d];
   gen.out_rank = static_cast<int>(r);
+  gen.out_first = static_cast<long long>(out_first);
   dispatch(s, gen, m, out, stream);
 }
 
@@ -454,8 +469,8 @@ void sample_tables(const Spline& s, const std::vector<std::vector<double>>& tabl
 template <class T>
 void sample_affine(const Spline& s, const std::vector<double>& matrix,
                    const std::vector<double>& offset, const std::vector<std::size_t>& out_dims,
-                   T* out, Stream stream) {
-  detail::sample_affine_impl<T>(s, matrix, offset, out_dims, out, stream);
+                   T* out, Stream stream, std::size_t out_first) {
+  detail::sample_affine_impl<T>(s, matrix, offset, out_dims, out, stream, out_first);
 }
 
 }  // namespace sv::cuda::nd
@@ -467,6 +482,6 @@ void sample_affine(const Spline& s, const std::vector<double>& matrix,
                                                          std::size_t, T*, Stream);                \
   template void sv::cuda::nd::sample_tables<T>(                                                   \
       const Spline&, const std::vector<std::vector<double>>&, T*, Stream);                        \
-  template void sv::cuda::nd::sample_affine<T>(const Spline&, const std::vector<double>&,         \
-                                               const std::vector<double>&,                        \
-                                               const std::vector<std::size_t>&, T*, Stream);
+  template void sv::cuda::nd::sample_affine<T>(                                                   \
+      const Spline&, const std::vector<double>&, const std::vector<double>&,                      \
+      const std::vector<std::size_t>&, T*, Stream, std::size_t);

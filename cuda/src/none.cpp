@@ -40,6 +40,11 @@ OutOfCoreStats resample_out_of_core(const float*, const Layout&,
                                     const OutOfCoreResampleConfig&) {
   no_cuda("out-of-core resampling");
 }
+OutOfCoreStats affine_out_of_core(const float*, const Layout&, const std::vector<double>&,
+                                  const std::vector<double>&, const std::vector<std::size_t>&,
+                                  float*, const OutOfCoreResampleConfig&) {
+  no_cuda("out-of-core affine resampling");
+}
 
 DeviceBuffer::DeviceBuffer(std::size_t count) : count_(count) {
   if (count) no_cuda("allocating GPU memory");

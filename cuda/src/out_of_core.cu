@@ -387,16 +387,23 @@ long interp_index(long k, long n, Boundary mode) {
   }
 }
 
-}  // namespace
-
 // One output slab of the resampling: output slices [o0, o1), of which [a, b) need the array
-// (the rest are Constant slices outside it), from input window [lo, lo + wn) of the extension.
+// (the rest are cval: Constant slices outside it), from input window [lo, lo + wn) of the
+// interpolant's extension along axis 0.
 struct ResampleSlab {
   std::size_t o0, o1, a, b;
   long lo;
   std::size_t wn;
 };
 
+// Evaluates slab r's output slices [a, b) into dout from the spline of its window (sp: the
+// window's coefficients, extents, degree, mode, cval and pad shift, set by the caller; the
+// sampler adds what its positions need), queued on stream s.
+using SlabSampler =
+    std::function<void(nd::Spline& sp, const ResampleSlab& r, float* dout, nd::Stream s)>;
+
+// The separable path's slabs: fixed runs of `slab` output slices; positions z per output slice
+// along axis 0 (folded for Wrap), `outside`: Constant slices beyond the array.
 std::vector<ResampleSlab> plan_resample_slabs(const std::vector<double>& z,
                                               const std::vector<bool>& outside, std::size_t slab,
                                               long taps, std::size_t h) {
@@ -423,6 +430,65 @@ std::vector<ResampleSlab> plan_resample_slabs(const std::vector<double>& z,
   return slabs;
 }
 
+// Device floats of one buffer set for these slabs: the largest window, its padded copy (pad > 0)
+// and the largest output slab.
+struct SlabBuffers {
+  std::size_t win = 0, padded = 0, out = 0;
+  std::size_t floats() const { return win + padded + out; }
+};
+
+SlabBuffers slab_buffers(const std::vector<ResampleSlab>& slabs, const Layout& layout,
+                         std::size_t out_slice, std::size_t pad) {
+  const std::size_t in_slice = layout.points() / layout.dims[0];
+  std::size_t max_wn = 0;
+  SlabBuffers b;
+  for (const ResampleSlab& r : slabs) {
+    max_wn = std::max(max_wn, r.wn);
+    b.out = std::max(b.out, (r.b - r.a) * out_slice);
+  }
+  b.win = max_wn * in_slice;
+  if (pad && max_wn) {
+    b.padded = max_wn + 2 * pad;
+    for (std::size_t d = 1; d < layout.rank(); ++d) b.padded *= layout.dims[d] + 2 * pad;
+  }
+  return b;
+}
+
+// The window of slab r (on the device, wn slices) padded (pad > 0) and prefiltered (filtered)
+// on stream cs: the spline to evaluate, without positions.
+nd::Spline window_spline(float* dwin, float* dpad, const Layout& layout, const ResampleSlab& r,
+                         const OutOfCoreResampleConfig& cfg, bool filtered, std::size_t pad,
+                         nd::Stream cs) {
+  std::vector<std::size_t> wdims = layout.dims;
+  wdims[0] = r.wn;
+  const float* coef = dwin;
+  std::vector<std::size_t> cdims = wdims;
+  if (filtered) {
+    if (pad) {
+      for (auto& d : cdims) d += 2 * pad;
+      nd::pad(dwin, wdims, pad, cfg.mode == Boundary::Nearest, cfg.cval, dpad, cs);
+      nd::spline_filter(dpad, cdims, cfg.degree, cfg.mode, cs);
+      coef = dpad;
+    } else {
+      nd::spline_filter(dwin, wdims, cfg.degree, cfg.mode, cs);
+    }
+  }
+  nd::Spline sp;
+  sp.coefficients = coef;
+  sp.dims = cdims;
+  sp.degree = cfg.degree;
+  sp.mode = cfg.mode;
+  sp.cval = cfg.cval;
+  sp.shift = static_cast<double>(pad);
+  return sp;
+}
+
+void fill_outside(const ResampleSlab& r, std::size_t out_slice, float* out, double cval) {
+  for (std::size_t o = r.o0; o < r.o1; ++o)
+    if (o < r.a || o >= r.b)
+      std::fill(out + o * out_slice, out + (o + 1) * out_slice, static_cast<float>(cval));
+}
+
 // The page-locked path (cfg.host_pinned: `in` and `out` page-locked): no host copies at all.
 // Two device buffer sets; slab i uses set i % 2: its window goes up straight from the array in
 // runs of consecutive source slices (upload stream), is padded, prefiltered and evaluated
@@ -430,36 +496,21 @@ std::vector<ResampleSlab> plan_resample_slabs(const std::vector<double>& z,
 // the upload of slab i + 1 and the download of slab i - 1 overlap the kernels of slab i. Events
 // keep a set from being refilled before its previous slab's kernels (window) and download
 // (output) are done.
-void resample_pinned(const float* in, const Layout& layout,
-                     const std::vector<std::vector<double>>& tables, const std::vector<double>& z,
-                     const std::vector<bool>& outside, float* out,
-                     const OutOfCoreResampleConfig& cfg, std::size_t slab, std::size_t h,
-                     std::size_t pad, long taps, OutOfCoreStats& st) {
-  const std::size_t rank = layout.rank();
+void run_pinned(const float* in, const Layout& layout, const std::vector<ResampleSlab>& slabs,
+                std::size_t out_slice, std::size_t nout, const SlabSampler& sample, float* out,
+                const OutOfCoreResampleConfig& cfg, std::size_t pad, OutOfCoreStats& st) {
   const long n = static_cast<long>(layout.dims[0]);
   const std::size_t in_slice = layout.points() / layout.dims[0];
-  std::size_t out_slice = 1;
-  for (std::size_t d = 1; d < rank; ++d) out_slice *= tables[d].size();
   const Boundary mode = cfg.mode;
   const bool filtered = cfg.prefilter && cfg.degree >= 2;
-  const std::vector<ResampleSlab> slabs = plan_resample_slabs(z, outside, slab, taps, h);
-  std::size_t max_wn = 0, max_out = 0;
-  for (const ResampleSlab& r : slabs) {
-    max_wn = std::max(max_wn, r.wn);
-    max_out = std::max(max_out, (r.b - r.a) * out_slice);
-  }
-  std::size_t padded_win = 0;
-  if (filtered && pad) {
-    padded_win = max_wn + 2 * pad;
-    for (std::size_t d = 1; d < rank; ++d) padded_win *= layout.dims[d] + 2 * pad;
-  }
+  const SlabBuffers need = slab_buffers(slabs, layout, out_slice, filtered ? pad : 0);
   Device dwin[2], dpad[2], dout[2];
   for (int k = 0; k < 2; ++k) {
-    if (max_wn) dwin[k].allocate(max_wn * in_slice);
-    if (padded_win) dpad[k].allocate(padded_win);
-    if (max_out) dout[k].allocate(max_out);
+    if (need.win) dwin[k].allocate(need.win);
+    if (need.padded) dpad[k].allocate(need.padded);
+    if (need.out) dout[k].allocate(need.out);
   }
-  st.device_bytes = 2 * (max_wn * in_slice + padded_win + max_out) * sizeof(float);
+  st.device_bytes = 2 * need.floats() * sizeof(float);
   Pinned cval_slice;  // the source of Constant slices outside the array
   cval_slice.allocate(in_slice);
   std::fill(cval_slice.ptr, cval_slice.ptr + in_slice, static_cast<float>(cfg.cval));
@@ -470,9 +521,7 @@ void resample_pinned(const float* in, const Layout& layout,
     const ResampleSlab& r = slabs[i];
     const int k = static_cast<int>(i % 2);
     ++st.slabs;
-    for (std::size_t o = r.o0; o < r.o1; ++o)
-      if (o < r.a || o >= r.b)
-        std::fill(out + o * out_slice, out + (o + 1) * out_slice, static_cast<float>(cfg.cval));
+    fill_outside(r, out_slice, out, cfg.cval);
     if (r.a < r.b) {
       // The window: runs of consecutive source slices, each one copy.
       if (i >= 2) check(cudaStreamWaitEvent(up.s, comp_done[k].e, 0), "ordering an upload");
@@ -495,32 +544,9 @@ void resample_pinned(const float* in, const Layout& layout,
       check(cudaStreamWaitEvent(comp.s, up_done[k].e, 0), "ordering the kernels");
       if (i >= 2) check(cudaStreamWaitEvent(comp.s, down_done[k].e, 0), "ordering the kernels");
       const nd::Stream cs = reinterpret_cast<nd::Stream>(comp.s);
-      std::vector<std::size_t> wdims = layout.dims;
-      wdims[0] = r.wn;
-      const float* coef = dwin[k].ptr;
-      std::vector<std::size_t> cdims = wdims;
-      if (filtered) {
-        if (pad) {
-          for (auto& d : cdims) d += 2 * pad;
-          nd::pad(dwin[k].ptr, wdims, pad, mode == Boundary::Nearest, cfg.cval, dpad[k].ptr, cs);
-          nd::spline_filter(dpad[k].ptr, cdims, cfg.degree, mode, cs);
-          coef = dpad[k].ptr;
-        } else {
-          nd::spline_filter(dwin[k].ptr, wdims, cfg.degree, mode, cs);
-        }
-      }
-      nd::Spline sp;
-      sp.coefficients = coef;
-      sp.dims = cdims;
-      sp.degree = cfg.degree;
-      sp.mode = mode;
-      sp.cval = cfg.cval;
-      sp.shift = static_cast<double>(pad);
-      std::vector<std::vector<double>> local = tables;
-      local[0].assign(z.begin() + static_cast<long>(r.a), z.begin() + static_cast<long>(r.b));
-      for (double& x : local[0]) x -= static_cast<double>(r.lo);
+      nd::Spline sp = window_spline(dwin[k].ptr, dpad[k].ptr, layout, r, cfg, filtered, pad, cs);
       const std::size_t count = (r.b - r.a) * out_slice;
-      nd::sample_tables(sp, local, dout[k].ptr, cs);
+      sample(sp, r, dout[k].ptr, cs);
       check(cudaEventRecord(comp_done[k].e, comp.s), "recording the kernels");
       check(cudaStreamWaitEvent(down.s, comp_done[k].e, 0), "ordering a download");
       check(cudaMemcpyAsync(out + r.a * out_slice, dout[k].ptr, count * sizeof(float),
@@ -534,13 +560,77 @@ void resample_pinned(const float* in, const Layout& layout,
       const ResampleSlab& prev = slabs[i - 1];
       if (prev.a < prev.b)
         check(cudaEventSynchronize(down_done[1 - k].e), "out-of-core resampling: a download");
-      if (cfg.progress) cfg.progress(prev.o1, z.size());
+      if (cfg.progress) cfg.progress(prev.o1, nout);
     }
   }
   check(cudaStreamSynchronize(down.s), "out-of-core resampling: the last download");
   check(cudaStreamSynchronize(comp.s), "out-of-core resampling: the last kernels");
-  if (cfg.progress && !slabs.empty()) cfg.progress(z.size(), z.size());
+  if (cfg.progress && !slabs.empty()) cfg.progress(nout, nout);
 }
+
+// The pageable path: one buffer set; each slab's window is gathered from the interpolant's
+// extension into pinned staging by host threads (through cfg.read_input where set), goes up,
+// is padded, prefiltered and evaluated, comes down into pinned staging and is scattered into
+// `out`, one step after the other.
+void run_staged(const float* in, const Layout& layout, const std::vector<ResampleSlab>& slabs,
+                std::size_t out_slice, std::size_t nout, const SlabSampler& sample, float* out,
+                const OutOfCoreResampleConfig& cfg, std::size_t pad, OutOfCoreStats& st) {
+  const long n = static_cast<long>(layout.dims[0]);
+  const std::size_t in_slice = layout.points() / layout.dims[0];
+  const bool filtered = cfg.prefilter && cfg.degree >= 2;
+  const SlabBuffers need = slab_buffers(slabs, layout, out_slice, filtered ? pad : 0);
+  const unsigned threads = std::min(16u, std::max(1u, std::thread::hardware_concurrency()));
+  Pinned win_stage, out_stage;
+  Device dwin, dpad, dout;
+  if (need.win) {
+    win_stage.allocate(need.win);
+    dwin.allocate(need.win);
+  }
+  if (need.padded) dpad.allocate(need.padded);
+  if (need.out) {
+    out_stage.allocate(need.out);
+    dout.allocate(need.out);
+  }
+  st.device_bytes = need.floats() * sizeof(float);
+  const std::vector<float> cval_slice(in_slice, static_cast<float>(cfg.cval));
+  for (const ResampleSlab& r : slabs) {
+    ++st.slabs;
+    fill_outside(r, out_slice, out, cfg.cval);
+    if (r.a < r.b) {
+      copy_slices(
+          win_stage.ptr, r.wn, in_slice,
+          [&](std::size_t j) -> const float* {
+            const long src = interp_index(r.lo + static_cast<long>(j), n, cfg.mode);
+            return src < 0 ? cval_slice.data() : in + static_cast<std::size_t>(src) * in_slice;
+          },
+          threads, &cfg.read_input);
+      check(cudaMemcpy(dwin.ptr, win_stage.ptr, r.wn * in_slice * sizeof(float),
+                       cudaMemcpyHostToDevice),
+            "out-of-core resampling: uploading a window");
+      st.bytes_up += r.wn * in_slice * sizeof(float);
+      nd::Spline sp = window_spline(dwin.ptr, dpad.ptr, layout, r, cfg, filtered, pad, 0);
+      const std::size_t count = (r.b - r.a) * out_slice;
+      sample(sp, r, dout.ptr, 0);
+      check(cudaMemcpy(out_stage.ptr, dout.ptr, count * sizeof(float), cudaMemcpyDeviceToHost),
+            "out-of-core resampling: downloading a slab");
+      copy_slices(
+          out + r.a * out_slice, r.b - r.a, out_slice,
+          [&](std::size_t j) { return out_stage.ptr + j * out_slice; }, threads);
+      st.bytes_down += count * sizeof(float);
+    }
+    if (cfg.progress) cfg.progress(r.o1, nout);
+  }
+  synchronize("out-of-core resampling");
+}
+
+std::size_t device_budget(const OutOfCoreResampleConfig& cfg, const char* what) {
+  if (cfg.device_budget) return cfg.device_budget;
+  std::size_t free_bytes = 0, total_bytes = 0;
+  check(cudaMemGetInfo(&free_bytes, &total_bytes), (std::string(what) + ": free memory").c_str());
+  return free_bytes / 10 * 8;
+}
+
+}  // namespace
 
 OutOfCoreStats resample_out_of_core(const float* in, const Layout& layout,
                                     const std::vector<std::vector<double>>& tables, float* out,
@@ -587,12 +677,7 @@ OutOfCoreStats resample_out_of_core(const float* in, const Layout& layout,
   st.halo = h;
   // Output slab size from the budget: a window of about (slab * max zoom + margins) input
   // slices, its padded copy, and the output slab.
-  std::size_t budget = cfg.device_budget;
-  if (budget == 0) {
-    std::size_t free_bytes = 0, total_bytes = 0;
-    check(cudaMemGetInfo(&free_bytes, &total_bytes), "out-of-core resampling: free memory");
-    budget = free_bytes / 10 * 8;
-  }
+  const std::size_t budget = device_budget(cfg, "out-of-core resampling");
   std::size_t padded_slice = 1;
   for (std::size_t d = 1; d < rank; ++d) padded_slice *= layout.dims[d] + 2 * pad;
   const double per_in = static_cast<double>((in_slice + padded_slice) * sizeof(float));
@@ -613,108 +698,164 @@ OutOfCoreStats resample_out_of_core(const float* in, const Layout& layout,
   if (cfg.host_pinned) slab = std::max<std::size_t>(1, slab / 2);  // two buffer sets
   if (cfg.slab) slab = std::min(slab, cfg.slab);
   st.slab_slices = slab;
-  if (cfg.host_pinned) {
-    resample_pinned(in, layout, tables, z, outside, out, cfg, slab, h, pad, taps, st);
-    st.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-    return st;
-  }
-  // Buffers kept across slabs (grown when a window needs more): pinned staging for the window
-  // and the output slab, device window, padded coefficients and output slab.
-  const unsigned threads = std::min(16u, std::max(1u, std::thread::hardware_concurrency()));
-  Pinned win_stage, out_stage;
-  Device dwin, dpad, dout;
-  std::size_t win_cap = 0, pad_cap = 0, out_cap = 0;
-  auto grow_pinned = [](Pinned& p, std::size_t& cap, std::size_t floats) {
-    if (floats <= cap) return;
-    if (p.ptr) cudaFreeHost(p.ptr);
-    p.ptr = nullptr;
-    p.allocate(floats);
-    cap = floats;
+  const std::vector<ResampleSlab> slabs = plan_resample_slabs(z, outside, slab, taps, h);
+  // The positions of slab r: axis 0's (folded) minus the window's first slice.
+  const SlabSampler sample = [&](nd::Spline& sp, const ResampleSlab& r, float* dout, nd::Stream s) {
+    std::vector<std::vector<double>> local = tables;
+    local[0].assign(z.begin() + static_cast<long>(r.a), z.begin() + static_cast<long>(r.b));
+    for (double& x : local[0]) x -= static_cast<double>(r.lo);
+    nd::sample_tables(sp, local, dout, s);
   };
-  auto grow_device = [](Device& d, std::size_t& cap, std::size_t floats) {
-    if (floats <= cap) return;
-    if (d.ptr) cudaFree(d.ptr);
-    d.ptr = nullptr;
-    d.allocate(floats);
-    cap = floats;
-  };
-  std::size_t wstage_cap = 0, ostage_cap = 0;
-  const std::vector<float> cval_slice(in_slice, static_cast<float>(cfg.cval));
-  for (std::size_t o0 = 0; o0 < nout; o0 += slab) {
-    const std::size_t o1 = std::min(nout, o0 + slab);
-    ++st.slabs;
-    // Constant: slices outside the array are cval; the rest is one contiguous run.
-    std::size_t a = o0, b = o1;
-    while (a < b && outside[a]) ++a;
-    while (b > a && outside[b - 1]) --b;
-    for (std::size_t i = o0; i < o1; ++i)
-      if (i < a || i >= b)
-        std::fill(out + i * out_slice, out + (i + 1) * out_slice, static_cast<float>(cfg.cval));
-    if (a < b) {
-      double zmin = z[a], zmax = z[a];
-      for (std::size_t i = a; i < b; ++i) {
-        zmin = std::min(zmin, z[i]);
-        zmax = std::max(zmax, z[i]);
+  if (cfg.host_pinned)
+    run_pinned(in, layout, slabs, out_slice, nout, sample, out, cfg, pad, st);
+  else
+    run_staged(in, layout, slabs, out_slice, nout, sample, out, cfg, pad, st);
+  st.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  return st;
+}
+
+OutOfCoreStats affine_out_of_core(const float* in, const Layout& layout,
+                                  const std::vector<double>& matrix,
+                                  const std::vector<double>& offset,
+                                  const std::vector<std::size_t>& out_dims, float* out,
+                                  const OutOfCoreResampleConfig& cfg) {
+  const char* what = "out-of-core affine resampling";
+  layout.check(what);
+  check_degree(cfg.degree, 0, kMaxDegree);
+  if (layout.channels != 1)
+    throw Error(std::string(what) + ": arrays with channels are not supported (got " +
+                std::to_string(layout.channels) + ")");
+  const std::size_t rank = layout.rank();
+  if (rank < 1 || rank > 3)
+    throw Error(std::string(what) + ": the array must have 1, 2 or 3 dimensions, not " +
+                std::to_string(rank));
+  if (out_dims.size() != rank || matrix.size() != rank * rank || offset.size() != rank)
+    throw Error(std::string(what) + ": a " + std::to_string(rank) + "-D array needs a " +
+                std::to_string(rank) + " x " + std::to_string(rank) + " matrix, " +
+                std::to_string(rank) + " offsets and " + std::to_string(rank) + " output extents");
+  for (std::size_t d : out_dims)
+    if (d == 0) throw Error(std::string(what) + ": an output axis is empty");
+  for (double v : matrix)
+    if (!(std::fabs(v) < 1e12)) throw Error(std::string(what) + ": a matrix entry is non-finite");
+  for (double v : offset)
+    if (!(std::fabs(v) < 1e12)) throw Error(std::string(what) + ": an offset is non-finite");
+  require(what);
+  const auto t0 = std::chrono::steady_clock::now();
+  OutOfCoreStats st;
+  const long n = static_cast<long>(layout.dims[0]);
+  const std::size_t in_slice = layout.points() / layout.dims[0];
+  std::size_t out_slice = 1;
+  for (std::size_t d = 1; d < rank; ++d) out_slice *= out_dims[d];
+  const std::size_t nout = out_dims[0];
+  const Boundary mode = cfg.mode;
+  const bool filtered = cfg.prefilter && cfg.degree >= 2;
+  const std::size_t h =
+      filtered ? prefilter_halo(cfg.degree, rank, std::numeric_limits<float>::epsilon() / 2) : 0;
+  const std::size_t pad = filtered ? interpolation_pad(mode, cfg.degree) : 0;
+  const long taps = cfg.degree / 2 + 1;
+  st.halo = h;
+  // Positions that the kernel folds with the array's extent before moving them into the window
+  // (Spline::window_extent): a slab whose positions leave the array needs the whole axis.
+  const bool folds = mode == Boundary::Wrap ||
+                     (cfg.degree == 0 && (mode == Boundary::Mirror || mode == Boundary::Reflect));
+  const bool constant = mode == Boundary::Constant || mode == Boundary::GridConstant;
+  const std::size_t budget = device_budget(cfg, what);
+  const std::size_t sets = cfg.host_pinned ? 2 : 1;
+  std::size_t padded_slice = 1;
+  for (std::size_t d = 1; d < rank; ++d) padded_slice *= layout.dims[d] + 2 * pad;
+
+  // Slab [o0, o1): an affine map takes its extremes over a box at the box's corners, so the
+  // axis-0 positions of the slab lie in [zmin, zmax] of its 2^rank corners. Constant and
+  // GridConstant slabs whose positions all lie beyond the array (and, for GridConstant, the
+  // support of its padded spline) are cval: a = b, no window.
+  auto slab_of = [&](std::size_t o0, std::size_t o1) {
+    ResampleSlab r{o0, o1, o0, o1, 0, 0};
+    double zmin = HUGE_VAL, zmax = -HUGE_VAL;
+    for (unsigned c = 0; c < (1u << rank); ++c) {
+      double z = 0.0;
+      for (std::size_t j = 0; j < rank; ++j) {
+        const bool high = (c >> j) & 1u;
+        const double o = j == 0 ? static_cast<double>(high ? o1 - 1 : o0)
+                                : static_cast<double>(high ? out_dims[j] - 1 : 0);
+        z += o * matrix[j];
       }
-      const long lo = static_cast<long>(std::floor(zmin)) - taps - static_cast<long>(h) - 1;
-      const long hi = static_cast<long>(std::ceil(zmax)) + taps + static_cast<long>(h) + 2;
-      const std::size_t wn = static_cast<std::size_t>(hi - lo);
-      // The window, from the interpolant's extension along axis 0, gathered into pinned memory.
-      grow_pinned(win_stage, wstage_cap, wn * in_slice);
-      copy_slices(
-          win_stage.ptr, wn, in_slice,
-          [&](std::size_t j) -> const float* {
-            const long src = interp_index(lo + static_cast<long>(j), n, mode);
-            return src < 0 ? cval_slice.data() : in + static_cast<std::size_t>(src) * in_slice;
-          },
-          threads, &cfg.read_input);
-      std::vector<std::size_t> wdims = layout.dims;
-      wdims[0] = wn;
-      grow_device(dwin, win_cap, wn * in_slice);
-      check(cudaMemcpy(dwin.ptr, win_stage.ptr, wn * in_slice * sizeof(float),
-                       cudaMemcpyHostToDevice),
-            "out-of-core resampling: uploading a window");
-      st.bytes_up += wn * in_slice * sizeof(float);
-      const float* coef = dwin.ptr;
-      std::vector<std::size_t> cdims = wdims;
-      if (filtered) {
-        if (pad) {
-          for (auto& d : cdims) d += 2 * pad;
-          std::size_t total = 1;
-          for (std::size_t d : cdims) total *= d;
-          grow_device(dpad, pad_cap, total);
-          nd::pad(dwin.ptr, wdims, pad, mode == Boundary::Nearest, cfg.cval, dpad.ptr, 0);
-          nd::spline_filter(dpad.ptr, cdims, cfg.degree, mode, 0);
-          coef = dpad.ptr;
-        } else {
-          nd::spline_filter(dwin.ptr, wdims, cfg.degree, mode, 0);
-        }
-      }
-      nd::Spline sp;
-      sp.coefficients = coef;
-      sp.dims = cdims;
-      sp.degree = cfg.degree;
-      sp.mode = mode;
-      sp.cval = cfg.cval;
-      sp.shift = static_cast<double>(pad);
-      std::vector<std::vector<double>> local = tables;
-      local[0].assign(z.begin() + static_cast<long>(a), z.begin() + static_cast<long>(b));
-      for (double& x : local[0]) x -= static_cast<double>(lo);
-      const std::size_t count = (b - a) * out_slice;
-      grow_device(dout, out_cap, count);
-      grow_pinned(out_stage, ostage_cap, count);
-      nd::sample_tables(sp, local, dout.ptr, 0);
-      check(cudaMemcpy(out_stage.ptr, dout.ptr, count * sizeof(float), cudaMemcpyDeviceToHost),
-            "out-of-core resampling: downloading a slab");
-      copy_slices(
-          out + a * out_slice, b - a, out_slice,
-          [&](std::size_t j) { return out_stage.ptr + j * out_slice; }, threads);
-      st.bytes_down += count * sizeof(float);
-      st.device_bytes = (win_cap + pad_cap + out_cap) * sizeof(float);
+      z += offset[0];
+      zmin = std::min(zmin, z);
+      zmax = std::max(zmax, z);
     }
-    if (cfg.progress) cfg.progress(o1, nout);
+    const double last = static_cast<double>(n - 1);
+    const double reach =
+        mode == Boundary::Constant ? 0.0 : static_cast<double>(taps + static_cast<long>(pad) + 1);
+    if (constant && (zmax < -reach || zmin > last + reach)) {
+      r.a = r.b = o0;
+      return r;
+    }
+    if (folds && !(zmin >= 0 && zmax <= last)) {
+      zmin = 0;
+      zmax = last;
+    }
+    // A rounding margin of one slice beyond the taps and the halo on each side.
+    r.lo = static_cast<long>(std::floor(zmin)) - taps - static_cast<long>(h) - 1;
+    const long hi = static_cast<long>(std::ceil(zmax)) + taps + static_cast<long>(h) + 2;
+    r.wn = static_cast<std::size_t>(hi - r.lo);
+    return r;
+  };
+  // Device bytes for the slabs planned so far plus r (buffers sized for the largest).
+  std::size_t max_wn = 0, max_out = 0;
+  auto bytes_with = [&](const ResampleSlab& r) {
+    const double wn = static_cast<double>(std::max(max_wn, r.wn));
+    double floats = wn * static_cast<double>(in_slice) +
+                    static_cast<double>(std::max(max_out, (r.b - r.a) * out_slice));
+    if (filtered && pad && wn > 0)
+      floats += (wn + 2.0 * static_cast<double>(pad)) * static_cast<double>(padded_slice);
+    return static_cast<double>(sets) * floats * sizeof(float);
+  };
+  // At most 256 MiB of output per slab (as the separable path), and cfg.slab; each slab the
+  // longest run from o0 that fits (the window grows with the slab: a binary search).
+  std::size_t cap =
+      std::max<std::size_t>(1, (std::size_t{256} << 20) / (out_slice * sizeof(float)) + 1);
+  if (cfg.slab) cap = std::min(cap, cfg.slab);
+  std::vector<ResampleSlab> slabs;
+  for (std::size_t o0 = 0; o0 < nout;) {
+    const ResampleSlab one = slab_of(o0, o0 + 1);
+    if (bytes_with(one) > static_cast<double>(budget))
+      throw Error(std::string(what) + ": output slice " + std::to_string(o0) +
+                  " needs input slices " + std::to_string(one.lo) + " to " +
+                  std::to_string(one.lo + static_cast<long>(one.wn) - 1) + " along axis 0 (" +
+                  std::to_string(one.wn) + " slices of " +
+                  std::to_string(in_slice * sizeof(float)) + " bytes with the taps and the halo" +
+                  (sets == 2 ? ", two buffer sets" : "") + "), more than the device budget of " +
+                  std::to_string(budget) +
+                  " bytes; raise the budget, or rotate in the plane of the last two axes (a "
+                  "transform that moves along axis 0 needs many input slices per output slice)");
+    std::size_t lo_n = 1, hi_n = std::min(cap, nout - o0);
+    while (lo_n < hi_n) {
+      const std::size_t mid = lo_n + (hi_n - lo_n + 1) / 2;
+      if (bytes_with(slab_of(o0, o0 + mid)) <= static_cast<double>(budget))
+        lo_n = mid;
+      else
+        hi_n = mid - 1;
+    }
+    const ResampleSlab r = slab_of(o0, o0 + lo_n);
+    max_wn = std::max(max_wn, r.wn);
+    max_out = std::max(max_out, (r.b - r.a) * out_slice);
+    st.slab_slices = std::max(st.slab_slices, lo_n);
+    slabs.push_back(r);
+    o0 += lo_n;
   }
-  synchronize("out-of-core resampling");
+  // The positions of slab r: the whole output's, from output slice r.a on, moved into the
+  // window by the kernel (Spline::window_first; folds and Constant's test on the array's axis).
+  const SlabSampler sample = [&](nd::Spline& sp, const ResampleSlab& r, float* dout, nd::Stream s) {
+    sp.window_first = static_cast<double>(r.lo);
+    sp.window_extent = n;
+    std::vector<std::size_t> slab_dims = out_dims;
+    slab_dims[0] = r.b - r.a;
+    nd::sample_affine(sp, matrix, offset, slab_dims, dout, s, r.a);
+  };
+  if (cfg.host_pinned)
+    run_pinned(in, layout, slabs, out_slice, nout, sample, out, cfg, pad, st);
+  else
+    run_staged(in, layout, slabs, out_slice, nout, sample, out, cfg, pad, st);
   st.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   return st;
 }

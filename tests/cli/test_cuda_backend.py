@@ -651,11 +651,59 @@ class OutOfCoreResample(DeviceBase):
         MEASURED.append(("resample --out-of-core vs cpu double: max |error| (data in [0, 1])",
                          worst))
 
+    def test_rotate_agrees_with_cpu_in_slabs(self):
+        """--out-of-core --rotate in every plane of a volume (with and without --reshape), with
+        a budget that forces slabs, against --backend cpu in double (scipy.ndimage.rotate's
+        semantics: test_cli checks the CPU against scipy) and, once, against scipy itself."""
+        data = rng(14).random((400, 40, 40))
+        f = self.w.save("f.npy", data)
+        worst = 0.0
+        for axes, mode, degree, reshape in (("1,2", "reflect", 3, False),
+                                            ("0,2", "constant", 3, True),
+                                            ("0,1", "grid-wrap", 1, False),
+                                            ("1,2", "nearest", 5, True),
+                                            ("0,2", "mirror", 0, False),
+                                            ("0,1", "grid-constant", 3, True)):
+            common = ["--rotate", 23, "--axes", axes, "--degree", degree, "--mode", mode,
+                      "--cval", 0.5] + (["--reshape"] if reshape else [])
+            budget = 16 if mode in ("nearest", "grid-constant") and degree > 1 else 1
+            r = self.cuda("resample", f, self.w.path("g.npy"), *common, "--out-of-core",
+                          "--memory-budget", budget, "--json")
+            j = json.loads(r.stdout)
+            self.assertGreater(j["out_of_core"]["slabs"], 1, common)
+            TOOL.ok("resample", f, self.w.path("c.npy"), *common)
+            g, c = load(self.w.path("g.npy")), load(self.w.path("c.npy"))
+            self.assertEqual(g.shape, c.shape, common)
+            e = float(np.abs(g.astype(float) - c).max())
+            if degree == 0:  # the same samples, rounded to float32 (positions bit for bit)
+                self.assertTrue(np.array_equal(g, c.astype(np.float32)), common)
+            self.assertLessEqual(e, 2e-6, common)
+            worst = max(worst, e)
+        try:
+            from scipy import ndimage
+        except ImportError:
+            ndimage = None
+        if ndimage is not None:
+            want = ndimage.rotate(data.astype(np.float32).astype(float), 23, axes=(0, 2),
+                                  reshape=True, order=3, mode="constant", cval=0.5)
+            self.cuda("resample", f, self.w.path("g.npy"), "--rotate", 23, "--axes", "0,2",
+                      "--reshape", "--degree", 3, "--mode", "constant", "--cval", 0.5,
+                      "--out-of-core", "--memory-budget", 1)
+            g = load(self.w.path("g.npy"))
+            self.assertEqual(g.shape, want.shape)
+            self.assertLessEqual(float(np.abs(g.astype(float) - want).max()), 2e-6)
+        MEASURED.append(("resample --out-of-core --rotate vs cpu double: max |error| (data in "
+                         "[0, 1])", worst))
+
     def test_refusals(self):
         f = self.w.save("f.npy", rng(12).random((20, 21)))
         out = self.w.path("o.npy")
-        self.check_fails(["resample", f, out, "--rotate", 10, "--backend", "cuda",
-                          "--out-of-core"], out, ["--out-of-core", "--zoom"], status=2)
+        self.check_fails(["resample", f, out, "--rotate", 10, "--repeat", 2, "--backend", "cuda",
+                          "--out-of-core"], out, ["--out-of-core", "--repeat"], status=2)
+        tilt = self.w.save("tilt.npy", rng(15).random((300, 128, 128)))
+        self.check_fails(["resample", tilt, out, "--rotate", 60, "--axes", "0,2", "--backend",
+                          "cuda", "--out-of-core", "--memory-budget", 1], out,
+                         ["needs input slices", "budget of 1048576 bytes"], status=1)
         big = self.w.save("big.npy", rng(13).random((50, 200, 200)))
         self.check_fails(["resample", big, out, "--zoom", 2, "--mode", "nearest", "--backend",
                           "cuda", "--out-of-core", "--memory-budget", 1], out,

@@ -238,4 +238,197 @@ TEST(OutOfCoreResample, ReadsItsInputThroughTheGivenReadAndStopsOnItsError) {
   EXPECT_EQ(std::memcmp(plain.data(), again.data(), plain.size() * sizeof(float)), 0);
 }
 
+// The rotation of scipy.ndimage.rotate (degrees, about the centre, output = input's extents) as a
+// full square matrix on the plane (a, b) of a rank-r array, with its offset.
+void rotation(std::size_t r, std::size_t a, std::size_t b, double degrees,
+              const std::vector<std::size_t>& dims, std::vector<double>& m,
+              std::vector<double>& off) {
+  const double c = sv::cosdg(degrees), s = sv::sindg(degrees);
+  m.assign(r * r, 0.0);
+  off.assign(r, 0.0);
+  for (std::size_t d = 0; d < r; ++d) m[d * r + d] = 1.0;
+  m[a * r + a] = c;
+  m[a * r + b] = s;
+  m[b * r + a] = -s;
+  m[b * r + b] = c;
+  const double ca = (static_cast<double>(dims[a]) - 1) / 2,
+               cb = (static_cast<double>(dims[b]) - 1) / 2;
+  off[a] = ca - (c * ca + s * cb);
+  off[b] = cb - (-s * ca + c * cb);
+}
+
+TEST(OutOfCoreAffine, EqualsTheCpuAffineTransformInSlabs) {
+  // Rotations in every plane (those that tilt axis 0 need wide windows), a shear with scaling
+  // and a translation that leaves the array: every mode, orders 0-5, 2-D and 3-D, many slabs
+  // (cfg.slab); against sv::affine_transform in double on the same
+  // float samples. Order 0's positions are the CPU's to the last bit (ties), so it is exact.
+  REQUIRE_CUDA();
+  std::mt19937 rng(17);
+  std::uniform_real_distribution<float> u(0.0f, 1.0f);
+  double worst = 0;
+  int cases = 0;
+  for (std::size_t rank : {std::size_t{2}, std::size_t{3}}) {
+    std::vector<std::size_t> dims{70 + rng() % 20, 30 + rng() % 8};
+    if (rank == 3) dims.push_back(24 + rng() % 6);
+    const cu::Layout layout{dims, 1};
+    std::vector<float> f(layout.size());
+    for (float& v : f) v = u(rng);
+    sv::ArrayD a(dims, 1);
+    for (std::size_t i = 0; i < f.size(); ++i) a[i] = f[i];
+    struct Transform {
+      std::string name;
+      std::vector<double> m, off;
+      std::vector<std::size_t> out;
+    };
+    std::vector<Transform> ts;
+    for (std::size_t pa = 0; pa < rank; ++pa)
+      for (std::size_t pb = pa + 1; pb < rank; ++pb) {
+        Transform t;
+        t.name = "rotate 23 in (" + std::to_string(pa) + ", " + std::to_string(pb) + ")";
+        rotation(rank, pa, pb, 23.0, dims, t.m, t.off);
+        t.out = dims;
+        ts.push_back(t);
+      }
+    Transform shear;
+    shear.name = "shear, scale and translate";
+    shear.m.assign(rank * rank, 0.0);
+    for (std::size_t d = 0; d < rank; ++d)
+      shear.m[d * rank + d] = 0.8 + 0.15 * static_cast<double>(d);
+    shear.m[1] = 0.2;             // axis 0 takes 0.2 of output axis 1
+    shear.m[rank] = -0.1;         // axis 1 takes -0.1 of output axis 0
+    shear.off.assign(rank, 3.5);  // partly outside the array
+    shear.off[0] = -20.25;
+    shear.out = dims;
+    shear.out[0] += 9;
+    ts.push_back(shear);
+    for (const Transform& t : ts)
+      for (Boundary mode : {Boundary::Reflect, Boundary::Mirror, Boundary::Periodic, Boundary::Wrap,
+                            Boundary::Nearest, Boundary::Constant, Boundary::GridConstant})
+        for (int degree : {0, 1, 3, 5}) {
+          sv::SamplerOptions so;
+          so.degree = degree;
+          so.boundary = mode;
+          so.cval = 0.3;
+          const sv::ArrayD want = sv::affine_transform(a, t.m, t.off, t.out, so, true);
+          cu::OutOfCoreResampleConfig cfg;
+          cfg.degree = degree;
+          cfg.mode = mode;
+          cfg.cval = 0.3;
+          cfg.slab = 9;
+          // Every other case on the page-locked path (two buffer sets, three streams).
+          cfg.host_pinned = (cases % 2) == 1;
+          std::vector<float> got(want.size(), -7.0f);
+          cu::OutOfCoreStats st;
+          if (cfg.host_pinned) {
+            const cu::HostRegistration lock_in(f.data(), f.size() * sizeof(float));
+            const cu::HostRegistration lock_out(got.data(), got.size() * sizeof(float));
+            st = cu::affine_out_of_core(f.data(), layout, t.m, t.off, t.out, got.data(), cfg);
+          } else {
+            st = cu::affine_out_of_core(f.data(), layout, t.m, t.off, t.out, got.data(), cfg);
+          }
+          EXPECT_GE(st.slabs, 2u) << t.name;
+          double err = 0;
+          std::size_t unequal = 0;  // order 0: the same sample (float), or cval rounded to float
+          for (std::size_t i = 0; i < got.size(); ++i) {
+            err = std::max(err, std::fabs(static_cast<double>(got[i]) - want[i]));
+            unequal += got[i] != static_cast<float>(want[i]);
+          }
+          if (degree == 0) {
+            EXPECT_EQ(unequal, 0u) << t.name << ", " << sv::boundary_name(mode);
+          }
+          EXPECT_LE(err, 2e-5) << t.name << ", " << sv::boundary_name(mode) << ", degree " << degree
+                               << ", rank " << rank << ", slabs " << st.slabs;
+          worst = std::max(worst, err);
+          ++cases;
+        }
+  }
+  std::printf("out-of-core affine: %d cases, worst |error| %.3g (data in [0, 1])\n", cases, worst);
+}
+
+TEST(OutOfCoreAffine, TheBudgetDecidesTheSlabs) {
+  // A volume of 4.9 MB under a 1 MiB budget (2 MiB page-locked, with two buffer sets): in-plane
+  // rotations (thin windows) and a tilt of axis 0 (wide ones), cubic, pageable and page-locked,
+  // the device memory held never above the budget.
+  REQUIRE_CUDA();
+  const std::vector<std::size_t> dims{300, 64, 64};
+  const cu::Layout layout{dims, 1};
+  std::mt19937 rng(5);
+  std::uniform_real_distribution<float> u(0.0f, 1.0f);
+  std::vector<float> f(layout.size());
+  for (float& v : f) v = u(rng);
+  sv::ArrayD a(dims, 1);
+  for (std::size_t i = 0; i < f.size(); ++i) a[i] = f[i];
+  for (int k = 0; k < 4; ++k) {
+    const std::size_t pa = k % 2 ? 0 : 1;
+    const bool pinned = k >= 2;
+    std::vector<double> m, off;
+    rotation(3, pa, 2, 10.0, dims, m, off);
+    sv::SamplerOptions so;
+    so.degree = 3;
+    so.boundary = Boundary::Mirror;
+    const sv::ArrayD want = sv::affine_transform(a, m, off, dims, so, true);
+    cu::OutOfCoreResampleConfig cfg;
+    cfg.mode = Boundary::Mirror;
+    cfg.device_budget = (pinned ? 2u : 1u) << 20;  // page-locked: two buffer sets
+    cfg.host_pinned = pinned;
+    std::vector<float> got(want.size(), -7.0f);
+    cu::OutOfCoreStats st;
+    if (pinned) {
+      const cu::HostRegistration lock_in(f.data(), f.size() * sizeof(float));
+      const cu::HostRegistration lock_out(got.data(), got.size() * sizeof(float));
+      st = cu::affine_out_of_core(f.data(), layout, m, off, dims, got.data(), cfg);
+    } else {
+      st = cu::affine_out_of_core(f.data(), layout, m, off, dims, got.data(), cfg);
+    }
+    EXPECT_GE(st.slabs, 3u) << "plane (" << pa << ", 2)";
+    EXPECT_LE(st.device_bytes, cfg.device_budget) << "plane (" << pa << ", 2)";
+    double err = 0;
+    for (std::size_t i = 0; i < got.size(); ++i)
+      err = std::max(err, std::fabs(static_cast<double>(got[i]) - want[i]));
+    EXPECT_LE(err, 2e-5) << "plane (" << pa << ", 2)";
+    std::printf(
+        "out-of-core rotation in (%zu, 2) under 1 MiB: %zu slabs of <= %zu slices, "
+        "%.1f MB up, worst |error| %.3g\n",
+        pa, st.slabs, st.slab_slices, static_cast<double>(st.bytes_up) / 1e6, err);
+  }
+}
+
+TEST(OutOfCoreAffine, ABudgetBelowOneSlicesWindowIsRefusedAndOutsideSlabsAreCval) {
+  REQUIRE_CUDA();
+  const std::vector<std::size_t> dims{200, 64, 64};
+  const cu::Layout layout{dims, 1};
+  std::vector<float> f(layout.size(), 1.0f);
+  std::vector<double> m, off;
+  // 60 degrees in (0, 2): one output slice crosses about 55 input slices of 16 KiB each.
+  rotation(3, 0, 2, 60.0, dims, m, off);
+  cu::OutOfCoreResampleConfig cfg;
+  cfg.device_budget = 256u << 10;
+  std::vector<float> out(f.size(), -7.0f);
+  try {
+    cu::affine_out_of_core(f.data(), layout, m, off, dims, out.data(), cfg);
+    ADD_FAILURE() << "a 256 KiB budget was accepted";
+  } catch (const sv::Error& e) {
+    const std::string w = e.what();
+    EXPECT_NE(w.find("output slice 0 needs input slices"), std::string::npos) << w;
+    EXPECT_NE(w.find("budget of 262144 bytes"), std::string::npos) << w;
+  }
+  // Constant: a translation that takes output slices 0..99 beyond axis 0's end: cval there,
+  // no window uploaded for them; the rest equals the array (a shift by whole slices).
+  const std::vector<double> id{1, 0, 0, 0, 1, 0, 0, 0, 1};
+  const std::vector<double> shift{100.0, 0.0, 0.0};
+  cfg.device_budget = 0;
+  cfg.slab = 25;
+  cfg.mode = Boundary::Constant;
+  cfg.cval = -2.0;
+  for (std::size_t i = 0; i < f.size(); ++i) f[i] = static_cast<float>(i % 977) / 977.0f;
+  const cu::OutOfCoreStats st =
+      cu::affine_out_of_core(f.data(), layout, id, shift, dims, out.data(), cfg);
+  const std::size_t slice = 64 * 64;
+  for (std::size_t i = 0; i < 100 * slice; ++i) ASSERT_EQ(out[i + 100 * slice], -2.0f) << i;
+  for (std::size_t i = 0; i < 100 * slice; ++i) ASSERT_NEAR(out[i], f[i + 100 * slice], 2e-6) << i;
+  EXPECT_EQ(st.slabs, 8u);
+  // Slabs 5..8 (output slices 100..199) upload nothing: the windows of the first four only.
+  EXPECT_LE(st.bytes_up, 4 * (25 + 2 * (st.halo + 4)) * slice * sizeof(float));
+}
+
 }  // namespace

@@ -54,6 +54,13 @@ struct Spline {
   double cval = 0.0;
   double shift = 0.0;
   int derivative_axis = -1;  // >= 0: the first derivative along that axis (degree >= 1)
+  // An out-of-core window (window_extent > 0): the coefficients hold slices window_first, ...
+  // of an array of window_extent slices along axis 0 (its extension where outside it), and
+  // positions along axis 0 are the whole array's. Wrap's fold, order 0's Mirror/Reflect folds
+  // and Constant's outside test use window_extent; then window_first is subtracted (an integer:
+  // exact). The window must hold every tap of every folded position (and, filtered, the halo).
+  double window_first = 0.0;
+  long long window_extent = 0;
 };
 
 // m positions, coordinate d of point p at coordinates[d * m + p] (scipy's (d, ...) layout).
@@ -67,10 +74,11 @@ void sample_tables(const Spline& spline, const std::vector<std::vector<double>>&
                    Stream stream);
 // Output point o (extents out_dims, rank 1-3) takes position matrix o + offset: per input axis
 // d, the products matrix[d * out_rank + j] * o_j summed over j in order, then + offset[d]
-// (scipy 1.10's NI_GeometricTransform arithmetic).
+// (scipy 1.10's NI_GeometricTransform arithmetic). out_first: out holds output slices
+// out_first, out_first + out_dims[0] - 1 of a larger output (o_0 counts from out_first).
 template <class T>
 void sample_affine(const Spline& spline, const std::vector<double>& matrix,
                    const std::vector<double>& offset, const std::vector<std::size_t>& out_dims,
-                   T* out, Stream stream);
+                   T* out, Stream stream, std::size_t out_first = 0);
 
 }  // namespace sv::cuda::nd

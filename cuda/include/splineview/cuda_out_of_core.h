@@ -96,4 +96,28 @@ OutOfCoreStats resample_out_of_core(const float* in, const Layout& layout,
                                     const std::vector<std::vector<double>>& tables, float* out,
                                     const OutOfCoreResampleConfig& cfg);
 
+// Affine resampling (scipy.ndimage.affine_transform with a square matrix; rotate is one: see
+// splinetool resample --rotate --out-of-core) of a host array larger than the GPU: output point
+// o (extents out_dims) takes the spline at matrix o + offset (row-major rank x rank; scipy
+// 1.10's arithmetic, so every position is the in-memory path's to the last bit), with the
+// semantics of resample_out_of_core. Output slabs along axis 0; a slab's input window along
+// axis 0 spans the axis-0 positions of its 2^rank corners (an affine map takes a box's extremes
+// at its corners) plus the taps, the halo and a slice of margin; the window goes up, is padded
+// and prefiltered there, and the slab is evaluated in it (nd::Spline::window_first/extent: the
+// mode's folds and Constant's test on the whole array's axis) and comes down. Each slab is the
+// longest run of output slices whose buffers fit the budget, so a transform that keeps axis 0
+// (a rotation in the plane of the last two axes) streams in thin windows, and one that tilts
+// axis 0 needs windows of many input slices. Wrap, and order 0 with mirror or reflect, fold
+// positions: a slab whose positions leave the array needs the whole axis. Constant and
+// GridConstant slabs wholly outside the array are cval without any transfer. Transfers as
+// resample_out_of_core's: through pinned staging, or with cfg.host_pinned straight and
+// overlapped with the kernels (two buffer sets in the budget); cfg.read_input is used.
+// Throws sv::Error naming the problem: bad extents or values, channels, an output slice whose
+// window does not fit the budget (naming the slices it needs and the budget), no CUDA.
+OutOfCoreStats affine_out_of_core(const float* in, const Layout& layout,
+                                  const std::vector<double>& matrix,
+                                  const std::vector<double>& offset,
+                                  const std::vector<std::size_t>& out_dims, float* out,
+                                  const OutOfCoreResampleConfig& cfg);
+
 }  // namespace sv::cuda
