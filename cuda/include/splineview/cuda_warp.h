@@ -11,8 +11,8 @@
 // coefficients (float) differ from sv::warp<double>; the field is never written out as
 // positions (the sampler reads it directly).
 //
-// Accuracy against sv::warp<double> (docs/ACCURACY.md 8.1): |error| <= sum_a D_a du + e_c +
-// eps / 2 |out|, D_a the largest difference of neighbouring double coefficients along axis a
+// Accuracy against sv::warp<double> (docs/ACCURACY.md 8.2, "On the GPU"): |error| <= sum_a D_a du +
+// e_c + eps / 2 |out|, D_a the largest difference of neighbouring double coefficients along axis a
 // (a bound of the spline's derivative there), du the field kernel's bound (8 eps max|c| for
 // per-voxel and the tile kernels; 6/256 max|c| for texture), e_c the CUDA prefilter's error (8
 // eps of the largest coefficient). Constant and Wrap are supported, but their values jump where a
