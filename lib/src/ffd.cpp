@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <array>
 #include <cmath>
+#include <memory>
 #include <string>
 
 #include "ffd_text.h"
@@ -485,18 +486,145 @@ Array<T> ffd_jacobian_determinant_field(const Array<T>& grid, const std::vector<
 // ---- Bending energy
 // -------------------------------------------------------------------------------
 
-double ffd_bending_energy(const Array<double>& grid, const std::vector<int>& delta,
-                          Array<double>* gradient) {
-  check_ffd_grid(grid, delta);
-  const Layout L = make_layout(grid, delta, nullptr);
-  const std::size_t r = L.rank, off = 3 - r, C = L.comps, pts = grid.points();
-  // Per axis (3-D view), the Gram matrices of derivative orders 0, 1, 2.
-  std::vector<double> G[3][3];
+namespace {
+
+// The grid's Gram matrices and domain, shared by the two implementations.
+struct BendingSetup {
+  Layout L;
+  std::vector<double> G[3][3];  // per axis (3-D view), orders 0, 1, 2; empty for a dummy axis
   double volume = 1.0;
-  for (std::size_t a = off; a < 3; ++a) {
-    for (int d = 0; d <= 2; ++d) G[a][d] = gram(L.M[a], L.delta[a], d);
-    volume *= static_cast<double>((L.M[a] - 3) * static_cast<std::size_t>(L.delta[a]));
+};
+
+BendingSetup bending_setup(const Array<double>& grid, const std::vector<int>& delta) {
+  check_ffd_grid(grid, delta);
+  BendingSetup s;
+  s.L = make_layout(grid, delta, nullptr);
+  for (std::size_t a = 3 - s.L.rank; a < 3; ++a) {
+    for (int d = 0; d <= 2; ++d) s.G[a][d] = gram(s.L.M[a], s.L.delta[a], d);
+    s.volume *= static_cast<double>((s.L.M[a] - 3) * static_cast<std::size_t>(s.L.delta[a]));
   }
+  return s;
+}
+
+// out[e] = sum_k G[j][k] in_k[e] (+= when `add`), k over the band of j, for e < n: in_k is the
+// row (or element) k of a line whose rows are `stride` doubles apart.
+inline void band_rows(const double* G, std::size_t j, std::size_t M, const double* in,
+                      std::size_t stride, std::size_t n, double scale, double* out, bool add) {
+  const std::size_t k0 = j >= 3 ? j - 3 : 0, k1 = std::min(M - 1, j + 3);
+  if (!add)
+    for (std::size_t e = 0; e < n; ++e) out[e] = 0.0;
+  for (std::size_t k = k0; k <= k1; ++k) {
+    const double g = scale * G[j * 7 + (k + 3 - j)];
+    const double* src = in + k * stride;
+    for (std::size_t e = 0; e < n; ++e) out[e] += g * src[e];
+  }
+}
+
+// An uninitialised buffer (first touched by the worker threads, not zeroed by the caller).
+std::unique_ptr<double[]> scratch(std::size_t n) {
+  return std::unique_ptr<double[]>(new double[n]);
+}
+
+}  // namespace
+
+double ffd_bending_energy(const Array<double>& grid, const std::vector<int>& delta,
+                          Array<double>* gradient, unsigned threads) {
+  const BendingSetup S = bending_setup(grid, delta);
+  const Layout& L = S.L;
+  const std::size_t C = L.comps, Mz = L.M[0], My = L.M[1], Mx = L.M[2];
+  const std::size_t row = Mx * C, plane = My * row, n = Mz * plane, rows = Mz * My;
+  const bool three = L.rank == 3;
+  const std::size_t min_rows = 8;
+
+  // Pass x: X_d = G_x^(d) c along x, d = 0, 1, 2, per row of control points.
+  auto X = scratch(3 * n);
+  double* X0 = X.get();
+  double* X1 = X0 + n;
+  double* X2 = X1 + n;
+  detail::parallel_for(
+      rows, detail::thread_count(threads, rows, min_rows), [&](std::size_t b, std::size_t e) {
+        for (std::size_t r = b; r < e; ++r) {
+          const double* src = grid.data() + r * row;
+          for (std::size_t j = 0; j < Mx; ++j) {
+            double* o[3] = {X0 + r * row + j * C, X1 + r * row + j * C, X2 + r * row + j * C};
+            for (int d = 0; d <= 2; ++d)
+              band_rows(S.G[2][d].data(), j, Mx, src, C, C, 1.0, o[d], false);
+          }
+        }
+      });
+
+  // Pass y, per output row (z, j): the sums of the pairs that share their z order,
+  //   A  = G_y^(0) X0                                  (then z order 2: the pair zz)
+  //   B  = G_y^(0) X2 + G_y^(2) X0 + 2 G_y^(1) X1       (z order 0: xx, yy, 2 yx)
+  //   Cm = G_y^(1) X0 + G_y^(0) X1                      (z order 1, times 2: zy, zx)
+  // In 2-D, B is the whole sum.
+  auto Y = scratch((three ? 3 : 1) * n);
+  double* B = Y.get();
+  double* A = three ? B + n : nullptr;
+  double* Cm = three ? A + n : nullptr;
+  const double* Gy[3] = {S.G[1][0].data(), S.G[1][1].data(), S.G[1][2].data()};
+  detail::parallel_for(rows, detail::thread_count(threads, rows, min_rows),
+                       [&](std::size_t b, std::size_t e) {
+                         for (std::size_t r = b; r < e; ++r) {
+                           const std::size_t z = r / My, j = r % My;
+                           const std::size_t at = z * plane, out = r * row;
+                           band_rows(Gy[0], j, My, X2 + at, row, row, 1.0, B + out, false);
+                           band_rows(Gy[2], j, My, X0 + at, row, row, 1.0, B + out, true);
+                           band_rows(Gy[1], j, My, X1 + at, row, row, 2.0, B + out, true);
+                           if (!three) continue;
+                           band_rows(Gy[0], j, My, X0 + at, row, row, 1.0, A + out, false);
+                           band_rows(Gy[1], j, My, X0 + at, row, row, 1.0, Cm + out, false);
+                           band_rows(Gy[0], j, My, X1 + at, row, row, 1.0, Cm + out, true);
+                         }
+                       });
+  X.reset();
+
+  // Pass z (3-D): acc = G_z^(2) A + G_z^(0) B + 2 G_z^(1) Cm, per output row (k, y); then the
+  // row's share of c . acc (summed in order within the row) and the gradient 2 acc / |Omega|.
+  std::unique_ptr<double[]> acc_buf;
+  if (gradient && (gradient->dims() != grid.dims() || gradient->channels() != C))
+    *gradient = Array<double>(grid.dims(), C);  // (every value is written below)
+  double* acc = gradient ? gradient->data() : nullptr;
+  if (three && !acc) {
+    acc_buf = scratch(n);
+    acc = acc_buf.get();
+  }
+  std::vector<double> partial(rows, 0.0);
+  const double* Gz[3] = {three ? S.G[0][0].data() : nullptr, three ? S.G[0][1].data() : nullptr,
+                         three ? S.G[0][2].data() : nullptr};
+  const double gscale = 2.0 / S.volume;
+  detail::parallel_for(rows, detail::thread_count(threads, rows, min_rows),
+                       [&](std::size_t b, std::size_t e) {
+                         for (std::size_t r = b; r < e; ++r) {
+                           const std::size_t k = r / My, y = r % My;
+                           const std::size_t out = r * row, at = y * row;
+                           const double* a = B + out;  // 2-D: acc = B
+                           if (three) {
+                             band_rows(Gz[2], k, Mz, A + at, plane, row, 1.0, acc + out, false);
+                             band_rows(Gz[0], k, Mz, B + at, plane, row, 1.0, acc + out, true);
+                             band_rows(Gz[1], k, Mz, Cm + at, plane, row, 2.0, acc + out, true);
+                             a = acc + out;
+                           }
+                           const double* c = grid.data() + out;
+                           double s = 0.0;
+                           for (std::size_t i = 0; i < row; ++i) s += c[i] * a[i];
+                           partial[r] = s;
+                           if (gradient) {
+                             double* g = gradient->data() + out;
+                             for (std::size_t i = 0; i < row; ++i) g[i] = gscale * a[i];
+                           }
+                         }
+                       });
+  double energy = 0.0;
+  for (double p : partial) energy += p;
+  return energy / S.volume;
+}
+
+double ffd_bending_energy_reference(const Array<double>& grid, const std::vector<int>& delta,
+                                    Array<double>* gradient) {
+  const BendingSetup S = bending_setup(grid, delta);
+  const Layout& L = S.L;
+  const std::size_t r = L.rank, off = 3 - r, C = L.comps, pts = grid.points();
   if (gradient) *gradient = Array<double>(grid.dims(), C);
   double energy = 0.0;
   std::vector<double> x(pts), y, t;
@@ -510,16 +638,16 @@ double ffd_bending_energy(const Array<double>& grid, const std::vector<int>& del
         y = x;
         for (std::size_t ax = off; ax < 3; ++ax) {
           const int order = a == b ? (ax == a ? 2 : 0) : (ax == a || ax == b ? 1 : 0);
-          apply_axis(G[ax][order], L.M, static_cast<int>(ax), y, t);
+          apply_axis(S.G[ax][order], L.M, static_cast<int>(ax), y, t);
           y.swap(t);
         }
         for (std::size_t i = 0; i < pts; ++i) acc[i] += weight * y[i];
       }
     for (std::size_t i = 0; i < pts; ++i) energy += x[i] * acc[i];
     if (gradient)
-      for (std::size_t i = 0; i < pts; ++i) (*gradient)[i * C + c] = 2.0 * acc[i] / volume;
+      for (std::size_t i = 0; i < pts; ++i) (*gradient)[i * C + c] = 2.0 * acc[i] / S.volume;
   }
-  return energy / volume;
+  return energy / S.volume;
 }
 
 // ---- Refinement

@@ -4,6 +4,7 @@
 #include "splineview/registration.h"
 
 #include <algorithm>
+#include <array>
 #include <chrono>
 #include <cmath>
 #include <deque>
@@ -311,7 +312,7 @@ double FfdSsdObjective<T>::evaluate(const Array<double>& grid, Array<double>* gr
   double energy = 0;
   if (weight_ > 0 || energy_out) {
     Array<double> ge;
-    energy = ffd_bending_energy(grid, spacing_, want_grad && weight_ > 0 ? &ge : nullptr);
+    energy = ffd_bending_energy(grid, spacing_, want_grad && weight_ > 0 ? &ge : nullptr, threads_);
     if (want_grad && weight_ > 0)
       for (std::size_t i = 0; i < ge.size(); ++i) (*gradient)[i] += weight_ * ge[i];
   }
@@ -325,17 +326,56 @@ double FfdSsdObjective<T>::evaluate(const Array<double>& grid, Array<double>* gr
 
 namespace {
 
-double dot(const std::vector<double>& a, const std::vector<double>& b) {
-  double s = 0;
-  for (std::size_t i = 0; i < a.size(); ++i) s += a[i] * b[i];
-  return s;
-}
+// The optimiser's vector work over the grid's n values, split over threads in fixed blocks of
+// kBlock values: element-wise updates touch disjoint blocks, and every sum is taken per block (in
+// index order) and then over the blocks in order, so the results are the same bit for bit for any
+// thread count. One pass updates vectors and takes up to kSlots sums or maxima together (one
+// sweep over memory instead of one per operation; on a 1.26-million-value grid each sweep is
+// tens of MB).
+class VectorWork {
+ public:
+  static constexpr std::size_t kBlock = 8192;
+  static constexpr std::size_t kSlots = 4;
+  using Results = std::array<double, kSlots>;
 
-double max_abs(const std::vector<double>& a) {
-  double m = 0;
-  for (double v : a) m = std::max(m, std::abs(v));
-  return m;
-}
+  VectorWork(std::size_t n, unsigned threads)
+      : n_(n),
+        blocks_((n + kBlock - 1) / kBlock),
+        threads_(detail::thread_count(threads, blocks_, 4)),
+        part_(blocks_ * kSlots) {}
+
+  // fn(begin, end, r): updates [begin, end) and adds its partial results to r[0 .. kSlots)
+  // (zeroed; a maximum of absolute values starts from 0 too). Returns slot k summed over the
+  // blocks in order, or their largest where is_max[k].
+  template <class Fn>
+  Results pass(Fn&& fn, std::array<bool, kSlots> is_max = {}) {
+    std::fill(part_.begin(), part_.end(), 0.0);
+    detail::parallel_for(blocks_, threads_, [&](std::size_t b, std::size_t e) {
+      for (std::size_t k = b; k < e; ++k)
+        fn(k * kBlock, std::min(n_, (k + 1) * kBlock), part_.data() + k * kSlots);
+    });
+    Results out{};
+    for (std::size_t k = 0; k < blocks_; ++k)
+      for (std::size_t s = 0; s < kSlots; ++s) {
+        const double v = part_[k * kSlots + s];
+        out[s] = is_max[s] ? std::max(out[s], v) : out[s] + v;
+      }
+    return out;
+  }
+
+ private:
+  std::size_t n_, blocks_;
+  unsigned threads_;
+  std::vector<double> part_;
+};
+
+constexpr std::array<bool, VectorWork::kSlots> kSumMax = {false, true, false, false};
+
+// An L-BFGS correction pair with its products s . y and y . y (taken once, when stored).
+struct Correction {
+  std::vector<double> s, y;
+  double sy = 0, yy = 0;
+};
 
 void optimise_level(const FfdObjective& obj, Array<double>& grid, const FfdRegistrationOptions& opt,
                     FfdLevelHistory& hist, FfdStageTimes& times) {
@@ -346,40 +386,104 @@ void optimise_level(const FfdObjective& obj, Array<double>& grid, const FfdRegis
   hist.ssd.push_back(ssd);
   hist.energy.push_back(energy);
   hist.objective.push_back(f);
-  std::vector<double> x = grid.vec(), gvec = gA.vec();
-  std::deque<std::pair<std::vector<double>, std::vector<double>>> mem;  // (s, y)
+  const std::size_t n = grid.size();
+  VectorWork work(n, opt.threads);
+  std::vector<double> x = grid.vec(), gvec = std::move(gA.vec()), d(n);
+  std::deque<Correction> mem;
+  Correction spare;     // the buffers of the pair that left the memory, reused for the next
   double gd_alpha = 0;  // gradient descent: the last accepted step
   hist.stop = "iterations";
   const bool lbfgs = opt.optimizer == FfdOptimizer::Lbfgs;
   Array<double> trial(grid.dims(), grid.channels()), gT;
+  double gmax = work.pass(
+      [&](std::size_t b, std::size_t e, double* r) {
+        for (std::size_t i = b; i < e; ++i) r[0] = std::max(r[0], std::abs(gvec[i]));
+      },
+      {true})[0];
   for (int it = 0; it < opt.iterations; ++it) {
-    if (max_abs(gvec) == 0) {
+    if (gmax == 0) {
       hist.stop = "gradient";
       break;
     }
-    // The direction.
-    std::vector<double> d(gvec.size());
-    for (std::size_t i = 0; i < d.size(); ++i) d[i] = -gvec[i];
-    if (lbfgs && !mem.empty()) {
-      std::vector<double> alpha(mem.size());
-      for (std::size_t k = mem.size(); k-- > 0;) {
-        alpha[k] = dot(mem[k].first, d) / dot(mem[k].first, mem[k].second);
-        for (std::size_t i = 0; i < d.size(); ++i) d[i] -= alpha[k] * mem[k].second[i];
+    // The direction, with slope = d . g and max |d|.
+    VectorWork::Results r{};
+    auto steepest = [&] {
+      r = work.pass(
+          [&](std::size_t b, std::size_t e, double* p) {
+            for (std::size_t i = b; i < e; ++i) {
+              d[i] = -gvec[i];
+              p[0] += d[i] * gvec[i];
+              p[1] = std::max(p[1], std::abs(d[i]));
+            }
+          },
+          kSumMax);
+    };
+    if (!lbfgs || mem.empty()) {
+      steepest();
+    } else {
+      // The two-loop recursion; each step's update of d shares its pass with the next step's
+      // dot product.
+      const std::size_t m = mem.size();
+      std::vector<double> alpha(m);
+      const double* s_top = mem[m - 1].s.data();
+      double dot = work.pass([&](std::size_t b, std::size_t e, double* p) {
+        for (std::size_t i = b; i < e; ++i) {
+          d[i] = -gvec[i];
+          p[0] += s_top[i] * d[i];
+        }
+      })[0];
+      const double gamma = mem.back().sy / mem.back().yy;
+      for (std::size_t k = m; k-- > 0;) {
+        alpha[k] = dot / mem[k].sy;
+        const double a = alpha[k];
+        const double* yk = mem[k].y.data();
+        if (k > 0) {
+          const double* s_next = mem[k - 1].s.data();
+          dot = work.pass([&](std::size_t b, std::size_t e, double* p) {
+            for (std::size_t i = b; i < e; ++i) {
+              d[i] -= a * yk[i];
+              p[0] += s_next[i] * d[i];
+            }
+          })[0];
+        } else {  // the last update, then the initial Hessian gamma I, then y_0 . d
+          dot = work.pass([&](std::size_t b, std::size_t e, double* p) {
+            for (std::size_t i = b; i < e; ++i) {
+              d[i] = gamma * (d[i] - a * yk[i]);
+              p[0] += yk[i] * d[i];
+            }
+          })[0];
+        }
       }
-      const auto& last = mem.back();
-      const double gamma = dot(last.first, last.second) / dot(last.second, last.second);
-      for (double& v : d) v *= gamma;
-      for (std::size_t k = 0; k < mem.size(); ++k) {
-        const double beta = dot(mem[k].second, d) / dot(mem[k].first, mem[k].second);
-        for (std::size_t i = 0; i < d.size(); ++i) d[i] += (alpha[k] - beta) * mem[k].first[i];
+      for (std::size_t k = 0; k < m; ++k) {
+        const double c = alpha[k] - dot / mem[k].sy;
+        const double* sk = mem[k].s.data();
+        if (k + 1 < m) {
+          const double* y_next = mem[k + 1].y.data();
+          dot = work.pass([&](std::size_t b, std::size_t e, double* p) {
+            for (std::size_t i = b; i < e; ++i) {
+              d[i] += c * sk[i];
+              p[0] += y_next[i] * d[i];
+            }
+          })[0];
+        } else {
+          r = work.pass(
+              [&](std::size_t b, std::size_t e, double* p) {
+                for (std::size_t i = b; i < e; ++i) {
+                  d[i] += c * sk[i];
+                  p[0] += d[i] * gvec[i];
+                  p[1] = std::max(p[1], std::abs(d[i]));
+                }
+              },
+              kSumMax);
+        }
       }
-      if (dot(d, gvec) >= 0) {  // not a descent direction: restart from steepest descent
+      if (r[0] >= 0) {  // not a descent direction: restart from steepest descent
         mem.clear();
-        for (std::size_t i = 0; i < d.size(); ++i) d[i] = -gvec[i];
+        steepest();
       }
     }
-    const double slope = dot(d, gvec);
-    const double cap = opt.max_step / max_abs(d);
+    const double slope = r[0];
+    const double cap = opt.max_step / r[1];
     double alpha;
     if (lbfgs)
       alpha = mem.empty() ? cap : std::min(1.0, cap);
@@ -388,8 +492,11 @@ void optimise_level(const FfdObjective& obj, Array<double>& grid, const FfdRegis
     // Backtracking (Armijo).
     bool accepted = false;
     double f_new = f, ssd_new = 0, energy_new = 0;
+    double* tr = trial.vec().data();
     for (int bt = 0; bt <= opt.max_backtracks; ++bt) {
-      for (std::size_t i = 0; i < x.size(); ++i) trial[i] = x[i] + alpha * d[i];
+      work.pass([&](std::size_t b, std::size_t e, double*) {
+        for (std::size_t i = b; i < e; ++i) tr[i] = x[i] + alpha * d[i];
+      });
       f_new = obj.evaluate(trial, &gT, &ssd_new, &energy_new, &times);
       ++hist.evaluations;
       if (f_new <= f + opt.armijo * alpha * slope) {
@@ -403,18 +510,47 @@ void optimise_level(const FfdObjective& obj, Array<double>& grid, const FfdRegis
       break;
     }
     gd_alpha = alpha;
-    std::vector<double> s(x.size()), y(x.size());
-    for (std::size_t i = 0; i < x.size(); ++i) {
-      s[i] = trial[i] - x[i];
-      y[i] = gT[i] - gvec[i];
-    }
-    if (lbfgs && dot(s, y) > 1e-12 * std::sqrt(dot(s, s) * dot(y, y))) {
-      mem.emplace_back(std::move(s), std::move(y));
-      if (static_cast<int>(mem.size()) > opt.lbfgs_memory) mem.pop_front();
+    // The new pair s = x_new - x, y = g_new - g with s . y, s . s, y . y, and max |g_new|.
+    const double* gt = gT.vec().data();
+    if (lbfgs) {
+      spare.s.resize(n);
+      spare.y.resize(n);
+      double* S = spare.s.data();
+      double* Y = spare.y.data();
+      const VectorWork::Results q = work.pass(
+          [&](std::size_t b, std::size_t e, double* p) {
+            for (std::size_t i = b; i < e; ++i) {
+              const double si = tr[i] - x[i], yi = gt[i] - gvec[i];
+              S[i] = si;
+              Y[i] = yi;
+              p[0] += si * yi;
+              p[1] += si * si;
+              p[2] += yi * yi;
+              p[3] = std::max(p[3], std::abs(gt[i]));
+            }
+          },
+          {false, false, false, true});
+      gmax = q[3];
+      if (q[0] > 1e-12 * std::sqrt(q[1] * q[2])) {
+        spare.sy = q[0];
+        spare.yy = q[2];
+        mem.push_back(std::move(spare));
+        spare = Correction();
+        if (static_cast<int>(mem.size()) > opt.lbfgs_memory) {
+          spare = std::move(mem.front());
+          mem.pop_front();
+        }
+      }
+    } else {
+      gmax = work.pass(
+          [&](std::size_t b, std::size_t e, double* p) {
+            for (std::size_t i = b; i < e; ++i) p[0] = std::max(p[0], std::abs(gt[i]));
+          },
+          {true})[0];
     }
     const double decrease = f - f_new;
-    x = trial.vec();
-    gvec = gT.vec();
+    x.swap(trial.vec());  // trial keeps the old values: every trial overwrites all of them
+    gvec.swap(gT.vec());
     f = f_new;
     ++hist.iterations;
     hist.ssd.push_back(ssd_new);
@@ -425,7 +561,7 @@ void optimise_level(const FfdObjective& obj, Array<double>& grid, const FfdRegis
       break;
     }
   }
-  grid.vec() = x;
+  grid.vec().swap(x);
 }
 
 // The grid cut or padded with zero points at the high end of each axis to `shape`: the field

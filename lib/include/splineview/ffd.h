@@ -96,8 +96,19 @@ Array<T> ffd_jacobian_determinant_field(const Array<T>& grid, const std::vector<
 // 1999), derivatives in voxel units. Computed in closed form: E = sum_c sum_(a,b) c^T (G_z (x)
 // G_y (x) G_x) c / |Omega| with per-axis banded Gram matrices of B-spline derivatives, exact
 // to rounding. `gradient`, when not null, receives dE/dc (an array of the grid's shape).
+//
+// The six pairs share their one-axis products: three banded products along x (orders 0, 1, 2),
+// three sums of products along y (the pairs grouped by their z order) and one sum along z, each
+// pass split by rows of control points over `threads` threads (0 = sv::default_thread_count()).
+// Every value is computed in the same order whatever the split, and c . (K c) is summed per row
+// and then over the rows in order, so the result is the same bit for bit for any thread count.
 double ffd_bending_energy(const Array<double>& grid, const std::vector<int>& delta,
-                          Array<double>* gradient = nullptr);
+                          Array<double>* gradient = nullptr, unsigned threads = 0);
+
+// The same energy and gradient by the first implementation, kept as a reference for tests: one
+// component and one pair (a, b) at a time, three full one-axis passes per pair, one thread.
+double ffd_bending_energy_reference(const Array<double>& grid, const std::vector<int>& delta,
+                                    Array<double>* gradient = nullptr);
 
 // ---- Refinement ------------------------------------------------------------------------------
 
