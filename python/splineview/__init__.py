@@ -9,16 +9,19 @@ The functions take scipy.ndimage's arguments and return what scipy returns; they
 double precision in C++ (splineview._core), release the GIL while they work and use every core.
 CuPy arrays and torch CUDA tensors are processed on their GPU and returned there (where the
 package was built with CUDA: splineview._cuda). Beyond scipy: orders 6 and 7,
-map_coordinates(..., derivative=axis), spline_filter_out_of_core and zoom_out_of_core (host
-arrays and memory maps larger than the GPU) and, in splineview.dask, the functions on dask
+map_coordinates(..., derivative=axis), spline_filter_out_of_core, zoom_out_of_core,
+affine_transform_out_of_core and rotate_out_of_core (host arrays and memory maps larger than the
+GPU) and, in splineview.dask, the functions on dask
 arrays.
 """
 from ._core import __version__
 from ._geometric import geometric_transform
-from ._gpu import spline_filter_out_of_core, zoom_out_of_core
+from ._gpu import (affine_transform_out_of_core, rotate_out_of_core, spline_filter_out_of_core,
+                   zoom_out_of_core)
 from ._ndimage import (affine_transform, map_coordinates, rotate, shift, spline_filter,
                        spline_filter1d, zoom)
 
-__all__ = ["__version__", "affine_transform", "geometric_transform", "map_coordinates",
-           "rotate", "shift", "spline_filter", "spline_filter1d", "spline_filter_out_of_core",
-           "zoom", "zoom_out_of_core"]
+__all__ = ["__version__", "affine_transform", "affine_transform_out_of_core",
+           "geometric_transform", "map_coordinates", "rotate", "rotate_out_of_core", "shift",
+           "spline_filter", "spline_filter1d", "spline_filter_out_of_core", "zoom",
+           "zoom_out_of_core"]

@@ -468,6 +468,45 @@ def spline_filter_out_of_core(a, order=3, mode="mirror", *, memory_budget=None, 
                                             bool(pinned), int(device)))
 
 
+def _host_input(a, name, in_memory):
+    """The checks of an out-of-core call's input: a C-contiguous float32 NumPy array (or
+    np.memmap) of 1-3 dimensions without an empty axis."""
+    if not isinstance(a, np.ndarray):
+        raise TypeError("%s takes a NumPy array (or np.memmap) in host memory; device arrays "
+                        "fit their device: use %s" % (name, in_memory))
+    if a.dtype != np.float32 or not a.flags.c_contiguous:
+        raise ValueError("%s reads a C-contiguous float32 array (got %s, %s)" % (
+            name, a.dtype, "C-contiguous" if a.flags.c_contiguous else "strided"))
+    if not 1 <= a.ndim <= 3:
+        raise ValueError("input has %d dimensions; splineview handles 1-, 2- and 3-D data only"
+                         % a.ndim)
+    if min(a.shape) == 0:
+        raise ValueError("input has an empty axis")
+    return a
+
+
+def _host_output(a, output, shape, pinned, name, what):
+    """The output of an out-of-core call (a new float32 array, or the given writable C-contiguous
+    float32 array of `shape`, not overlapping `a`), after the pinned and device checks."""
+    if output is None:
+        output = np.empty(shape, dtype=np.float32)
+    elif not isinstance(output, np.ndarray) or output.dtype != np.float32 or \
+            not output.flags.c_contiguous or not output.flags.writeable:
+        raise ValueError("%s writes a writable, C-contiguous float32 NumPy array" % name)
+    if tuple(output.shape) != tuple(shape):
+        raise ValueError("%s: output has shape %s, %s gives %s"
+                         % (name, tuple(output.shape), what, tuple(shape)))
+    if np.shares_memory(a, output):
+        raise ValueError("%s: input and output overlap" % name)
+    if pinned and (isinstance(a, np.memmap) or isinstance(output, np.memmap)):
+        raise ValueError("%s: pinned=True page-locks the arrays, and a memory map of a file "
+                         "cannot be page-locked; use pinned=False for memory maps" % name)
+    ok, why = gpu_available()
+    if not ok:
+        raise RuntimeError("%s needs a CUDA device: %s" % (name, why))
+    return output
+
+
 def zoom_out_of_core(input, zoom, output=None, order=3, mode="constant", cval=0.0,
                      prefilter=True, *, grid_mode=False, memory_budget=None, slab_slices=None,
                      pinned=False, stats=None, device=0):
@@ -492,18 +531,7 @@ def zoom_out_of_core(input, zoom, output=None, order=3, mode="constant", cval=0.
     from . import _ndimage
     order = _ndimage._check_order(order)
     mode = _ndimage._check_mode(mode)
-    a = input
-    if not isinstance(a, np.ndarray):
-        raise TypeError("zoom_out_of_core takes a NumPy array (or np.memmap) in host memory; "
-                        "device arrays fit their device: use zoom")
-    if a.dtype != np.float32 or not a.flags.c_contiguous:
-        raise ValueError("zoom_out_of_core reads a C-contiguous float32 array (got %s, %s)" % (
-            a.dtype, "C-contiguous" if a.flags.c_contiguous else "strided"))
-    if not 1 <= a.ndim <= 3:
-        raise ValueError("input has %d dimensions; splineview handles 1-, 2- and 3-D data only"
-                         % a.ndim)
-    if min(a.shape) == 0:
-        raise ValueError("input has an empty axis")
+    a = _host_input(input, "zoom_out_of_core", "zoom")
     factors = [float(z) for z in _ndimage._sequence(zoom, a.ndim, "zoom")]
     shape = tuple(int(round(n * z)) for n, z in zip(a.shape, factors))
     if min(shape) <= 0:
@@ -511,22 +539,7 @@ def zoom_out_of_core(input, zoom, output=None, order=3, mode="constant", cval=0.
     if grid_mode and mode in ("constant", "wrap"):
         warnings.warn("It is recommended to use mode = %s instead of %s when grid_mode is True."
                       % ("grid-constant" if mode == "constant" else "grid-wrap", mode))
-    if output is None:
-        output = np.empty(shape, dtype=np.float32)
-    elif not isinstance(output, np.ndarray) or output.dtype != np.float32 or \
-            not output.flags.c_contiguous or not output.flags.writeable:
-        raise ValueError("zoom_out_of_core writes a writable, C-contiguous float32 NumPy array")
-    if tuple(output.shape) != shape:
-        raise ValueError("zoom_out_of_core: output has shape %s, the zoom gives %s"
-                         % (tuple(output.shape), shape))
-    if np.shares_memory(a, output):
-        raise ValueError("zoom_out_of_core: input and output overlap")
-    if pinned and (isinstance(a, np.memmap) or isinstance(output, np.memmap)):
-        raise ValueError("zoom_out_of_core: pinned=True page-locks the arrays, and a memory map "
-                         "of a file cannot be page-locked; use pinned=False for memory maps")
-    ok, why = gpu_available()
-    if not ok:
-        raise RuntimeError("zoom_out_of_core needs a CUDA device: " + why)
+    output = _host_output(a, output, shape, pinned, "zoom_out_of_core", "the zoom")
     budget = 0 if memory_budget is None else int(memory_budget)
     st = dict(_cuda.zoom_out_of_core(a.ctypes.data, list(a.shape), output.ctypes.data,
                                      list(shape), order, mode, float(cval), bool(prefilter),
@@ -536,3 +549,86 @@ def zoom_out_of_core(input, zoom, output=None, order=3, mode="constant", cval=0.
     if stats is not None:
         stats.update(st)
     return output
+
+
+def _affine_out_of_core(a, matrix, offset, shape, output, order, mode, cval, prefilter,
+                        memory_budget, slab_slices, pinned, stats, device):
+    budget = 0 if memory_budget is None else int(memory_budget)
+    st = dict(_cuda.affine_out_of_core(a.ctypes.data, list(a.shape), output.ctypes.data,
+                                       list(shape), [float(v) for v in np.ravel(matrix)],
+                                       [float(v) for v in offset], order, mode, float(cval),
+                                       bool(prefilter), budget,
+                                       0 if slab_slices is None else int(slab_slices),
+                                       bool(pinned), int(device)))
+    if stats is not None:
+        stats.update(st)
+    return output
+
+
+def affine_transform_out_of_core(input, matrix, offset=0.0, output_shape=None, output=None,
+                                 order=3, mode="constant", cval=0.0, prefilter=True, *,
+                                 memory_budget=None, slab_slices=None, pinned=False, stats=None,
+                                 device=0):
+    """scipy.ndimage.affine_transform of a float32 host array on the GPU in output slabs along
+    the first axis, so neither the input nor the output need fit in GPU memory (nor in RAM:
+    memory maps of files, as zoom_out_of_core takes them). matrix: (ndim, ndim), (ndim, ndim + 1)
+    or (ndim + 1, ndim + 1) homogeneous, as scipy reads them; the output has the input's rank
+    (output_shape, default the input's). The 1-D (diagonal) form is refused: scipy computes its
+    positions another way (use zoom_out_of_core, or the diagonal matrix). Each slab's input
+    window spans the first-axis positions of the slab's corners plus the taps and the filter's
+    halo (docs/DESIGN.md, "Out of core on the GPU"), so the result equals the in-memory
+    transform to float rounding; a matrix that mixes the first axis with the others needs wider
+    windows, and a memory_budget that cannot hold one output slice's window raises RuntimeError
+    naming the slices it needs. Other arguments as zoom_out_of_core. Returns the output."""
+    from . import _ndimage
+    order = _ndimage._check_order(order)
+    mode = _ndimage._check_mode(mode)
+    a = _host_input(input, "affine_transform_out_of_core", "affine_transform")
+    if output_shape is None:
+        output_shape = a.shape if output is None or not isinstance(output, np.ndarray) \
+            else output.shape
+    shape = tuple(int(n) for n in output_shape)
+    if len(shape) != a.ndim:
+        raise ValueError("affine_transform_out_of_core: the output must have the input's %d "
+                         "dimensions (got %d)" % (a.ndim, len(shape)))
+    if min(shape) <= 0:
+        raise ValueError("affine_transform_out_of_core: the output shape %s has an empty axis"
+                         % (shape,))
+    m, off = _ndimage._affine_parts(matrix, offset, a.shape, shape)
+    if m.ndim == 1:
+        raise ValueError("affine_transform_out_of_core takes a square matrix; for the 1-D "
+                         "(diagonal) form use zoom_out_of_core or np.diag(matrix)")
+    output = _host_output(a, output, shape, pinned, "affine_transform_out_of_core",
+                          "output_shape")
+    return _affine_out_of_core(a, m, off, shape, output, order, mode, cval, prefilter,
+                               memory_budget, slab_slices, pinned, stats, device)
+
+
+def rotate_out_of_core(input, angle, axes=(1, 0), reshape=True, output=None, order=3,
+                       mode="constant", cval=0.0, prefilter=True, *, memory_budget=None,
+                       slab_slices=None, pinned=False, stats=None, device=0):
+    """scipy.ndimage.rotate of a float32 host array (2-D or 3-D) on the GPU in output slabs along
+    the first axis (see affine_transform_out_of_core): scipy's matrix and output shape to the
+    last bit. A rotation in the plane of the last two axes (axes=(1, 2) of a volume) keeps each
+    output slice on its own input slice: thin windows; a plane that holds the first axis needs
+    the input slices each output slice crosses. Other arguments as zoom_out_of_core. Returns
+    the output."""
+    from . import _ndimage
+    order = _ndimage._check_order(order)
+    mode = _ndimage._check_mode(mode)
+    a = _host_input(input, "rotate_out_of_core", "rotate")
+    if a.ndim < 2:
+        raise ValueError("input array should be at least 2D")
+    axes = _ndimage._rotation_axes(axes, a.ndim)
+    rot, plane_offset, _, shape = _ndimage._rotation_plan(a.shape, angle, axes, reshape)
+    if min(shape) <= 0:
+        raise ValueError("rotate_out_of_core: the output shape %s has an empty axis" % (shape,))
+    m = np.eye(a.ndim)
+    off = np.zeros(a.ndim)
+    for i, p in enumerate(axes):
+        off[p] = plane_offset[i]
+        for j, q in enumerate(axes):
+            m[p, q] = rot[i, j]
+    output = _host_output(a, output, shape, pinned, "rotate_out_of_core", "the rotation")
+    return _affine_out_of_core(a, m, off, shape, output, order, mode, cval, prefilter,
+                               memory_budget, slab_slices, pinned, stats, device)

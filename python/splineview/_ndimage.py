@@ -269,6 +269,38 @@ def shift(input, shift, output=None, order=3, mode="constant", cval=0.0, prefilt
     return _store(result, output, a.shape, a.dtype, a)
 
 
+def _affine_parts(matrix, offset, shape, output_shape):
+    """scipy.ndimage.affine_transform's reading of `matrix` and `offset` for an input of `shape`
+    and an output of `output_shape`: the matrix ((ndim,) diagonal, or (ndim, out_ndim)) and the
+    offset (ndim,) as float64 arrays, with scipy's errors and its 1-D warning."""
+    m = np.asarray(_host_values(matrix), dtype=np.float64)
+    if m.ndim not in (1, 2) or m.shape[0] < 1:
+        raise RuntimeError("no proper affine matrix provided")
+    nd = len(shape)
+    if m.ndim == 2 and m.shape[1] == nd + 1 and m.shape[0] in (nd, nd + 1):
+        if m.shape[0] == nd + 1:
+            expected = [0] * nd + [1]
+            if not np.all(m[nd] == expected):
+                raise ValueError("Expected homogeneous transformation matrix with shape %s for "
+                                 "image shape %s, but bottom row was not equal to %s"
+                                 % (m.shape, tuple(shape), expected))
+        offset = m[:nd, nd]
+        m = m[:nd, :nd]
+    if m.shape[0] != nd:
+        raise RuntimeError("affine matrix has wrong number of rows")
+    if m.ndim == 2 and m.shape[1] != len(output_shape):
+        raise RuntimeError("affine matrix has wrong number of columns")
+    off = np.asarray(_sequence(_host_values(offset), nd, "offset"), dtype=np.float64)
+    if off.ndim != 1:
+        raise RuntimeError("no proper offset provided")
+    if m.ndim == 1:
+        warnings.warn("The behavior of affine_transform with a 1-D array supplied for the "
+                      "matrix parameter has changed in SciPy 0.18.0.")
+        if len(output_shape) != nd:
+            raise RuntimeError("a 1-D matrix needs an output of the input's rank")
+    return m, off
+
+
 def affine_transform(input, matrix, offset=0.0, output_shape=None, output=None, order=3,
                      mode="constant", cval=0.0, prefilter=True):
     """Output point o takes the spline at matrix @ o + offset (scipy.ndimage.affine_transform).
@@ -289,37 +321,54 @@ def affine_transform(input, matrix, offset=0.0, output_shape=None, output=None, 
     if len(output_shape) > 3:
         raise ValueError("output has %d dimensions; splineview handles 1-, 2- and 3-D data only"
                          % len(output_shape))
-    m = np.asarray(_host_values(matrix), dtype=np.float64)
-    if m.ndim not in (1, 2) or m.shape[0] < 1:
-        raise RuntimeError("no proper affine matrix provided")
-    nd = a.ndim
-    if m.ndim == 2 and m.shape[1] == nd + 1 and m.shape[0] in (nd, nd + 1):
-        if m.shape[0] == nd + 1:
-            expected = [0] * nd + [1]
-            if not np.all(m[nd] == expected):
-                raise ValueError("Expected homogeneous transformation matrix with shape %s for "
-                                 "image shape %s, but bottom row was not equal to %s"
-                                 % (m.shape, a.shape, expected))
-        offset = m[:nd, nd]
-        m = m[:nd, :nd]
-    if m.shape[0] != nd:
-        raise RuntimeError("affine matrix has wrong number of rows")
-    if m.ndim == 2 and m.shape[1] != len(output_shape):
-        raise RuntimeError("affine matrix has wrong number of columns")
-    off = np.asarray(_sequence(_host_values(offset), nd, "offset"), dtype=np.float64)
-    if off.ndim != 1:
-        raise RuntimeError("no proper offset provided")
-    if m.ndim == 1:
-        warnings.warn("The behavior of affine_transform with a 1-D array supplied for the "
-                      "matrix parameter has changed in SciPy 0.18.0.")
-        if len(output_shape) != nd:
-            raise RuntimeError("a 1-D matrix needs an output of the input's rank")
+    m, off = _affine_parts(matrix, offset, a.shape, output_shape)
     if min(output_shape) <= 0:
         return _empty_result(output_shape, output, a.dtype, a)
     result = _engine(a).affine_transform(a, [float(v) for v in m.ravel()],
                                          [float(v) for v in off], list(output_shape), order,
                                          mode, float(cval), bool(prefilter), m.ndim == 1)
     return _store(result, output, output_shape, a.dtype, a)
+
+
+def _rotation_axes(axes, ndim):
+    """scipy.ndimage.rotate's checks of `axes` for an array of ndim >= 2: the plane, sorted."""
+    axes = list(axes)
+    if len(axes) != 2:
+        raise ValueError("axes should contain exactly two values")
+    if not all(float(ax).is_integer() for ax in axes):
+        raise ValueError("axes should contain only integer values")
+    axes = [int(ax) for ax in axes]
+    if axes[0] < 0:
+        axes[0] += ndim
+    if axes[1] < 0:
+        axes[1] += ndim
+    if axes[0] < 0 or axes[1] < 0 or axes[0] >= ndim or axes[1] >= ndim:
+        raise ValueError("invalid rotation plane specified")
+    axes.sort()
+    return axes
+
+
+def _rotation_plan(shape, angle, axes, reshape):
+    """scipy.ndimage.rotate's 2 x 2 matrix on the plane `axes` (sorted), its offset, the output
+    extents in the plane and the whole output shape."""
+    # cos and sin as scipy.special.cosdg/sindg, which scipy's rotate uses (sv::cosdg, sv::sindg):
+    # the matrix is scipy's to the last bit, which order-0 ties depend on.
+    c, s = _core.cosdg(float(angle)), _core.sindg(float(angle))
+    rot = np.array([[c, s], [-s, c]])
+    img_shape = np.asarray(shape)
+    in_plane_shape = img_shape[axes]
+    if reshape:
+        iy, ix = in_plane_shape
+        out_bounds = rot @ [[0, 0, iy, iy], [0, ix, 0, ix]]
+        out_plane_shape = (np.ptp(out_bounds, axis=1) + 0.5).astype(int)
+    else:
+        out_plane_shape = img_shape[axes]
+    out_center = rot @ ((out_plane_shape - 1) / 2)
+    in_center = (in_plane_shape - 1) / 2
+    offset = in_center - out_center
+    output_shape = img_shape.copy()
+    output_shape[axes] = out_plane_shape
+    return rot, offset, out_plane_shape, tuple(int(n) for n in output_shape)
 
 
 def rotate(input, angle, axes=(1, 0), reshape=True, output=None, order=3, mode="constant",
@@ -335,37 +384,8 @@ def rotate(input, angle, axes=(1, 0), reshape=True, output=None, order=3, mode="
     _check_rank(a)
     order = _check_order(order)
     mode = _check_mode(mode)
-    axes = list(axes)
-    if len(axes) != 2:
-        raise ValueError("axes should contain exactly two values")
-    if not all(float(ax).is_integer() for ax in axes):
-        raise ValueError("axes should contain only integer values")
-    axes = [int(ax) for ax in axes]
-    if axes[0] < 0:
-        axes[0] += ndim
-    if axes[1] < 0:
-        axes[1] += ndim
-    if axes[0] < 0 or axes[1] < 0 or axes[0] >= ndim or axes[1] >= ndim:
-        raise ValueError("invalid rotation plane specified")
-    axes.sort()
-    # cos and sin as scipy.special.cosdg/sindg, which scipy's rotate uses (sv::cosdg, sv::sindg):
-    # the matrix is scipy's to the last bit, which order-0 ties depend on.
-    c, s = _core.cosdg(float(angle)), _core.sindg(float(angle))
-    rot = np.array([[c, s], [-s, c]])
-    img_shape = np.asarray(a.shape)
-    in_plane_shape = img_shape[axes]
-    if reshape:
-        iy, ix = in_plane_shape
-        out_bounds = rot @ [[0, 0, iy, iy], [0, ix, 0, ix]]
-        out_plane_shape = (np.ptp(out_bounds, axis=1) + 0.5).astype(int)
-    else:
-        out_plane_shape = img_shape[axes]
-    out_center = rot @ ((out_plane_shape - 1) / 2)
-    in_center = (in_plane_shape - 1) / 2
-    offset = in_center - out_center
-    output_shape = img_shape.copy()
-    output_shape[axes] = out_plane_shape
-    output_shape = tuple(int(n) for n in output_shape)
+    axes = _rotation_axes(axes, ndim)
+    rot, offset, out_plane_shape, output_shape = _rotation_plan(a.shape, angle, axes, reshape)
     if min(output_shape) <= 0:
         return _empty_result(output_shape, output, a.dtype, a)
     matrix = [float(v) for v in rot.ravel()]

@@ -228,6 +228,46 @@ py::dict zoom_out_of_core(std::uintptr_t in, const Dims& in_dims, std::uintptr_t
   return d;
 }
 
+// affine_transform of a C-contiguous float32 host array into another with a square matrix
+// (rank x rank, row-major) and offset, in output slabs (affine_out_of_core); pinned as above.
+py::dict affine_out_of_core(std::uintptr_t in, const Dims& in_dims, std::uintptr_t out,
+                            const Dims& out_dims, const std::vector<double>& matrix,
+                            const std::vector<double>& offset, int order, const std::string& mode,
+                            double cval, bool prefilter, std::size_t budget_bytes, std::size_t slab,
+                            bool pinned, int device) {
+  sv::cuda::OutOfCoreResampleConfig cfg;
+  cfg.degree = order;
+  cfg.mode = mode_of(mode);
+  cfg.cval = cval;
+  cfg.prefilter = prefilter;
+  cfg.device_budget = budget_bytes;
+  cfg.slab = slab;
+  cfg.host_pinned = pinned;
+  std::size_t in_points = 1, out_points = 1;
+  for (std::size_t n : in_dims) in_points *= n;
+  for (std::size_t n : out_dims) out_points *= n;
+  sv::cuda::OutOfCoreStats st;
+  double lock_seconds = 0;
+  {
+    py::gil_scoped_release release;
+    nd::use_device(device);
+    const sv::cuda::Layout layout{in_dims, 1};
+    auto* src = reinterpret_cast<float*>(in);
+    auto* dst = reinterpret_cast<float*>(out);
+    if (pinned) {
+      const sv::cuda::HostRegistration lock_in(src, in_points * sizeof(float));
+      const sv::cuda::HostRegistration lock_out(dst, out_points * sizeof(float));
+      lock_seconds = lock_in.seconds() + lock_out.seconds();
+      st = sv::cuda::affine_out_of_core(src, layout, matrix, offset, out_dims, dst, cfg);
+    } else {
+      st = sv::cuda::affine_out_of_core(src, layout, matrix, offset, out_dims, dst, cfg);
+    }
+  }
+  py::dict d = stats_dict(st);
+  d["lock_seconds"] = lock_seconds;
+  return d;
+}
+
 py::tuple available() {
   std::string why;
   const bool ok = sv::cuda::available(&why);
@@ -250,4 +290,5 @@ PYBIND11_MODULE(_cuda, m) {
   m.def("sample_affine", &sample_affine);
   m.def("prefilter_out_of_core", &prefilter_out_of_core);
   m.def("zoom_out_of_core", &zoom_out_of_core);
+  m.def("affine_out_of_core", &affine_out_of_core);
 }

@@ -463,6 +463,63 @@ def test_zoom_out_of_core(rng):
     print("zoom out of core (memmap, %d cases): worst difference %.3g" % (cases, worst))
 
 
+def test_affine_out_of_core(rng):
+    """rotate_out_of_core in every plane of a volume (reshape on and off) and
+    affine_transform_out_of_core with a shear, from an np.memmap of a .npy into an np.memmap
+    output (every other case page-locked plain arrays), in slabs of at most 16 output slices:
+    within float rounding of the in-memory transforms in double; order 0 the same samples."""
+    import tempfile
+    worst = 0.0
+    cases = 0
+    with tempfile.TemporaryDirectory() as tmp:
+        src = os.path.join(tmp, "in.npy")
+        a = rng.random((90, 24, 20)).astype(np.float32)
+        np.save(src, a)
+        m = np.load(src, mmap_mode="r")
+        shear = np.array([[0.9, 0.2, 0.0], [-0.1, 1.0, 0.05], [0.0, 0.0, 1.1]])
+        jobs = []
+        for axes in ((1, 2), (0, 2), (0, 1)):
+            for reshape in (False, True):
+                jobs.append(("rotate %s reshape %s" % (axes, reshape),
+                             lambda x, p=axes, r=reshape, **k: splineview.rotate(
+                                 x, 23, axes=p, reshape=r, **k),
+                             lambda x, out, p=axes, r=reshape, **k: splineview.rotate_out_of_core(
+                                 x, 23, axes=p, reshape=r, output=out, **k)))
+        jobs.append(("shear", lambda x, **k: splineview.affine_transform(
+                         x, shear, (-3.5, 2.0, 1.25), output_shape=(100, 24, 20), **k),
+                     lambda x, out, **k: splineview.affine_transform_out_of_core(
+                         x, shear, (-3.5, 2.0, 1.25), output_shape=(100, 24, 20), output=out,
+                         **k)))
+        for name, in_memory, out_of_core in jobs:
+            for mode, order in (("mirror", 3), ("constant", 1), ("grid-wrap", 5),
+                                ("nearest", 3), ("reflect", 0), ("grid-constant", 3)):
+                want = in_memory(a.astype(np.float64), order=order, mode=mode, cval=0.25)
+                pinned = cases % 2 == 1
+                out_path = os.path.join(tmp, "out.npy")
+                out = np.empty(want.shape, np.float32) if pinned else \
+                    np.lib.format.open_memmap(out_path, mode="w+", dtype=np.float32,
+                                              shape=want.shape)
+                st = {}
+                got = out_of_core(np.array(m) if pinned else m, out, order=order, mode=mode,
+                                  cval=0.25, slab_slices=16, pinned=pinned, stats=st)
+                check(got is out, "%s did not write into the given output" % name)
+                if pinned:
+                    result = out
+                else:
+                    out.flush()
+                    result = np.load(out_path)
+                d = maxdiff(result, want)
+                worst = max(worst, d)
+                same = order != 0 or np.array_equal(result, want.astype(np.float32))
+                check(st["slabs"] > 2 and d < 2e-5 and same,
+                      "%s %s order %d pinned %s: %d slabs, difference %.3g%s" % (
+                          name, mode, order, pinned, st["slabs"], d,
+                          "" if same else ", order 0 picked other samples"))
+                del out, got
+                cases += 1
+    print("affine/rotate out of core (memmap, %d cases): worst difference %.3g" % (cases, worst))
+
+
 def test_cupyx(rng):
     """cupyx.scipy.ndimage on the same inputs: the two GPU implementations agree."""
     worst = 0.0
@@ -498,6 +555,7 @@ def main():
     test_semantics(rng)
     test_out_of_core(rng)
     test_zoom_out_of_core(rng)
+    test_affine_out_of_core(rng)
     # SPLINEVIEW_GPU_TEST_QUICK=1 (under compute-sanitizer): only splineview's own kernels.
     if not os.environ.get("SPLINEVIEW_GPU_TEST_QUICK"):
         test_torch(rng)

@@ -318,8 +318,11 @@ def test_out_of_core_refusals(rng):
     the argument named; without a device they say so (RuntimeError with the reason). On the
     GPU machine tests/python/test_gpu.py checks their results."""
     a = rng.random((20, 8, 9)).astype(np.float32)
+    rot = np.eye(3)
     for fn, args in ((splineview.spline_filter_out_of_core, ()),
-                     (splineview.zoom_out_of_core, (2,))):
+                     (splineview.zoom_out_of_core, (2,)),
+                     (splineview.affine_transform_out_of_core, (rot,)),
+                     (splineview.rotate_out_of_core, (30,))):
         for bad, word in ((a.astype(np.float64), "float64"), (a[:, ::2], "strided"),
                           ([[1.0]], "NumPy")):
             try:
@@ -338,10 +341,32 @@ def test_out_of_core_refusals(rng):
         check(False, "zoom_out_of_core accepted a float64 output")
     except ValueError as e:
         check("float32" in str(e), "float64 output: %r" % str(e))
+    try:
+        splineview.affine_transform_out_of_core(a, [1.0, 2.0, 1.0])
+        check(False, "affine_transform_out_of_core accepted a 1-D matrix")
+    except ValueError as e:
+        check("square matrix" in str(e), "1-D matrix: %r" % str(e))
+    try:
+        splineview.affine_transform_out_of_core(a, np.ones((3, 2)))
+        check(False, "affine_transform_out_of_core accepted a 3 x 2 matrix")
+    except RuntimeError as e:
+        check("columns" in str(e), "3 x 2 matrix: %r" % str(e))
+    try:
+        splineview.rotate_out_of_core(a, 30, output=np.empty((20, 8, 9), np.float32))
+        check(False, "rotate_out_of_core accepted an output of the wrong shape (reshape)")
+    except ValueError as e:
+        check("shape" in str(e), "rotate output shape: %r" % str(e))
+    try:
+        splineview.rotate_out_of_core(a, 30, axes=(0, 3))
+        check(False, "rotate_out_of_core accepted axes (0, 3)")
+    except ValueError as e:
+        check("rotation plane" in str(e), "rotate axes: %r" % str(e))
     ok, why = splineview._gpu.gpu_available()
     if not ok:
         for fn, args in ((splineview.spline_filter_out_of_core, ()),
-                         (splineview.zoom_out_of_core, (2,))):
+                         (splineview.zoom_out_of_core, (2,)),
+                         (splineview.affine_transform_out_of_core, (rot,)),
+                         (splineview.rotate_out_of_core, (30,))):
             try:
                 fn(a.copy(), *args)
                 check(False, "%s ran without a CUDA device" % fn.__name__)
