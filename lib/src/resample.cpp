@@ -37,26 +37,6 @@ Method parse_method(const std::string& s) {
               "' (expected nearest, linear, cubic-unfiltered, cubic, quintic or septic)");
 }
 
-int method_degree(Method m) {
-  switch (m) {
-    case Method::Nearest:
-      return 0;
-    case Method::Linear:
-      return 1;
-    case Method::CubicUnfiltered:
-    case Method::Cubic:
-      return 3;
-    case Method::Quintic:
-      return 5;
-    case Method::Septic:
-      return 7;
-  }
-  return 3;
-}
-
-bool method_prefilters(Method m) {
-  return m == Method::Cubic || m == Method::Quintic || m == Method::Septic;
-}
 
 namespace {
 

@@ -12,8 +12,27 @@ enum class Method { Nearest, Linear, CubicUnfiltered, Cubic, Quintic, Septic };
 
 const char* method_name(Method m);
 Method parse_method(const std::string& s);  // throws sv::Error naming the bad value
-int method_degree(Method m);                // 0, 1, 3, 3, 5, 7
-bool method_prefilters(Method m);           // false for nearest, linear, cubic-unfiltered
+// Inline: the numerical core (splineview_math: sv::warp, the registration) uses them without
+// linking the rest of resampling (splineview_core).
+inline int method_degree(Method m) {  // 0, 1, 3, 3, 5, 7
+  switch (m) {
+    case Method::Nearest:
+      return 0;
+    case Method::Linear:
+      return 1;
+    case Method::CubicUnfiltered:
+    case Method::Cubic:
+      return 3;
+    case Method::Quintic:
+      return 5;
+    case Method::Septic:
+      return 7;
+  }
+  return 3;
+}
+inline bool method_prefilters(Method m) {  // false for nearest, linear, cubic-unfiltered
+  return m == Method::Cubic || m == Method::Quintic || m == Method::Septic;
+}
 
 struct ResampleOptions {
   Method method = Method::Cubic;
