@@ -14,12 +14,14 @@
 
 #include "ffd_text.h"
 #include "parallel.h"
+#include "registration_parts.h"
 #include "splineview/bspline.h"
 #include "splineview/error.h"
 #include "splineview/ffd.h"
 #include "splineview/ffd_warp.h"
 #include "splineview/prefilter.h"
 #include "splineview/pyramid.h"
+#include "splineview/registration_nmi.h"
 #include "splineview/sampler.h"
 
 namespace sv {
@@ -77,39 +79,6 @@ void check_boundary(Boundary b) {
                 boundary_name(b));
 }
 
-// The weights of the four control points of each voxel offset r = 0 .. delta - 1 in a tile
-// (rows[r * 4 + n]), as ffd_field computes them (the offset r / delta, exact weights).
-std::vector<double> weight_rows(int delta) {
-  std::vector<double> rows(static_cast<std::size_t>(delta) * 4);
-  for (int r = 0; r < delta; ++r)
-    bspline_weights_frac<double>(3, static_cast<double>(r) / delta, rows.data() + r * 4, 0);
-  return rows;
-}
-
-// Per-axis taps of the moving image's spline at one coordinate: value and derivative weights.
-struct Taps {
-  int count = 4;
-  long k[4] = {0, 0, 0, 0};
-  double w[4] = {1, 0, 0, 0};
-  double dw[4] = {0, 0, 0, 0};
-};
-
-void taps_at(double x, long n, Boundary b, Taps& t) {
-  const double fl = std::floor(x);
-  if (fl >= 1 && fl + 2 <= static_cast<double>(n - 1)) {
-    // Inside: the four taps floor(x) - 1 .. floor(x) + 2 need no boundary handling (the same
-    // weights as axis_weights computes there, from the fractional offset).
-    const long first = static_cast<long>(fl) - 1;
-    for (int j = 0; j < 4; ++j) t.k[j] = first + j;
-    bspline_weights_frac<double>(3, x - fl, t.w, 0);
-    bspline_weights_frac<double>(3, x - fl, t.dw, 1);
-    return;
-  }
-  long k2[4];
-  axis_weights(x, n, 3, b, 0, t.w, t.k);
-  axis_weights(x, n, 3, b, 1, t.dw, k2);
-}
-
 }  // namespace
 
 // ---- The objective ---------------------------------------------------------------------------
@@ -164,16 +133,8 @@ double FfdSsdObjective<T>::evaluate(const Array<double>& grid, Array<double>* gr
                                     FfdStageTimes* times) const {
   const std::size_t R = fixed_.rank();
   check_ffd_objective_grid(grid, spacing_, fixed_.dims(), grid_shape_);
-  // The 3-D view: a 2-D problem is one z slice with a one-tap z axis.
-  const std::size_t off = 3 - R;
-  std::size_t N[3] = {1, 1, 1}, M[3] = {1, 1, 1};
-  int delta[3] = {1, 1, 1};
-  for (std::size_t a = 0; a < R; ++a) {
-    N[a + off] = fixed_.dim(a);
-    M[a + off] = grid.dim(a);
-    delta[a + off] = spacing_[a];
-  }
-  const std::size_t voxels = N[0] * N[1] * N[2];
+  const detail::FfdView view = detail::ffd_view(fixed_.dims(), grid.dims(), spacing_);
+  const std::size_t voxels = view.voxels();
 
   // 1. The field.
   auto t0 = Clock::now();
@@ -185,60 +146,29 @@ double FfdSsdObjective<T>::evaluate(const Array<double>& grid, Array<double>* gr
   const bool want_grad = gradient != nullptr;
   Array<double> g;
   if (want_grad) g = Array<double>(fixed_.dims(), R);
-  const std::size_t rows = N[0] * N[1];
+  const std::size_t rows = view.rows();
   std::vector<double> row_ssd(rows, 0.0);
   const double scale = 2.0 / static_cast<double>(voxels);
   const T* coef = coefficients_.data();
   const T* fix = fixed_.data();
   const T* uf = u.data();
-  detail::parallel_for(rows, detail::thread_count(threads_, rows, 4),
-                       [&](std::size_t b, std::size_t e) {
-                         for (std::size_t row = b; row < e; ++row) {
-                           const std::size_t z = row / N[1], y = row % N[1];
-                           for (std::size_t x = 0; x < N[2]; ++x) {
-                             const std::size_t v = row * N[2] + x;
-                             const double base[3] = {static_cast<double>(z), static_cast<double>(y),
-                                                     static_cast<double>(x)};
-                             Taps t[3];
-                             if (R == 2) t[0].count = 1;
-                             for (std::size_t a = off; a < 3; ++a)
-                               taps_at(base[a] + static_cast<double>(uf[v * R + (a - off)]),
-                                       static_cast<long>(N[a]), boundary_, t[a]);
-                             double val = 0, d0 = 0, d1 = 0, d2 = 0;
-                             for (int l = 0; l < t[0].count; ++l) {
-                               for (int m = 0; m < 4; ++m) {
-                                 const T* cr = coef + (static_cast<std::size_t>(t[0].k[l]) * N[1] +
-                                                       static_cast<std::size_t>(t[1].k[m])) *
-                                                          N[2];
-                                 double s = 0, sd = 0;
-                                 for (int n = 0; n < 4; ++n) {
-                                   const double c = static_cast<double>(cr[t[2].k[n]]);
-                                   s += t[2].w[n] * c;
-                                   sd += t[2].dw[n] * c;
-                                 }
-                                 const double w01 = t[0].w[l] * t[1].w[m];
-                                 val += w01 * s;
-                                 d2 += w01 * sd;
-                                 d1 += t[0].w[l] * t[1].dw[m] * s;
-                                 d0 += t[0].dw[l] * t[1].w[m] * s;
-                               }
-                             }
-                             const double r = val - static_cast<double>(fix[v]);
-                             row_ssd[row] += r * r;
-                             if (want_grad) {
-                               double* gv = g.data() + v * R;
-                               if (R == 3) {
-                                 gv[0] = scale * r * d0;
-                                 gv[1] = scale * r * d1;
-                                 gv[2] = scale * r * d2;
-                               } else {
-                                 gv[0] = scale * r * d1;
-                                 gv[1] = scale * r * d2;
-                               }
-                             }
-                           }
-                         }
-                       });
+  detail::parallel_for(
+      rows, detail::thread_count(threads_, rows, 4), [&](std::size_t b, std::size_t e) {
+        for (std::size_t row = b; row < e; ++row) {
+          for (std::size_t x = 0; x < view.N[2]; ++x) {
+            const std::size_t v = row * view.N[2] + x;
+            double d[3];
+            const double val =
+                detail::spline_value_gradient(coef, view, row, x, uf + v * R, boundary_, d);
+            const double r = val - static_cast<double>(fix[v]);
+            row_ssd[row] += r * r;
+            if (want_grad) {
+              double* gv = g.data() + v * R;
+              for (std::size_t a = 0; a < R; ++a) gv[a] = scale * r * d[a + view.off];
+            }
+          }
+        }
+      });
   double ssd = 0;
   for (double s : row_ssd) ssd += s;
   ssd /= static_cast<double>(voxels);
@@ -247,63 +177,7 @@ double FfdSsdObjective<T>::evaluate(const Array<double>& grid, Array<double>* gr
   // 3. The adjoint of the field evaluation, one axis at a time (x, then y, then z).
   if (want_grad) {
     t0 = Clock::now();
-    const std::vector<double> wx = weight_rows(delta[2]), wy = weight_rows(delta[1]),
-                              wz = weight_rows(delta[0]);
-    // A[z][y][kx] = sum_x g[z][y][x] wx.
-    std::vector<double> A(rows * M[2] * R, 0.0);
-    detail::parallel_for(rows, detail::thread_count(threads_, rows, 8),
-                         [&](std::size_t b, std::size_t e) {
-                           for (std::size_t row = b; row < e; ++row) {
-                             double* ar = A.data() + row * M[2] * R;
-                             const double* gr = g.data() + row * N[2] * R;
-                             for (std::size_t x = 0; x < N[2]; ++x) {
-                               const std::size_t tile = x / delta[2], r = x % delta[2];
-                               const double* w = wx.data() + r * 4;
-                               for (int n = 0; n < 4; ++n)
-                                 for (std::size_t c = 0; c < R; ++c)
-                                   ar[(tile + n) * R + c] += w[n] * gr[x * R + c];
-                             }
-                           }
-                         });
-    // B[z][ky][kx] = sum_y A[z][y][kx] wy.
-    const std::size_t plane = M[1] * M[2] * R;
-    std::vector<double> B(N[0] * plane, 0.0);
-    detail::parallel_for(N[0], detail::thread_count(threads_, N[0], 1),
-                         [&](std::size_t b, std::size_t e) {
-                           for (std::size_t z = b; z < e; ++z) {
-                             double* bp = B.data() + z * plane;
-                             for (std::size_t y = 0; y < N[1]; ++y) {
-                               const std::size_t tile = y / delta[1], r = y % delta[1];
-                               const double* w = wy.data() + r * 4;
-                               const double* ar = A.data() + (z * N[1] + y) * M[2] * R;
-                               for (int m = 0; m < 4; ++m) {
-                                 double* br = bp + (tile + m) * M[2] * R;
-                                 for (std::size_t i = 0; i < M[2] * R; ++i) br[i] += w[m] * ar[i];
-                               }
-                             }
-                           }
-                         });
-    // C[kz][ky][kx] = sum_z B[z][ky][kx] wz, split over ky (each output row summed in z order).
-    *gradient = Array<double>(grid.dims(), R);
-    double* C = gradient->data();
-    if (R == 2) {
-      std::copy(B.begin(), B.end(), C);
-    } else {
-      detail::parallel_for(M[1], detail::thread_count(threads_, M[1], 1),
-                           [&](std::size_t b, std::size_t e) {
-                             const std::size_t len = M[2] * R;
-                             for (std::size_t z = 0; z < N[0]; ++z) {
-                               const std::size_t tile = z / delta[0], r = z % delta[0];
-                               const double* w = wz.data() + r * 4;
-                               for (int l = 0; l < 4; ++l)
-                                 for (std::size_t ky = b; ky < e; ++ky) {
-                                   double* cr = C + ((tile + l) * M[1] + ky) * len;
-                                   const double* br = B.data() + z * plane + ky * len;
-                                   for (std::size_t i = 0; i < len; ++i) cr[i] += w[l] * br[i];
-                                 }
-                             }
-                           });
-    }
+    detail::ffd_adjoint(g, view, grid.dims(), threads_, *gradient);
     if (times) times->gradient += seconds_since(t0);
   }
 
@@ -594,6 +468,8 @@ void check_options(const FfdRegistrationOptions& o, const std::vector<std::size_
   if (!(o.bending_weight >= 0) || !std::isfinite(o.bending_weight))
     bad("the bending-energy weight must be finite and >= 0, got " +
         std::to_string(o.bending_weight));
+  if (o.metric != FfdMetric::Ssd && o.metric != FfdMetric::Nmi) bad("unknown metric");
+  if (o.metric == FfdMetric::Nmi) check_nmi_bins(o.bins);
   if (o.lbfgs_memory < 1) bad("lbfgs_memory must be >= 1, got " + std::to_string(o.lbfgs_memory));
   if (!(o.max_step > 0) || !std::isfinite(o.max_step))
     bad("max_step must be a finite number of voxels > 0, got " + std::to_string(o.max_step));
@@ -630,6 +506,9 @@ FfdRegistrationResult register_ffd(const Array<T>& fixed_in, const Array<T>& mov
       fixed_in, moving_in, opt,
       [](const Array<T>& fixed, const Array<T>& moving, const std::vector<int>& spacing,
          const FfdRegistrationOptions& o) -> std::unique_ptr<FfdObjective> {
+        if (o.metric == FfdMetric::Nmi)
+          return std::make_unique<FfdNmiObjective<T>>(fixed, moving, spacing, o.bending_weight,
+                                                      o.bins, o.boundary, o.threads);
         return std::make_unique<FfdSsdObjective<T>>(fixed, moving, spacing, o.bending_weight,
                                                     o.boundary, o.threads);
       });

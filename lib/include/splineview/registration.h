@@ -24,6 +24,11 @@ namespace sv {
 
 enum class FfdOptimizer { Lbfgs, GradientDescent };
 
+// The similarity term: Ssd, SSD / N (images of one modality); Nmi, 2 - NMI with NMI = (H(F) +
+// H(M)) / H(F, M) from a joint histogram with cubic B-spline Parzen windows (images of different
+// modalities; registration_nmi.h, sv::FfdNmiObjective).
+enum class FfdMetric { Ssd, Nmi };
+
 struct FfdRegistrationOptions {
   // Control-point spacing per array axis at the finest level, in voxels (>= 1). Required: one
   // entry per image axis.
@@ -38,8 +43,12 @@ struct FfdRegistrationOptions {
   // displacements scaled by 2). false: every level uses the full images.
   bool image_pyramid = true;
   int iterations = 100;  // the most optimiser iterations per level (>= 0)
-  // w: the weight of the bending energy (>= 0), against the SSD / N of the (normalised) images.
+  // w: the weight of the bending energy (>= 0), against the SSD / N of the (normalised) images
+  // or against 2 - NMI.
   double bending_weight = 1e-3;
+  FfdMetric metric = FfdMetric::Ssd;
+  // Nmi: the joint histogram's bins per image (8 to 1024; NiftyReg's reg_f3d uses 64).
+  int bins = 64;
   // Both images mapped by the linear map that takes the fixed image's [min, max] to [0, 1]
   // before registration (so the SSD, the weight and the history are in units of the fixed
   // image's range squared). false: the values as given.
@@ -70,7 +79,8 @@ struct FfdStageTimes {
 struct FfdLevelHistory {
   std::vector<std::size_t> image_shape;  // the images at this level
   std::vector<int> spacing;              // the grid's spacing in this level's voxels
-  // Per accepted iterate, the starting point first: SSD / N, bending energy and f.
+  // Per accepted iterate, the starting point first: the similarity term (SSD / N, or 2 - NMI
+  // with FfdMetric::Nmi), bending energy and f.
   std::vector<double> ssd, energy, objective;
   int iterations = 0;   // accepted steps
   int evaluations = 0;  // objective evaluations (line-search trials included)
@@ -126,14 +136,16 @@ void check_ffd_objective_grid(const Array<double>& grid, const std::vector<int>&
                               const std::vector<std::size_t>& image_shape,
                               const std::vector<std::size_t>& grid_shape);
 
-// One level's objective as the optimiser sees it: f, df/dc, SSD / N and E at a control grid of
-// grid_shape(). FfdSsdObjective (below, the CPU) and sv::cuda::FfdSsdObjective
-// (cuda_registration.h, the GPU) implement it; register_ffd's level loop takes either.
+// One level's objective as the optimiser sees it: f, df/dc, the similarity term (SSD / N; 2 - NMI
+// for the NMI objectives) and E at a control grid of grid_shape(). FfdSsdObjective (below, the
+// CPU), FfdNmiObjective (registration_nmi.h) and sv::cuda::FfdSsdObjective (cuda_registration.h,
+// the GPU) implement it; register_ffd's level loop takes any of them.
 class FfdObjective {
  public:
   virtual ~FfdObjective() = default;
   // f(grid); with `gradient` not null also df/dc (the grid's shape); ssd and energy (when not
-  // null) receive SSD / N and E; times (when not null) are added to.
+  // null) receive the similarity term (SSD / N, or 2 - NMI) and E; times (when not null) are
+  // added to.
   virtual double evaluate(const Array<double>& grid, Array<double>* gradient = nullptr,
                           double* ssd = nullptr, double* energy = nullptr,
                           FfdStageTimes* times = nullptr) const = 0;
