@@ -21,6 +21,7 @@
 #include "splineview/cuda_memory.h"
 #include "splineview/cuda_prefilter.h"
 #include "splineview/cuda_registration.h"
+#include "splineview/cuda_registration_nmi.h"
 #include "splineview/ffd.h"
 
 namespace sv::cuda {
@@ -203,6 +204,107 @@ __global__ void __launch_bounds__(kThreads)
   out[i] = static_cast<float>(acc);
 }
 
+// ---- The regulariser on the device -----------------------------------------------------------
+//
+// ffd_bending_energy's factorisation (ffd.h), per value of the double grid (R per control point,
+// x fastest), one thread each, double throughout, the 7 band taps in ascending order:
+//   pass x:  X_d = G_x^(d) c along x, d = 0, 1, 2;
+//   pass y:  A = G_y^(0) X0, B = G_y^(0) X2 + G_y^(2) X0 + 2 G_y^(1) X1, Cm = G_y^(1) X0 +
+//            G_y^(0) X1 (the pairs grouped by their z order; in 2-D B is the whole sum);
+//   pass z:  acc = G_z^(2) A + G_z^(0) B + 2 G_z^(1) Cm; the block's sum of c acc (shuffles,
+//            then the warps in order) and the gradient g = adjoint + coef acc (coef = 2 w /
+//            |Omega|), so the regulariser's part never leaves the device.
+
+// acc + sum_k scale G[j][k] in[k stride], k over the band of j (the CPU's band_rows order).
+__device__ __forceinline__ double band_sum(const double* __restrict__ G, int j, int m,
+                                           const double* __restrict__ in, long long stride,
+                                           double scale, double acc) {
+  const int k0 = max(0, j - 3), k1 = min(m - 1, j + 3);
+  for (int k = k0; k <= k1; ++k) acc += (scale * G[j * 7 + (k - j + 3)]) * in[k * stride];
+  return acc;
+}
+
+__global__ void __launch_bounds__(kThreads)
+    bend_x_kernel(const double* __restrict__ c, const double* __restrict__ G0,
+                  const double* __restrict__ G1, const double* __restrict__ G2, int mx, int R,
+                  long long n, double* __restrict__ X0, double* __restrict__ X1,
+                  double* __restrict__ X2) {
+  const long long i = static_cast<long long>(blockIdx.x) * kThreads + threadIdx.x;
+  if (i >= n) return;
+  const long long p = i / R;
+  const int j = static_cast<int>(p % mx);
+  const double* line = c + (i - static_cast<long long>(j) * R);
+  X0[i] = band_sum(G0, j, mx, line, R, 1.0, 0.0);
+  X1[i] = band_sum(G1, j, mx, line, R, 1.0, 0.0);
+  X2[i] = band_sum(G2, j, mx, line, R, 1.0, 0.0);
+}
+
+__global__ void __launch_bounds__(kThreads)
+    bend_y_kernel(const double* __restrict__ X0, const double* __restrict__ X1,
+                  const double* __restrict__ X2, const double* __restrict__ G0,
+                  const double* __restrict__ G1, const double* __restrict__ G2, int my,
+                  long long row, long long n, int three, double* __restrict__ A,
+                  double* __restrict__ B, double* __restrict__ Cm) {
+  const long long i = static_cast<long long>(blockIdx.x) * kThreads + threadIdx.x;
+  if (i >= n) return;
+  const int y = static_cast<int>((i / row) % my);
+  const long long at = i - y * row;
+  double b = band_sum(G0, y, my, X2 + at, row, 1.0, 0.0);
+  b = band_sum(G2, y, my, X0 + at, row, 1.0, b);
+  B[i] = band_sum(G1, y, my, X1 + at, row, 2.0, b);
+  if (!three) return;
+  A[i] = band_sum(G0, y, my, X0 + at, row, 1.0, 0.0);
+  Cm[i] = band_sum(G0, y, my, X1 + at, row, 1.0, band_sum(G1, y, my, X0 + at, row, 1.0, 0.0));
+}
+
+// The last pass; `adjoint` (float, the SSD's gradient) and `grad` may be null.
+__global__ void __launch_bounds__(kThreads)
+    bend_z_kernel(const double* __restrict__ c, const double* __restrict__ A,
+                  const double* __restrict__ B, const double* __restrict__ Cm,
+                  const double* __restrict__ G0, const double* __restrict__ G1,
+                  const double* __restrict__ G2, int mz, long long plane, long long n, int three,
+                  const float* __restrict__ adjoint, double coef, double* __restrict__ grad,
+                  double* __restrict__ partial) {
+  __shared__ double warp_sums[kThreads / 32];
+  const long long i = static_cast<long long>(blockIdx.x) * kThreads + threadIdx.x;
+  double e = 0.0;
+  if (i < n) {
+    double acc;
+    if (three) {
+      const int z = static_cast<int>(i / plane);
+      const long long at = i - z * plane;
+      acc = band_sum(G2, z, mz, A + at, plane, 1.0, 0.0);
+      acc = band_sum(G0, z, mz, B + at, plane, 1.0, acc);
+      acc = band_sum(G1, z, mz, Cm + at, plane, 2.0, acc);
+    } else {
+      acc = B[i];
+    }
+    e = c[i] * acc;
+    if (grad) grad[i] = (adjoint ? static_cast<double>(adjoint[i]) : 0.0) + coef * acc;
+  }
+#pragma unroll
+  for (int off = 16; off > 0; off >>= 1) e += __shfl_down_sync(0xffffffffu, e, off);
+  if ((threadIdx.x & 31) == 0) warp_sums[threadIdx.x >> 5] = e;
+  __syncthreads();
+  if (threadIdx.x == 0) {
+    double s = 0.0;
+    for (int j = 0; j < kThreads / 32; ++j) s += warp_sums[j];
+    partial[blockIdx.x] = s;
+  }
+}
+
+__global__ void __launch_bounds__(kThreads)
+    widen_kernel(const float* __restrict__ in, long long n, double* __restrict__ out) {
+  const long long i = static_cast<long long>(blockIdx.x) * kThreads + threadIdx.x;
+  if (i < n) out[i] = static_cast<double>(in[i]);
+}
+
+__global__ void __launch_bounds__(kThreads)
+    narrow_kernel(const double* __restrict__ in, long long n, float* __restrict__ out) {
+  const long long i = static_cast<long long>(blockIdx.x) * kThreads + threadIdx.x;
+  if (i < n) out[i] = static_cast<float>(in[i]);
+}
+
 unsigned blocks_for(long long count, const char* what) {
   const long long b = (count + kThreads - 1) / kThreads;
   if (b > 0x7fffffffLL) throw Error(std::string(what) + ": too many voxels for one launch");
@@ -226,9 +328,14 @@ struct FfdSsdObjective::Impl {
   int boundary = 0;
   FfdKernel kernel = FfdKernel::ThreadPerTileFma;
   DeviceBuffer fixed, coef, grid, field, g, A, B, C, weights[3], partial, total;
+  // The regulariser: the grid and the gradient in double, the Gram matrices (gram_at[axis][order]
+  // into `gram`), the six pass buffers (X0, X1, X2, A, B, Cm) and the energy's block sums.
+  DeviceBuffer grid_d, grad_d, gram, bend, bend_partial;
+  std::size_t gram_at[3][3] = {};
+  double volume = 1;
+  long long values = 0, bend_blocks = 0;
   std::unique_ptr<FfdEvaluator> evaluator;
   long long blocks = 0;
-  mutable std::vector<float> host_grid, host_gradient;
 };
 
 FfdSsdObjective::FfdSsdObjective(const ArrayF& fixed, const ArrayF& moving,
@@ -290,11 +397,29 @@ FfdSsdObjective::FfdSsdObjective(const ArrayF& fixed, const ArrayF& moving,
   }
   m.blocks = (m.voxels + kThreads - 1) / kThreads;
   m.partial = DeviceBuffer(static_cast<std::size_t>(m.blocks) * 2);
-  m.total = DeviceBuffer(2);
+  m.total = DeviceBuffer(4);  // SSD, energy (double)
+  m.values = static_cast<long long>(gp * R);
+  const std::size_t n = gp * R;
+  m.grid_d = DeviceBuffer(n * 2);
+  m.grad_d = DeviceBuffer(n * 2);
+  m.bend = DeviceBuffer(n * 2 * 6);
+  m.bend_blocks = (m.values + kThreads - 1) / kThreads;
+  m.bend_partial = DeviceBuffer(static_cast<std::size_t>(m.bend_blocks) * 2);
+  std::vector<double> grams;
+  for (int a = static_cast<int>(off); a < 3; ++a) {
+    m.volume *= static_cast<double>(m.v.m[a] - 3) * m.v.d[a];
+    for (int d = 0; d <= 2; ++d) {
+      const std::vector<double> G =
+          ffd_bending_gram(static_cast<std::size_t>(m.v.m[a]), m.v.d[a], d);
+      m.gram_at[a][d] = grams.size();
+      grams.insert(grams.end(), G.begin(), G.end());
+    }
+  }
+  m.gram = DeviceBuffer(grams.size() * 2);
+  m.gram.upload(reinterpret_cast<const float*>(grams.data()), grams.size() * 2);
   FfdGrid eg = fg;
   eg.points = m.grid.data();
   m.evaluator = std::make_unique<FfdEvaluator>(eg);
-  m.host_grid.resize(gp * R);
   synchronize(what.c_str());
 }
 
@@ -314,21 +439,27 @@ double FfdSsdObjective::evaluate(const Array<double>& grid, Array<double>* gradi
   sv::check_ffd_objective_grid(grid, m.spacing, m.image_shape, m.grid_shape);
   const std::string what = std::string("CUDA registration (") + ffd_kernel_name(m.kernel) + ")";
   const std::size_t R = m.R;
+  const long long n = m.values;
+  const unsigned nblocks = blocks_for(n, what.c_str());
   auto stage_end = [&](double* slot, Clock::time_point t0) {
     if (!times) return;
     synchronize(what.c_str());
     *slot += seconds_since(t0);
   };
 
-  // 1. The field.
+  // 1. The field: the double grid uploaded (the regulariser's input), rounded to float on the
+  // device (the field kernels' input).
   auto t0 = Clock::now();
-  for (std::size_t i = 0; i < grid.size(); ++i) m.host_grid[i] = static_cast<float>(grid[i]);
-  m.grid.upload(m.host_grid.data(), m.host_grid.size());
+  check(cudaMemcpy(as_double(m.grid_d), grid.data(), grid.size() * sizeof(double),
+                   cudaMemcpyHostToDevice),
+        (what + ": uploading the control grid").c_str());
+  narrow_kernel<<<nblocks, kThreads>>>(as_double(m.grid_d), n, m.grid.data());
+  check_launch((what + ": launching the grid's rounding").c_str());
   if (m.kernel == FfdKernel::Texture) m.evaluator->refresh_texture(nullptr);
   m.evaluator->run(m.kernel, m.field.data(), nullptr);
   stage_end(times ? &times->field : nullptr, t0);
 
-  // 2. The warp: residuals, SSD, per-voxel gradients.
+  // 2. The warp: residuals, SSD (total[0]), per-voxel gradients.
   t0 = Clock::now();
   const bool want_grad = gradient != nullptr;
   const float scale = static_cast<float>(2.0 / static_cast<double>(m.voxels));
@@ -344,13 +475,9 @@ double FfdSsdObjective::evaluate(const Array<double>& grid, Array<double>* gradi
   check_launch((what + ": launching the warp").c_str());
   reduce_kernel<<<1, kReduceThreads>>>(as_double(m.partial), m.blocks, as_double(m.total));
   check_launch((what + ": launching the reduction").c_str());
-  double ssd = 0;
-  check(cudaMemcpy(&ssd, m.total.data(), sizeof(double), cudaMemcpyDeviceToHost),
-        (what + ": reading the SSD").c_str());
-  ssd /= static_cast<double>(m.voxels);
-  if (times) times->warp += seconds_since(t0);
+  stage_end(times ? &times->warp : nullptr, t0);
 
-  // 3. The adjoint: x, then y, then z (2-D: x and y).
+  // 3. The adjoint: x, then y, then z (2-D: x and y), into C (float).
   if (want_grad) {
     t0 = Clock::now();
     const int Ri = static_cast<int>(R);
@@ -370,24 +497,59 @@ double FfdSsdObjective::evaluate(const Array<double>& grid, Array<double>* gradi
           m.B.data(), as_double(m.weights[0]), 1, m.v.n[0], m.v.m[0], m.v.d[0], plane, m.C.data());
       check_launch((what + ": launching the adjoint along z").c_str());
     }
-    m.host_gradient.resize(grid.size());
-    m.C.download(m.host_gradient.data(), grid.size());
-    *gradient = Array<double>(grid.dims(), R);
-    for (std::size_t i = 0; i < grid.size(); ++i)
-      (*gradient)[i] = static_cast<double>(m.host_gradient[i]);
-    if (times) times->gradient += seconds_since(t0);
+    stage_end(times ? &times->gradient : nullptr, t0);
   }
 
-  // 4. The regulariser (host, double).
+  // 4. The regulariser on the device (double): the energy into total[1]; the gradient
+  // C + w dE/dc into grad_d. Without the energy, the gradient is C widened to double.
   t0 = Clock::now();
-  double energy = 0;
-  if (m.weight > 0 || energy_out) {
-    Array<double> ge;
-    energy = ffd_bending_energy(grid, m.spacing, want_grad && m.weight > 0 ? &ge : nullptr);
-    if (want_grad && m.weight > 0)
-      for (std::size_t i = 0; i < ge.size(); ++i) (*gradient)[i] += m.weight * ge[i];
+  const bool want_energy = m.weight > 0 || energy_out;
+  double* grad_d = as_double(m.grad_d);
+  if (want_energy) {
+    double* X = as_double(m.bend);
+    const double* Gb = as_double(m.gram);
+    auto G = [&](int axis, int order) { return Gb + m.gram_at[axis][order]; };
+    const int three = R == 3;
+    const long long row = static_cast<long long>(m.v.m[2]) * static_cast<long long>(R);
+    const long long plane = row * m.v.m[1];
+    bend_x_kernel<<<nblocks, kThreads>>>(as_double(m.grid_d), G(2, 0), G(2, 1), G(2, 2), m.v.m[2],
+                                         static_cast<int>(R), n, X, X + n, X + 2 * n);
+    check_launch((what + ": launching the bending energy along x").c_str());
+    double* Y = X + 3 * n;
+    bend_y_kernel<<<nblocks, kThreads>>>(X, X + n, X + 2 * n, G(1, 0), G(1, 1), G(1, 2), m.v.m[1],
+                                         row, n, three, Y, Y + n, Y + 2 * n);
+    check_launch((what + ": launching the bending energy along y").c_str());
+    const double coef = want_grad ? 2.0 * m.weight / m.volume : 0.0;
+    bend_z_kernel<<<nblocks, kThreads>>>(as_double(m.grid_d), Y, Y + n, Y + 2 * n,
+                                         three ? G(0, 0) : nullptr, three ? G(0, 1) : nullptr,
+                                         three ? G(0, 2) : nullptr, m.v.m[0], plane, n, three,
+                                         want_grad ? m.C.data() : nullptr, coef,
+                                         want_grad ? grad_d : nullptr, as_double(m.bend_partial));
+    check_launch((what + ": launching the bending energy along z").c_str());
+    reduce_kernel<<<1, kReduceThreads>>>(as_double(m.bend_partial), m.bend_blocks,
+                                         as_double(m.total) + 1);
+    check_launch((what + ": launching the energy's reduction").c_str());
+  } else if (want_grad) {
+    widen_kernel<<<nblocks, kThreads>>>(m.C.data(), n, grad_d);
+    check_launch((what + ": launching the gradient's widening").c_str());
   }
-  if (times) times->regulariser += seconds_since(t0);
+  stage_end(times ? &times->regulariser : nullptr, t0);
+
+  // The results: SSD and energy, and the gradient (straight into the caller's array).
+  t0 = Clock::now();
+  double totals[2] = {0, 0};
+  check(cudaMemcpy(totals, m.total.data(), sizeof totals, cudaMemcpyDeviceToHost),
+        (what + ": reading the SSD and the energy").c_str());
+  if (want_grad) {
+    if (gradient->dims() != grid.dims() || gradient->channels() != R)
+      *gradient = Array<double>(grid.dims(), R);
+    check(
+        cudaMemcpy(gradient->data(), grad_d, grid.size() * sizeof(double), cudaMemcpyDeviceToHost),
+        (what + ": reading the gradient").c_str());
+  }
+  if (times) (want_grad ? times->gradient : times->warp) += seconds_since(t0);
+  const double ssd = totals[0] / static_cast<double>(m.voxels);
+  const double energy = want_energy ? totals[1] / m.volume : 0.0;
   if (ssd_out) *ssd_out = ssd;
   if (energy_out) *energy_out = energy;
   return ssd + m.weight * energy;
@@ -399,6 +561,9 @@ FfdRegistrationResult register_ffd(const ArrayF& fixed, const ArrayF& moving,
       fixed, moving, options,
       [kernel](const ArrayF& f, const ArrayF& mv, const std::vector<int>& spacing,
                const FfdRegistrationOptions& o) -> std::unique_ptr<sv::FfdObjective> {
+        if (o.metric == FfdMetric::Nmi)
+          return std::make_unique<FfdNmiObjective>(f, mv, spacing, o.bending_weight, o.bins,
+                                                   o.boundary, kernel);
         return std::make_unique<FfdSsdObjective>(f, mv, spacing, o.bending_weight, o.boundary,
                                                  kernel);
       });

@@ -12,6 +12,7 @@
 #include "parallel.h"
 #include "splineview/bspline.h"
 #include "splineview/error.h"
+#include "splineview/threads.h"
 
 namespace sv {
 
@@ -506,16 +507,18 @@ BendingSetup bending_setup(const Array<double>& grid, const std::vector<int>& de
   return s;
 }
 
-// out[e] = sum_k G[j][k] in_k[e] (+= when `add`), k over the band of j, for e < n: in_k is the
-// row (or element) k of a line whose rows are `stride` doubles apart.
+// out[e] = sum_k G[j][k] in_k[e] (+= when `add`), k over the band of j, for e < n: in_k, row
+// (or element) k of a line whose rows are `stride` doubles apart, is at in + (k - first) stride
+// (`in` holds rows first ..).
 inline void band_rows(const double* G, std::size_t j, std::size_t M, const double* in,
-                      std::size_t stride, std::size_t n, double scale, double* out, bool add) {
+                      std::size_t first, std::size_t stride, std::size_t n, double scale,
+                      double* out, bool add) {
   const std::size_t k0 = j >= 3 ? j - 3 : 0, k1 = std::min(M - 1, j + 3);
   if (!add)
     for (std::size_t e = 0; e < n; ++e) out[e] = 0.0;
   for (std::size_t k = k0; k <= k1; ++k) {
     const double g = scale * G[j * 7 + (k + 3 - j)];
-    const double* src = in + k * stride;
+    const double* src = in + (k - first) * stride;
     for (std::size_t e = 0; e < n; ++e) out[e] += g * src[e];
   }
 }
@@ -534,50 +537,60 @@ double ffd_bending_energy(const Array<double>& grid, const std::vector<int>& del
   const std::size_t C = L.comps, Mz = L.M[0], My = L.M[1], Mx = L.M[2];
   const std::size_t row = Mx * C, plane = My * row, n = Mz * plane, rows = Mz * My;
   const bool three = L.rank == 3;
-  const std::size_t min_rows = 8;
+  const std::size_t min_rows = 8;  // rows per thread in pass z
 
-  // Pass x: X_d = G_x^(d) c along x, d = 0, 1, 2, per row of control points.
-  auto X = scratch(3 * n);
-  double* X0 = X.get();
-  double* X1 = X0 + n;
-  double* X2 = X1 + n;
-  detail::parallel_for(
-      rows, detail::thread_count(threads, rows, min_rows), [&](std::size_t b, std::size_t e) {
-        for (std::size_t r = b; r < e; ++r) {
-          const double* src = grid.data() + r * row;
-          for (std::size_t j = 0; j < Mx; ++j) {
-            double* o[3] = {X0 + r * row + j * C, X1 + r * row + j * C, X2 + r * row + j * C};
-            for (int d = 0; d <= 2; ++d)
-              band_rows(S.G[2][d].data(), j, Mx, src, C, C, 1.0, o[d], false);
-          }
-        }
-      });
-
-  // Pass y, per output row (z, j): the sums of the pairs that share their z order,
+  // Passes x and y by tasks of one z plane and a block of output rows y0 .. y1 (blocks only
+  // where planes are too few to share among the threads): pass x into a task-local scratch for
+  // the rows y0 - 3 .. y1 + 2 that pass y reads, X_d = G_x^(d) c along x (d = 0, 1, 2); then
+  // pass y per output row, the sums of the pairs that share their z order:
   //   A  = G_y^(0) X0                                  (then z order 2: the pair zz)
   //   B  = G_y^(0) X2 + G_y^(2) X0 + 2 G_y^(1) X1       (z order 0: xx, yy, 2 yx)
   //   Cm = G_y^(1) X0 + G_y^(0) X1                      (z order 1, times 2: zy, zx)
-  // In 2-D, B is the whole sum.
+  // In 2-D, B is the whole sum. A row of X is the same whichever task computes it, so the
+  // split changes no bit.
   auto Y = scratch((three ? 3 : 1) * n);
   double* B = Y.get();
   double* A = three ? B + n : nullptr;
   double* Cm = three ? A + n : nullptr;
+  const double* Gx[3] = {S.G[2][0].data(), S.G[2][1].data(), S.G[2][2].data()};
   const double* Gy[3] = {S.G[1][0].data(), S.G[1][1].data(), S.G[1][2].data()};
-  detail::parallel_for(rows, detail::thread_count(threads, rows, min_rows),
-                       [&](std::size_t b, std::size_t e) {
-                         for (std::size_t r = b; r < e; ++r) {
-                           const std::size_t z = r / My, j = r % My;
-                           const std::size_t at = z * plane, out = r * row;
-                           band_rows(Gy[0], j, My, X2 + at, row, row, 1.0, B + out, false);
-                           band_rows(Gy[2], j, My, X0 + at, row, row, 1.0, B + out, true);
-                           band_rows(Gy[1], j, My, X1 + at, row, row, 2.0, B + out, true);
-                           if (!three) continue;
-                           band_rows(Gy[0], j, My, X0 + at, row, row, 1.0, A + out, false);
-                           band_rows(Gy[1], j, My, X0 + at, row, row, 1.0, Cm + out, false);
-                           band_rows(Gy[0], j, My, X1 + at, row, row, 1.0, Cm + out, true);
-                         }
-                       });
-  X.reset();
+  const unsigned hw = threads ? threads : default_thread_count();
+  const std::size_t want_tasks = 4 * static_cast<std::size_t>(hw);
+  const std::size_t per_plane =
+      Mz >= want_tasks ? 1 : std::min((want_tasks + Mz - 1) / Mz, (My + 7) / 8);
+  const std::size_t yb = (My + per_plane - 1) / per_plane;  // output rows per task
+  const std::size_t tasks = Mz * ((My + yb - 1) / yb);
+  detail::parallel_for(
+      tasks, detail::thread_count(threads, tasks, 1), [&](std::size_t b, std::size_t e) {
+        const std::size_t span = std::min(My, yb + 6);
+        std::vector<double> xs(3 * span * row);
+        for (std::size_t t = b; t < e; ++t) {
+          const std::size_t z = t / ((My + yb - 1) / yb);
+          const std::size_t y0 = (t % ((My + yb - 1) / yb)) * yb, y1 = std::min(My, y0 + yb);
+          const std::size_t r0 = y0 >= 3 ? y0 - 3 : 0, r1 = std::min(My, y1 + 3);
+          // xs[d][r - r0] = row r of X_d.
+          double* X[3] = {xs.data(), xs.data() + span * row, xs.data() + 2 * span * row};
+          for (std::size_t r = r0; r < r1; ++r) {
+            const double* src = grid.data() + z * plane + r * row;
+            for (std::size_t j = 0; j < Mx; ++j)
+              for (int d = 0; d <= 2; ++d)
+                band_rows(Gx[d], j, Mx, src, 0, C, C, 1.0, X[d] + (r - r0) * row + j * C, false);
+          }
+          const double* X0 = X[0];
+          const double* X1 = X[1];
+          const double* X2 = X[2];
+          for (std::size_t j = y0; j < y1; ++j) {
+            const std::size_t out = z * plane + j * row;
+            band_rows(Gy[0], j, My, X2, r0, row, row, 1.0, B + out, false);
+            band_rows(Gy[2], j, My, X0, r0, row, row, 1.0, B + out, true);
+            band_rows(Gy[1], j, My, X1, r0, row, row, 2.0, B + out, true);
+            if (!three) continue;
+            band_rows(Gy[0], j, My, X0, r0, row, row, 1.0, A + out, false);
+            band_rows(Gy[1], j, My, X0, r0, row, row, 1.0, Cm + out, false);
+            band_rows(Gy[0], j, My, X1, r0, row, row, 1.0, Cm + out, true);
+          }
+        }
+      });
 
   // Pass z (3-D): acc = G_z^(2) A + G_z^(0) B + 2 G_z^(1) Cm, per output row (k, y); then the
   // row's share of c . acc (summed in order within the row) and the gradient 2 acc / |Omega|.
@@ -600,9 +613,9 @@ double ffd_bending_energy(const Array<double>& grid, const std::vector<int>& del
                            const std::size_t out = r * row, at = y * row;
                            const double* a = B + out;  // 2-D: acc = B
                            if (three) {
-                             band_rows(Gz[2], k, Mz, A + at, plane, row, 1.0, acc + out, false);
-                             band_rows(Gz[0], k, Mz, B + at, plane, row, 1.0, acc + out, true);
-                             band_rows(Gz[1], k, Mz, Cm + at, plane, row, 2.0, acc + out, true);
+                             band_rows(Gz[2], k, Mz, A + at, 0, plane, row, 1.0, acc + out, false);
+                             band_rows(Gz[0], k, Mz, B + at, 0, plane, row, 1.0, acc + out, true);
+                             band_rows(Gz[1], k, Mz, Cm + at, 0, plane, row, 2.0, acc + out, true);
                              a = acc + out;
                            }
                            const double* c = grid.data() + out;
@@ -618,6 +631,19 @@ double ffd_bending_energy(const Array<double>& grid, const std::vector<int>& del
   double energy = 0.0;
   for (double p : partial) energy += p;
   return energy / S.volume;
+}
+
+std::vector<double> ffd_bending_gram(std::size_t M, int delta, int order) {
+  if (M < 4)
+    throw Error("FFD bending-energy Gram matrix: " + std::to_string(M) +
+                " control points, a cubic B-spline needs at least 4");
+  if (delta < 1)
+    throw Error("FFD bending-energy Gram matrix: the spacing must be at least 1 voxel, got " +
+                std::to_string(delta));
+  if (order < 0 || order > 2)
+    throw Error("FFD bending-energy Gram matrix: the derivative order must be 0, 1 or 2, got " +
+                std::to_string(order));
+  return gram(M, delta, order);
 }
 
 double ffd_bending_energy_reference(const Array<double>& grid, const std::vector<int>& delta,

@@ -251,6 +251,8 @@ struct Correction {
   double sy = 0, yy = 0;
 };
 
+// The passes below keep their sums in locals (a sum through the result pointer would be reloaded
+// after every store to the vectors) and work on raw pointers.
 void optimise_level(const FfdObjective& obj, Array<double>& grid, const FfdRegistrationOptions& opt,
                     FfdLevelHistory& hist, FfdStageTimes& times) {
   Array<double> gA;
@@ -269,26 +271,38 @@ void optimise_level(const FfdObjective& obj, Array<double>& grid, const FfdRegis
   hist.stop = "iterations";
   const bool lbfgs = opt.optimizer == FfdOptimizer::Lbfgs;
   Array<double> trial(grid.dims(), grid.channels()), gT;
-  double gmax = work.pass(
-      [&](std::size_t b, std::size_t e, double* r) {
-        for (std::size_t i = b; i < e; ++i) r[0] = std::max(r[0], std::abs(gvec[i]));
-      },
-      {true})[0];
+  double* D = d.data();
+  double* T = trial.vec().data();
+  auto largest = [&](const double* v) {
+    return work.pass(
+        [&](std::size_t b, std::size_t e, double* p) {
+          double m = 0;
+          for (std::size_t i = b; i < e; ++i) m = std::max(m, std::abs(v[i]));
+          p[0] = m;
+        },
+        {true})[0];
+  };
+  double gmax = largest(gvec.data());
   for (int it = 0; it < opt.iterations; ++it) {
     if (gmax == 0) {
       hist.stop = "gradient";
       break;
     }
+    const double* X = x.data();
+    const double* G = gvec.data();
     // The direction, with slope = d . g and max |d|.
     VectorWork::Results r{};
     auto steepest = [&] {
       r = work.pass(
           [&](std::size_t b, std::size_t e, double* p) {
+            double dg = 0, m = 0;
             for (std::size_t i = b; i < e; ++i) {
-              d[i] = -gvec[i];
-              p[0] += d[i] * gvec[i];
-              p[1] = std::max(p[1], std::abs(d[i]));
+              D[i] = -G[i];
+              dg += D[i] * G[i];
+              m = std::max(m, std::abs(D[i]));
             }
+            p[0] = dg;
+            p[1] = m;
           },
           kSumMax);
     };
@@ -299,54 +313,56 @@ void optimise_level(const FfdObjective& obj, Array<double>& grid, const FfdRegis
       // dot product.
       const std::size_t m = mem.size();
       std::vector<double> alpha(m);
+      // d += a u, then sum v . d (a = 0: no update; scale: d = scale (d + a u) when not 1).
+      auto update_dot = [&](double a, const double* u, const double* v, double scale) {
+        return work.pass([&](std::size_t b, std::size_t e, double* p) {
+          double s = 0;
+          if (scale == 1.0) {
+            for (std::size_t i = b; i < e; ++i) {
+              D[i] += a * u[i];
+              s += v[i] * D[i];
+            }
+          } else {
+            for (std::size_t i = b; i < e; ++i) {
+              D[i] = scale * (D[i] + a * u[i]);
+              s += v[i] * D[i];
+            }
+          }
+          p[0] = s;
+        })[0];
+      };
       const double* s_top = mem[m - 1].s.data();
       double dot = work.pass([&](std::size_t b, std::size_t e, double* p) {
+        double s = 0;
         for (std::size_t i = b; i < e; ++i) {
-          d[i] = -gvec[i];
-          p[0] += s_top[i] * d[i];
+          D[i] = -G[i];
+          s += s_top[i] * D[i];
         }
+        p[0] = s;
       })[0];
       const double gamma = mem.back().sy / mem.back().yy;
       for (std::size_t k = m; k-- > 0;) {
         alpha[k] = dot / mem[k].sy;
-        const double a = alpha[k];
-        const double* yk = mem[k].y.data();
-        if (k > 0) {
-          const double* s_next = mem[k - 1].s.data();
-          dot = work.pass([&](std::size_t b, std::size_t e, double* p) {
-            for (std::size_t i = b; i < e; ++i) {
-              d[i] -= a * yk[i];
-              p[0] += s_next[i] * d[i];
-            }
-          })[0];
-        } else {  // the last update, then the initial Hessian gamma I, then y_0 . d
-          dot = work.pass([&](std::size_t b, std::size_t e, double* p) {
-            for (std::size_t i = b; i < e; ++i) {
-              d[i] = gamma * (d[i] - a * yk[i]);
-              p[0] += yk[i] * d[i];
-            }
-          })[0];
-        }
+        // The last update is followed by the initial Hessian gamma I and then y_0 . d.
+        dot = k > 0 ? update_dot(-alpha[k], mem[k].y.data(), mem[k - 1].s.data(), 1.0)
+                    : update_dot(-alpha[0], mem[0].y.data(), mem[0].y.data(), gamma);
       }
       for (std::size_t k = 0; k < m; ++k) {
         const double c = alpha[k] - dot / mem[k].sy;
         const double* sk = mem[k].s.data();
         if (k + 1 < m) {
-          const double* y_next = mem[k + 1].y.data();
-          dot = work.pass([&](std::size_t b, std::size_t e, double* p) {
-            for (std::size_t i = b; i < e; ++i) {
-              d[i] += c * sk[i];
-              p[0] += y_next[i] * d[i];
-            }
-          })[0];
+          dot = update_dot(c, sk, mem[k + 1].y.data(), 1.0);
         } else {
           r = work.pass(
               [&](std::size_t b, std::size_t e, double* p) {
+                double dg = 0, mx = 0;
                 for (std::size_t i = b; i < e; ++i) {
-                  d[i] += c * sk[i];
-                  p[0] += d[i] * gvec[i];
-                  p[1] = std::max(p[1], std::abs(d[i]));
+                  D[i] += c * sk[i];
+                  dg += D[i] * G[i];
+                  mx = std::max(mx, std::abs(D[i]));
                 }
+                p[0] = dg;
+                p[1] = mx;
               },
               kSumMax);
         }
@@ -366,10 +382,9 @@ void optimise_level(const FfdObjective& obj, Array<double>& grid, const FfdRegis
     // Backtracking (Armijo).
     bool accepted = false;
     double f_new = f, ssd_new = 0, energy_new = 0;
-    double* tr = trial.vec().data();
     for (int bt = 0; bt <= opt.max_backtracks; ++bt) {
       work.pass([&](std::size_t b, std::size_t e, double*) {
-        for (std::size_t i = b; i < e; ++i) tr[i] = x[i] + alpha * d[i];
+        for (std::size_t i = b; i < e; ++i) T[i] = X[i] + alpha * D[i];
       });
       f_new = obj.evaluate(trial, &gT, &ssd_new, &energy_new, &times);
       ++hist.evaluations;
@@ -385,7 +400,7 @@ void optimise_level(const FfdObjective& obj, Array<double>& grid, const FfdRegis
     }
     gd_alpha = alpha;
     // The new pair s = x_new - x, y = g_new - g with s . y, s . s, y . y, and max |g_new|.
-    const double* gt = gT.vec().data();
+    const double* GT = gT.vec().data();
     if (lbfgs) {
       spare.s.resize(n);
       spare.y.resize(n);
@@ -393,15 +408,20 @@ void optimise_level(const FfdObjective& obj, Array<double>& grid, const FfdRegis
       double* Y = spare.y.data();
       const VectorWork::Results q = work.pass(
           [&](std::size_t b, std::size_t e, double* p) {
+            double sy = 0, ss = 0, yy = 0, m = 0;
             for (std::size_t i = b; i < e; ++i) {
-              const double si = tr[i] - x[i], yi = gt[i] - gvec[i];
+              const double si = T[i] - X[i], yi = GT[i] - G[i];
               S[i] = si;
               Y[i] = yi;
-              p[0] += si * yi;
-              p[1] += si * si;
-              p[2] += yi * yi;
-              p[3] = std::max(p[3], std::abs(gt[i]));
+              sy += si * yi;
+              ss += si * si;
+              yy += yi * yi;
+              m = std::max(m, std::abs(GT[i]));
             }
+            p[0] = sy;
+            p[1] = ss;
+            p[2] = yy;
+            p[3] = m;
           },
           {false, false, false, true});
       gmax = q[3];
@@ -416,14 +436,11 @@ void optimise_level(const FfdObjective& obj, Array<double>& grid, const FfdRegis
         }
       }
     } else {
-      gmax = work.pass(
-          [&](std::size_t b, std::size_t e, double* p) {
-            for (std::size_t i = b; i < e; ++i) p[0] = std::max(p[0], std::abs(gt[i]));
-          },
-          {true})[0];
+      gmax = largest(GT);
     }
     const double decrease = f - f_new;
     x.swap(trial.vec());  // trial keeps the old values: every trial overwrites all of them
+    T = trial.vec().data();
     gvec.swap(gT.vec());
     f = f_new;
     ++hist.iterations;

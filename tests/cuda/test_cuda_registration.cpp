@@ -18,6 +18,13 @@
 //     (2/N) prod(delta) (e_v D + Rmax e_d + e_v e_d + 8 eps Rmax D): a control point's basis sums
 //     to exactly prod(delta) over the integer voxels, Rmax = max|coef| + max|F| bounds |r|, and
 //     8 eps covers the float products and the three float stores of the adjoint.
+//   - The bending energy (computed on the device in double since the regulariser moved there)
+//     against ffd_bending_energy: two double evaluations of the same quadratic form in different
+//     orders, each within gamma_depth (|K| |c|) of the exact one (Higham, "Accuracy and
+//     Stability of Numerical Algorithms", 3.1), with the per-axis row sums of |G^(d)| bounded
+//     by 1, (4/3)(8/3)/delta and (8/3) 8/delta^3 (total variation of the B-spline's d-th
+//     derivative times 4 max|b^(d)|): bending_bound() below. f and every gradient component
+//     get w times that bound added.
 //   - Central differences of the GPU objective agree with its gradient within the CPU's own
 //     central-difference error at the same step + 2 |df| / (2 h) + the gradient bound.
 //   - Recovery of a known smooth deformation of the bundled MRI head, as the CPU test:
@@ -184,6 +191,40 @@ double kernel_du(FfdKernel k, std::size_t rank, double maxg) {
   const double base = 8.5 * kEps * maxg;
   if (k != FfdKernel::Texture) return base;
   return base + (rank == 3 ? 6.0 : 4.0) / 256.0 * maxg;
+}
+
+// The rounding bound of the bending energy and of each component of its gradient (see the top):
+// |dE| <= 2 gamma S sum_i |c_i| max|c| / |Omega|, |dg_i| <= 2 gamma 2 S max|c| / |Omega|, S =
+// sum over the pairs (a, b) of w_ab prod_e rho_e, depth 100 + 2 n (n the grid's values: the
+// CPU's sums over rows, the tree's far fewer).
+struct BendingBound {
+  double energy = 0, gradient = 0;
+};
+
+BendingBound bending_bound(const ArrayD& grid, const std::vector<int>& delta) {
+  const std::size_t r = grid.rank();
+  auto rho = [&](std::size_t a, int d) {
+    const double h = delta[a];
+    return d == 0 ? 1.0 : d == 1 ? (4.0 / 3) * (8.0 / 3) / h : (8.0 / 3) * 8.0 / (h * h * h);
+  };
+  double pairs = 0, volume = 1;
+  for (std::size_t a = 0; a < r; ++a) {
+    volume *= static_cast<double>((grid.dim(a) - 3) * static_cast<std::size_t>(delta[a]));
+    for (std::size_t b = a; b < r; ++b) {
+      double p = a == b ? 1.0 : 2.0;
+      for (std::size_t e = 0; e < r; ++e)
+        p *= rho(e, a == b ? (e == a ? 2 : 0) : (e == a || e == b));
+      pairs += p;
+    }
+  }
+  double sum_abs = 0, maxc = 0;
+  for (double v : grid.vec()) {
+    sum_abs += std::fabs(v);
+    maxc = std::max(maxc, std::fabs(v));
+  }
+  const double depth = 100.0 + 2.0 * static_cast<double>(grid.size());
+  const double eps = DBL_EPSILON, gamma = depth * eps / (1 - depth * eps);
+  return {2 * gamma * pairs * sum_abs * maxc / volume, 2 * gamma * 2 * pairs * maxc / volume};
 }
 
 std::string shape_text(const Shape& s) {
@@ -427,8 +468,12 @@ TEST(CudaRegistration, ObjectiveAndGradientMatchTheCpuInDouble) {
       double ssd_g = 0, e_g = 0;
       sv::FfdStageTimes t;
       const double f_g = gpu.evaluate(grid, &gg, &ssd_g, &e_g, &t);
-      const ObjectiveBounds ob = objective_bounds(fd, md, c.boundary, c.delta, k, maxg, ssd_c);
-      EXPECT_EQ(e_g, e_c);  // the same host computation
+      ObjectiveBounds ob = objective_bounds(fd, md, c.boundary, c.delta, k, maxg, ssd_c);
+      // The energy: the device's double evaluation against the CPU's, within the rounding bound.
+      const BendingBound bb = bending_bound(grid, c.delta);
+      EXPECT_LE(std::fabs(e_g - e_c), bb.energy) << c.name << " " << cu::ffd_kernel_name(k);
+      ob.f += w * bb.energy;
+      for (double& b : ob.g) b += w * bb.gradient;
       const double df = std::fabs(f_g - f_c);
       EXPECT_LE(df, ob.f) << c.name << " " << cu::ffd_kernel_name(k);
       EXPECT_LE(std::fabs(ssd_g - ssd_c), ob.f) << c.name << " " << cu::ffd_kernel_name(k);
@@ -442,17 +487,94 @@ TEST(CudaRegistration, ObjectiveAndGradientMatchTheCpuInDouble) {
       }
       const double gmax = max_abs(gc.vec());
       std::printf(
-          "objective %s %s: f %.9g vs %.9g (|df| %.3g, bound %.3g), max |dg| %.3g = %.3g of "
-          "max|g| (%.3g of the bound); field %.3f ms, warp %.3f, gradient %.3f\n",
-          c.name, cu::ffd_kernel_name(k), f_g, f_c, df, ob.f, worst_abs, worst_abs / gmax,
-          worst_ratio, 1e3 * t.field, 1e3 * t.warp, 1e3 * t.gradient);
+          "objective %s %s: f %.9g vs %.9g (|df| %.3g, bound %.3g), E %.17g vs %.17g (|dE| "
+          "%.3g, bound %.3g), max |dg| %.3g = %.3g of max|g| (%.3g of the bound); field %.3f "
+          "ms, warp %.3f, gradient %.3f, regulariser %.3f\n",
+          c.name, cu::ffd_kernel_name(k), f_g, f_c, df, ob.f, e_g, e_c, std::fabs(e_g - e_c),
+          bb.energy, worst_abs, worst_abs / gmax, worst_ratio, 1e3 * t.field, 1e3 * t.warp,
+          1e3 * t.gradient, 1e3 * t.regulariser);
       EXPECT_LE(worst_ratio, 1.0) << c.name << " " << cu::ffd_kernel_name(k);
       // Deterministic: the same grid gives the same bits.
       ArrayD g2;
       EXPECT_EQ(gpu.evaluate(grid, &g2), f_g);
       EXPECT_EQ(g2.vec(), gg.vec());
-      // Without the gradient: the same f.
+      // Without the gradient: the same f; the energy alone: the same bits.
       EXPECT_EQ(gpu.evaluate(grid), f_g);
+      double e_only = -1;
+      gpu.evaluate(grid, nullptr, nullptr, &e_only);
+      EXPECT_EQ(e_only, e_g);
+    }
+  }
+}
+
+// The regulariser's part of the GPU gradient alone: with a large weight W the gradient is the
+// adjoint's (float, summed in double) + W dE/dc; the difference of the gradients at W and at 0
+// is W dE/dc up to the roundings of the scaling, the addition, the subtraction and the CPU's
+// product W dE/dc (5 eps (|g_0| + |g_W|)) plus W times the energy's rounding bound. Checked
+// against ffd_bending_energy on grids of several shapes (2-D and 3-D, 8 to 43 points per axis);
+// at weight 0, f is the SSD term, and an energy asked for is the same bits as at weight W and
+// leaves the gradient unchanged.
+TEST(CudaRegistration, RegulariserOnTheDeviceMatchesTheCpuInDouble) {
+  REQUIRE_CUDA();
+  REQUIRE_HEAD();
+  std::mt19937 rng(314);
+  struct Case {
+    ArrayD fixed, moving;
+    std::vector<int> delta;
+  };
+  std::vector<Case> cases;
+  cases.push_back({head_slice(20), head_slice(23), {2, 3}});
+  cases.push_back({head_slice(40), head_slice(41), {8, 5}});
+  cases.push_back(
+      {head_box(10, 20, 20, {40, 50, 60}), head_box(11, 21, 19, {40, 50, 60}), {1, 2, 3}});
+  cases.push_back(
+      {head_box(5, 8, 8, {50, 100, 100}), head_box(6, 8, 9, {50, 100, 100}), {7, 4, 5}});
+  const double W = 10.0;
+  for (const Case& c : cases) {
+    const ArrayF ff = to_float(c.fixed), mf = to_float(c.moving);
+    ArrayD grid = random_grid(c.fixed.dims(), c.delta, 1.0, rng);
+    for (double& v : grid.vec()) v = static_cast<double>(static_cast<float>(v));
+    ArrayD ge;
+    const double e_cpu = sv::ffd_bending_energy(grid, c.delta, &ge);
+    const BendingBound bb = bending_bound(grid, c.delta);
+    for (FfdKernel k : {FfdKernel::PerVoxel, FfdKernel::ThreadPerTileFma}) {
+      const cu::FfdSsdObjective with(ff, mf, c.delta, W, Boundary::Reflect, k);
+      const cu::FfdSsdObjective without(ff, mf, c.delta, 0.0, Boundary::Reflect, k);
+      ArrayD gw, g0, g0e;
+      double ssd_w = 0, e_w = 0, ssd_0 = 0, e_asked = 0;
+      const double f_w = with.evaluate(grid, &gw, &ssd_w, &e_w);
+      const double f_0 = without.evaluate(grid, &g0, &ssd_0);
+      EXPECT_EQ(f_0, ssd_0);    // weight 0: f is the SSD term
+      EXPECT_EQ(ssd_w, ssd_0);  // the same SSD stages
+      // The energy asked for at weight 0: the same device computation, the gradient unchanged.
+      without.evaluate(grid, &g0e, nullptr, &e_asked);
+      EXPECT_EQ(e_asked, e_w);
+      EXPECT_EQ(g0e.vec(), g0.vec());
+      EXPECT_LE(std::fabs(e_w - e_cpu), bb.energy);
+      EXPECT_EQ(f_w, ssd_w + W * e_w);
+      ASSERT_EQ(gw.dims(), ge.dims());
+      double worst = 0, worst_ratio = 0;
+      for (std::size_t i = 0; i < gw.size(); ++i) {
+        const double reg = gw[i] - g0[i];
+        const double bound =
+            W * bb.gradient + 5 * DBL_EPSILON * (std::fabs(gw[i]) + std::fabs(g0[i]));
+        const double d = std::fabs(reg - W * ge[i]);
+        worst = std::isnan(d) ? INFINITY : std::max(worst, d);
+        worst_ratio = std::max(worst_ratio, d / bound);
+      }
+      std::printf(
+          "regulariser %s spacing %d,%d%s %s: E %.17g vs CPU %.17g (|dE| %.3g, bound %.3g), "
+          "gradient part within %.3g (%.3g of the bound; max |W dE/dc| %.3g)\n",
+          shape_text(c.fixed.dims()).c_str(), c.delta[0], c.delta[1],
+          c.delta.size() == 3 ? ("," + std::to_string(c.delta[2])).c_str() : "",
+          cu::ffd_kernel_name(k), e_w, e_cpu, std::fabs(e_w - e_cpu), bb.energy, worst, worst_ratio,
+          W * max_abs(ge.vec()));
+      EXPECT_LE(worst_ratio, 1.0);
+      // A gradient array of the right shape is overwritten.
+      ArrayD reuse = gw;
+      for (double& v : reuse.vec()) v = 1e300;
+      with.evaluate(grid, &reuse);
+      EXPECT_EQ(reuse.vec(), gw.vec());
     }
   }
 }

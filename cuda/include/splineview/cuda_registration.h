@@ -5,8 +5,9 @@
 // sv::FfdObjective), so both find the same kind of result.
 //
 // One evaluation:
-//   1. field     the grid (double on the host) rounded to float and uploaded; u(x) by the chosen
-//                FfdKernel (cuda_ffd.h; the texture is refreshed from the grid).
+//   1. field     the grid (double on the host) uploaded in double and rounded to float on the
+//                device; u(x) by the chosen FfdKernel (cuda_ffd.h; the texture is refreshed
+//                from the grid).
 //   2. warp      one thread per voxel: the 4^R taps of the moving image's cubic spline (float
 //                coefficients from the CUDA prefilter, Reflect / Mirror / Periodic extension)
 //                at x + u(x) give M and grad M in float; r = M - F; SSD summed in double per
@@ -15,8 +16,17 @@
 //                (x, then y, then z): each output (a control-point column of one row, plane or
 //                the grid) gathers its 4 delta inputs with the double B-spline weights,
 //                accumulates in double and stores float. No atomics: deterministic.
-//   4. regulariser  ffd_bending_energy of the double grid on the host (tiny), as on the CPU.
-// With `times` the stages are separated by device synchronisations (wall clock per stage).
+//   4. regulariser  the bending energy and its gradient on the device in double, with
+//                ffd_bending_energy's factorisation (ffd.h; its Gram matrices from
+//                ffd_bending_gram): banded passes along x, y and z, one thread per grid value;
+//                the energy summed per block and over the blocks in a fixed order; the last
+//                pass writes the whole gradient, adjoint + w dE/dc, in double. Only the
+//                gradient (double), the SSD and the energy come back to the host.
+// With `times` the stages are separated by device synchronisations (wall clock per stage); the
+// final downloads count as the gradient stage.
+//
+// The energy agrees with ffd_bending_energy to rounding (different order of the same double
+// sums, fused multiply-adds); tests/cuda/test_cuda_registration.cpp derives the bound.
 //
 // Accuracy against sv::FfdSsdObjective<double> (docs/ACCURACY.md 8.2 has the derivation and the
 // measured figures): residuals within sum_a D_a du + 48 eps max|coefficient| (du the field

@@ -105,6 +105,13 @@ Array<T> ffd_jacobian_determinant_field(const Array<T>& grid, const std::vector<
 double ffd_bending_energy(const Array<double>& grid, const std::vector<int>& delta,
                           Array<double>* gradient = nullptr, unsigned threads = 0);
 
+// The banded Gram matrix of one axis (M >= 4 control points, spacing delta >= 1, derivative
+// order 0, 1 or 2) that ffd_bending_energy uses: G[j * 7 + (k - j + 3)] = the integral over
+// [0, (M - 3) delta] of the order-th derivatives (voxel units) of the basis functions of points j
+// and k (zero for |j - k| > 3 and for k outside the grid). For other implementations of the
+// energy (the GPU objective, cuda_registration.h). Throws sv::Error for other arguments.
+std::vector<double> ffd_bending_gram(std::size_t M, int delta, int order);
+
 // The same energy and gradient by the first implementation, kept as a reference for tests: one
 // component and one pair (a, b) at a time, three full one-axis passes per pair, one thread.
 double ffd_bending_energy_reference(const Array<double>& grid, const std::vector<int>& delta,
