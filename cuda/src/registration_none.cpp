@@ -4,6 +4,7 @@
 
 #include "splineview/cuda_device.h"
 #include "splineview/cuda_registration.h"
+#include "splineview/cuda_registration_nmi.h"
 #include "splineview/error.h"
 
 namespace sv::cuda {
@@ -43,6 +44,9 @@ FfdRegistrationResult register_ffd(const ArrayF& fixed, const ArrayF& moving,
       fixed, moving, options,
       [kernel](const ArrayF& f, const ArrayF& mv, const std::vector<int>& spacing,
                const FfdRegistrationOptions& o) -> std::unique_ptr<sv::FfdObjective> {
+        if (o.metric == FfdMetric::Nmi)
+          return std::make_unique<FfdNmiObjective>(f, mv, spacing, o.bending_weight, o.bins,
+                                                   o.boundary, kernel);
         return std::make_unique<FfdSsdObjective>(f, mv, spacing, o.bending_weight, o.boundary,
                                                  kernel);
       });

@@ -1,0 +1,42 @@
+// Stand-ins for builds without the CUDA toolkit (cuda_registration_nmi.h): the CPU objective's
+// argument checks, then a sentence saying this build has no CUDA.
+#include <string>
+
+#include "splineview/cuda_device.h"
+#include "splineview/cuda_registration_nmi.h"
+#include "splineview/error.h"
+
+namespace sv::cuda {
+namespace {
+[[noreturn]] void no_cuda(const std::string& what) {
+  std::string why;
+  cuda_devices(&why);
+  throw Error(what + ": " + why);
+}
+}  // namespace
+
+struct FfdNmiObjective::Impl {};
+
+FfdNmiObjective::FfdNmiObjective(const ArrayF& fixed, const ArrayF& moving,
+                                 std::vector<int> spacing, double bending_weight, int bins,
+                                 Boundary boundary, FfdKernel kernel) {
+  sv::check_ffd_objective(fixed, moving, spacing, bending_weight, boundary);
+  check_nmi_bins(bins);
+  no_cuda(std::string("CUDA NMI registration (") + ffd_kernel_name(kernel) + ")");
+}
+FfdNmiObjective::~FfdNmiObjective() = default;
+double FfdNmiObjective::evaluate(const Array<double>&, Array<double>*, double*, double*,
+                                 FfdStageTimes*) const {
+  no_cuda("CUDA NMI registration");
+}
+NmiValue FfdNmiObjective::nmi(const Array<double>&) const {
+  no_cuda("CUDA NMI registration");
+}
+const std::vector<std::size_t>& FfdNmiObjective::grid_shape() const {
+  no_cuda("CUDA NMI registration");
+}
+FfdKernel FfdNmiObjective::kernel() const {
+  no_cuda("CUDA NMI registration");
+}
+
+}  // namespace sv::cuda
