@@ -7,9 +7,13 @@
 #include <array>
 #include <chrono>
 #include <cmath>
+#include <condition_variable>
 #include <deque>
+#include <functional>
 #include <memory>
+#include <mutex>
 #include <string>
+#include <thread>
 #include <utility>
 
 #include "ffd_text.h"
@@ -205,7 +209,10 @@ namespace {
 // index order) and then over the blocks in order, so the results are the same bit for bit for any
 // thread count. One pass updates vectors and takes up to kSlots sums or maxima together (one
 // sweep over memory instead of one per operation; on a 1.26-million-value grid each sweep is
-// tens of MB).
+// tens of MB). The threads live as long as the object (a level): an iteration makes about 2m + 3
+// passes (m the L-BFGS memory), and starting threads for each would cost more than the sweep.
+// The caller takes the first share of blocks itself; the others wait on a condition variable
+// between passes (no spinning while the objective runs).
 class VectorWork {
  public:
   static constexpr std::size_t kBlock = 8192;
@@ -216,18 +223,43 @@ class VectorWork {
       : n_(n),
         blocks_((n + kBlock - 1) / kBlock),
         threads_(detail::thread_count(threads, blocks_, 4)),
-        part_(blocks_ * kSlots) {}
+        part_(blocks_ * kSlots) {
+    for (unsigned t = 1; t < threads_; ++t) pool_.emplace_back([this, t] { worker(t); });
+  }
+  ~VectorWork() {
+    {
+      std::lock_guard<std::mutex> lock(mutex_);
+      stop_ = true;
+    }
+    wake_.notify_all();
+    for (std::thread& t : pool_) t.join();
+  }
+  VectorWork(const VectorWork&) = delete;
+  VectorWork& operator=(const VectorWork&) = delete;
 
-  // fn(begin, end, r): updates [begin, end) and adds its partial results to r[0 .. kSlots)
-  // (zeroed; a maximum of absolute values starts from 0 too). Returns slot k summed over the
-  // blocks in order, or their largest where is_max[k].
+  // fn(begin, end, r): updates [begin, end) and writes its partial results to r[0 .. kSlots)
+  // (zeroed; maxima of absolute values start from 0 too). Returns slot k summed over the blocks
+  // in order, or their largest where is_max[k].
   template <class Fn>
   Results pass(Fn&& fn, std::array<bool, kSlots> is_max = {}) {
     std::fill(part_.begin(), part_.end(), 0.0);
-    detail::parallel_for(blocks_, threads_, [&](std::size_t b, std::size_t e) {
+    job_ = [&](std::size_t b, std::size_t e) {
       for (std::size_t k = b; k < e; ++k)
         fn(k * kBlock, std::min(n_, (k + 1) * kBlock), part_.data() + k * kSlots);
-    });
+    };
+    if (threads_ > 1) {
+      {
+        std::lock_guard<std::mutex> lock(mutex_);
+        ++generation_;
+        pending_ = threads_ - 1;
+      }
+      wake_.notify_all();
+    }
+    share(0);
+    if (threads_ > 1) {
+      std::unique_lock<std::mutex> lock(mutex_);
+      done_.wait(lock, [&] { return pending_ == 0; });
+    }
     Results out{};
     for (std::size_t k = 0; k < blocks_; ++k)
       for (std::size_t s = 0; s < kSlots; ++s) {
@@ -238,16 +270,46 @@ class VectorWork {
   }
 
  private:
+  // Thread t's contiguous share of the blocks.
+  void share(unsigned t) {
+    const std::size_t chunk = (blocks_ + threads_ - 1) / threads_;
+    const std::size_t b = t * chunk, e = std::min(blocks_, b + chunk);
+    if (b < e) job_(b, e);
+  }
+  void worker(unsigned t) {
+    std::size_t seen = 0;
+    for (;;) {
+      {
+        std::unique_lock<std::mutex> lock(mutex_);
+        wake_.wait(lock, [&] { return stop_ || generation_ != seen; });
+        if (stop_) return;
+        seen = generation_;
+      }
+      share(t);
+      std::lock_guard<std::mutex> lock(mutex_);
+      if (--pending_ == 0) done_.notify_one();
+    }
+  }
+
   std::size_t n_, blocks_;
   unsigned threads_;
   std::vector<double> part_;
+  std::function<void(std::size_t, std::size_t)> job_;
+  std::vector<std::thread> pool_;
+  std::mutex mutex_;
+  std::condition_variable wake_, done_;
+  std::size_t generation_ = 0;
+  unsigned pending_ = 0;
+  bool stop_ = false;
 };
 
 constexpr std::array<bool, VectorWork::kSlots> kSumMax = {false, true, false, false};
 
-// An L-BFGS correction pair with its products s . y and y . y (taken once, when stored).
+// An L-BFGS correction pair with its products s . y and y . y (taken once, when stored). The
+// buffers are left uninitialised: the pass that fills them touches their pages first, in
+// parallel.
 struct Correction {
-  std::vector<double> s, y;
+  std::unique_ptr<double[]> s, y;
   double sy = 0, yy = 0;
 };
 
@@ -331,7 +393,7 @@ void optimise_level(const FfdObjective& obj, Array<double>& grid, const FfdRegis
           p[0] = s;
         })[0];
       };
-      const double* s_top = mem[m - 1].s.data();
+      const double* s_top = mem[m - 1].s.get();
       double dot = work.pass([&](std::size_t b, std::size_t e, double* p) {
         double s = 0;
         for (std::size_t i = b; i < e; ++i) {
@@ -344,14 +406,14 @@ void optimise_level(const FfdObjective& obj, Array<double>& grid, const FfdRegis
       for (std::size_t k = m; k-- > 0;) {
         alpha[k] = dot / mem[k].sy;
         // The last update is followed by the initial Hessian gamma I and then y_0 . d.
-        dot = k > 0 ? update_dot(-alpha[k], mem[k].y.data(), mem[k - 1].s.data(), 1.0)
-                    : update_dot(-alpha[0], mem[0].y.data(), mem[0].y.data(), gamma);
+        dot = k > 0 ? update_dot(-alpha[k], mem[k].y.get(), mem[k - 1].s.get(), 1.0)
+                    : update_dot(-alpha[0], mem[0].y.get(), mem[0].y.get(), gamma);
       }
       for (std::size_t k = 0; k < m; ++k) {
         const double c = alpha[k] - dot / mem[k].sy;
-        const double* sk = mem[k].s.data();
+        const double* sk = mem[k].s.get();
         if (k + 1 < m) {
-          dot = update_dot(c, sk, mem[k + 1].y.data(), 1.0);
+          dot = update_dot(c, sk, mem[k + 1].y.get(), 1.0);
         } else {
           r = work.pass(
               [&](std::size_t b, std::size_t e, double* p) {
@@ -402,10 +464,12 @@ void optimise_level(const FfdObjective& obj, Array<double>& grid, const FfdRegis
     // The new pair s = x_new - x, y = g_new - g with s . y, s . s, y . y, and max |g_new|.
     const double* GT = gT.vec().data();
     if (lbfgs) {
-      spare.s.resize(n);
-      spare.y.resize(n);
-      double* S = spare.s.data();
-      double* Y = spare.y.data();
+      if (!spare.s) {
+        spare.s.reset(new double[n]);
+        spare.y.reset(new double[n]);
+      }
+      double* S = spare.s.get();
+      double* Y = spare.y.get();
       const VectorWork::Results q = work.pass(
           [&](std::size_t b, std::size_t e, double* p) {
             double sy = 0, ss = 0, yy = 0, m = 0;
