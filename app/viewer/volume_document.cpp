@@ -113,13 +113,14 @@ void keep_exact(DecodedVolume& v, std::shared_ptr<const ArrayD> exact, const std
   }
 }
 
-// The 1st and 99th percentiles of at most kMaxStatisticsValues evenly spread values.
+// Every how many values the statistics pick one (at most kMaxStatisticsValues picked).
+std::size_t statistics_stride(std::size_t count) {
+  return std::max<std::size_t>(1, (count + kMaxStatisticsValues - 1) / kMaxStatisticsValues);
+}
+
+// The 1st and 99th percentiles of the picked values (reordered).
 template <class T>
-std::pair<double, double> percentiles_1_99(const std::vector<T>& values) {
-  const std::size_t stride = (values.size() + kMaxStatisticsValues - 1) / kMaxStatisticsValues;
-  std::vector<T> picked;
-  picked.reserve(values.size() / stride + 1);
-  for (std::size_t i = 0; i < values.size(); i += stride) picked.push_back(values[i]);
+std::pair<double, double> percentiles_of(std::vector<T>& picked) {
   const auto percentile = [&picked](double q) {
     const auto k =
         static_cast<std::size_t>(std::llround(q * static_cast<double>(picked.size() - 1)));
@@ -128,6 +129,17 @@ std::pair<double, double> percentiles_1_99(const std::vector<T>& values) {
   };
   const double p01 = percentile(0.01);
   return {p01, percentile(0.99)};
+}
+
+// The 1st and 99th percentiles of at most kMaxStatisticsValues evenly spread values: every
+// statistics_stride-th value in storage order, from the first.
+template <class T>
+std::pair<double, double> percentiles_1_99(const std::vector<T>& values) {
+  const std::size_t stride = statistics_stride(values.size());
+  std::vector<T> picked;
+  picked.reserve(values.size() / stride + 1);
+  for (std::size_t i = 0; i < values.size(); i += stride) picked.push_back(values[i]);
+  return percentiles_of(picked);
 }
 
 // The default window from v's statistics: integer data (and overviews of integer files)
@@ -218,6 +230,82 @@ std::shared_ptr<const FullResolutionSource> full_resolution_source(
   return source;
 }
 
+// The overview options (decode_volume): the least-squares projection of the volume's cubic
+// spline onto the spline space of 2^level times the spacing, its samples at the coarse grid
+// positions; reflect with the pixel-edge grid keeps the volume's outer edges where they are.
+ReduceOptions overview_reduce_options() {
+  ReduceOptions ro;
+  ro.degree = 3;
+  ro.boundary = Boundary::Reflect;
+  ro.grid = PyramidGrid::Cells;
+  ro.samples = true;
+  return ro;
+}
+
+std::vector<double> overview_factors(const std::array<std::size_t, 3>& full, int level) {
+  std::vector<double> factors(3, 1.0);
+  for (std::size_t d = 0; d < 3; ++d)
+    if (full[d] > 1) factors[d] = std::ldexp(1.0, -level);
+  return factors;
+}
+
+// The overview of a memory-mapped volume, built without the volume in RAM: the reduction is
+// separable (per axis: prefilter, projection, coarse samples), so each slice is reduced in y
+// and x as it is read (slabs of at most 32 MiB of doubles, released from the page cache after
+// use), and the stack of reduced slices (1/4^level of the volume) in z. Equal to sv::reduce of
+// the whole volume to rounding. Also what decode_volume takes from the values: whether all are
+// integers, and the percentiles' picks (the same values percentiles_1_99 picks).
+struct StreamedOverview {
+  Reduced<double> reduced;
+  bool integers = true;
+  std::vector<double> picked;
+};
+
+StreamedOverview stream_overview(const MappedVolume& map, int level) {
+  const std::array<std::size_t, 3> full{map.dims()[0], map.dims()[1], map.dims()[2]};
+  const std::vector<double> f = overview_factors(full, level);
+  const ReduceOptions ro = overview_reduce_options();
+  const std::size_t slice = full[1] * full[2], total = slice * full[0];
+  const std::size_t stride = statistics_stride(total);
+  const std::size_t per_slab =
+      std::max<std::size_t>(1, (std::size_t{32} << 20) / (slice * sizeof(double)));
+  StreamedOverview out;
+  out.picked.reserve(total / stride + 1);
+  std::vector<double> slab;
+  ArrayD plane({full[1], full[2]}, 1), stack;
+  std::vector<PyramidAxis> plane_axes;
+  for (std::size_t z0 = 0; z0 < full[0]; z0 += per_slab) {
+    const std::size_t n = std::min(per_slab, full[0] - z0);
+    slab.resize(n * slice);
+    map.read_slices(z0, n, slab.data());
+    const std::size_t base = z0 * slice;
+    for (std::size_t i = (base + stride - 1) / stride * stride; i < base + slab.size(); i += stride)
+      out.picked.push_back(slab[i - base]);
+    if (out.integers)
+      for (double x : slab)
+        if (x != std::floor(x)) {
+          out.integers = false;
+          break;
+        }
+    for (std::size_t k = 0; k < n; ++k) {
+      std::copy(slab.begin() + static_cast<std::ptrdiff_t>(k * slice),
+                slab.begin() + static_cast<std::ptrdiff_t>((k + 1) * slice), plane.vec().begin());
+      Reduced<double> r = reduce(plane, {f[1], f[2]}, ro);
+      if (stack.size() == 0) {
+        stack = ArrayD({full[0], r.samples.dim(0), r.samples.dim(1)}, 1);
+        plane_axes = r.axes;
+      }
+      std::copy(r.samples.vec().begin(), r.samples.vec().end(),
+                stack.vec().begin() + static_cast<std::ptrdiff_t>((z0 + k) * r.samples.size()));
+    }
+    map.release_slices(z0, n);
+  }
+  out.reduced = reduce(stack, {f[0], 1.0, 1.0}, ro);
+  out.reduced.axes[1] = plane_axes[0];
+  out.reduced.axes[2] = plane_axes[1];
+  return out;
+}
+
 }  // namespace
 
 gl::Texture volume_texture(const std::array<std::size_t, 3>& dims) {
@@ -271,53 +359,73 @@ DecodedVolume decode_volume(const std::string& path, const std::optional<RawSpec
   const std::string name = std::filesystem::path(path).filename().string();
   DecodedVolume v;
   try {
-    Loaded loaded = raw ? load_any(path, false, *raw) : load_any(path, false);
-    // The checks of decode_samples, before the float copy.
-    check_shape(path, loaded.array.dims(), loaded.array.channels());
-    const std::array<std::size_t, 3> full{loaded.array.dim(0), loaded.array.dim(1),
-                                          loaded.array.dim(2)};
+    // A file that must become an overview is read from its memory map where it has one (the
+    // volume never in RAM: stream_overview); everything else through its loader.
+    std::optional<MappedVolume> map;
+    try {
+      map = open_mapped(path, false, raw);
+      if (map->rank() != 3 || map->channels() != 1 ||
+          overview_level_for({map->dims()[0], map->dims()[1], map->dims()[2]}, limits) <= 0)
+        map.reset();
+    } catch (const Error&) {  // not mappable, or refused: the loader says why
+      map.reset();
+    }
+    Loaded loaded;
+    if (!map) {
+      loaded = raw ? load_any(path, false, *raw) : load_any(path, false);
+      // The checks of decode_samples, before the float copy.
+      check_shape(path, loaded.array.dims(), loaded.array.channels());
+    }
+    const std::vector<std::size_t> dims = map ? map->dims() : loaded.array.dims();
+    const std::array<std::size_t, 3> full{dims[0], dims[1], dims[2]};
     const int level = overview_level_for(full, limits);
     if (level < 0) {  // not even a one-voxel overview fits: the sentence of the limit
       check_limits(path, full, limits);
       throw Error(path + ": the volume does not fit the texture limits at any resolution");
     }
+    const std::vector<double> file_spacing = map ? map->spacing() : loaded.spacing;
     glm::dvec3 spacing(1.0);
-    for (std::size_t i = 0; i < 3 && i < loaded.spacing.size(); ++i)
-      spacing[static_cast<int>(i)] = loaded.spacing[i];
-    const DType dtype = loaded.dtype;
+    for (std::size_t i = 0; i < 3 && i < file_spacing.size(); ++i)
+      spacing[static_cast<int>(i)] = file_spacing[i];
+    const DType dtype = map ? map->dtype() : loaded.dtype;
     // Its own orientation, whatever the file is called (unoriented: diag(spacing)).
-    Geometry geometry = loaded.geometry;
+    Geometry geometry = map ? map->geometry() : loaded.geometry;
     check_geometry(geometry, 3, path);
     std::string overview_note;
     std::shared_ptr<const FullResolutionSource> full_resolution;
     bool file_integers = true;
     std::optional<std::pair<double, double>> file_percentiles;  // of an integer file
     std::array<double, 3> overview_origin{0, 0, 0}, overview_step{1, 1, 1};
+    bool overview_streamed = false;
     if (level > 0) {
       // The overview: the least-squares projection of the volume's cubic spline onto the spline
       // space of 2^level times the spacing (anti-aliased), its samples at the coarse grid
-      // positions. Reflect with the pixel-edge grid keeps the volume's outer edges where they
-      // are; coarse voxel l sits at fine index origin + T l on each axis, which places it in
-      // the patient frame (geometry_resampled takes i, j, k = x, y, z order).
-      ReduceOptions ro;
-      ro.degree = 3;
-      ro.boundary = Boundary::Reflect;
-      ro.grid = PyramidGrid::Cells;
-      ro.samples = true;
-      std::vector<double> factors(3, 1.0);
-      for (std::size_t d = 0; d < 3; ++d)
-        if (full[d] > 1) factors[d] = std::ldexp(1.0, -level);
-      for (double x : loaded.array.vec())
-        if (x != std::floor(x)) {
-          file_integers = false;
-          break;
-        }
-      // Integer files keep the window the file itself would get: the percentiles of its own
-      // values, not of the overview's (which rings a little beyond them).
-      if (file_integers) file_percentiles = percentiles_1_99(loaded.array.vec());
-      Reduced<double> r = reduce(loaded.array, factors, ro);
-      if (limits.detail_budget > 0)  // else nothing streams: no map, no copy
-        full_resolution = full_resolution_source(path, raw, loaded.array);
+      // positions (overview_reduce_options). Coarse voxel l sits at fine index origin + T l on
+      // each axis, which places it in the patient frame (geometry_resampled takes i, j, k = x,
+      // y, z order).
+      Reduced<double> r;
+      if (map) {
+        StreamedOverview so = stream_overview(*map, level);
+        file_integers = so.integers;
+        if (file_integers) file_percentiles = percentiles_of(so.picked);
+        r = std::move(so.reduced);
+        if (limits.detail_budget > 0)  // the views stream from the same map
+          full_resolution = std::make_shared<const FullResolutionSource>(std::move(*map));
+        map.reset();
+        overview_streamed = true;
+      } else {
+        for (double x : loaded.array.vec())
+          if (x != std::floor(x)) {
+            file_integers = false;
+            break;
+          }
+        // Integer files keep the window the file itself would get: the percentiles of its own
+        // values, not of the overview's (which rings a little beyond them).
+        if (file_integers) file_percentiles = percentiles_1_99(loaded.array.vec());
+        r = reduce(loaded.array, overview_factors(full, level), overview_reduce_options());
+        if (limits.detail_budget > 0)  // else nothing streams: no map, no copy
+          full_resolution = full_resolution_source(path, raw, loaded.array);
+      }
       const Vec3 scale{r.axes[2].spacing, r.axes[1].spacing, r.axes[0].spacing};
       const Vec3 offset{r.axes[2].origin, r.axes[1].origin, r.axes[0].origin};
       geometry = geometry_resampled(geometry, scale, offset);
@@ -356,6 +464,7 @@ DecodedVolume decode_volume(const std::string& path, const std::optional<RawSpec
       set_default_window(v);
     }
     v.overview_level = level;
+    v.overview_streamed = overview_streamed;
     v.full_dims = full;
     v.overview_note = overview_note;
     v.full_resolution = std::move(full_resolution);

@@ -112,7 +112,10 @@ struct DecodedVolume {
   // with limits.detail_budget 0.
   std::shared_ptr<const FullResolutionSource> full_resolution;
   bool overview_of_integers = false;  // an overview of integer-valued data (its window rule)
-  double load_ms = 0;                 // reading, decoding and the statistics
+  // The overview was built from the file's memory map slab by slab (the volume never in RAM);
+  // false: from the values read by the loader (files that cannot be mapped: compressed ones).
+  bool overview_streamed = false;
+  double load_ms = 0;  // reading, decoding and the statistics
 };
 
 // Reads a NRRD, NIfTI (.nii, .nii.gz) or .npy volume (sv::load_any), with the geometry the file

@@ -977,6 +977,7 @@ nlohmann::json VolumeMode::report() const {
                    {"readback", doc_->readback_ms}};
   r["cpu_readout"] = doc_->has_readout() ? "available" : doc_->readout_note;
   r["overview_level"] = v.overview_level;
+  if (v.overview_level > 0) r["overview_source"] = v.overview_streamed ? "map" : "ram";
   r["full_dims"] = {v.full_dims[0], v.full_dims[1], v.full_dims[2]};
   if (!v.overview_note.empty()) r["overview"] = v.overview_note;
   if (const auto& source = streamer_.source()) {

@@ -1206,6 +1206,80 @@ TEST(VolumeDocument, OverTheTextureLimitsItShowsAnExactlyPlacedOverview) {
   EXPECT_NE(w.overview_note.find("largest 3-D texture"), std::string::npos) << w.overview_note;
 }
 
+TEST(VolumeDocument, AnOverviewOfAMappableFileIsBuiltFromItsMapSlabBySlab) {
+  // The bundled MRI as a mappable .npy and as a gzip NIfTI (read into memory), under budgets
+  // that force overviews at 1/2 and 1/4: the .npy's overview is built from its map slab by
+  // slab (overview_source "map": the volume never in RAM), the .nii.gz's from the values read;
+  // both equal sv::reduce of the whole volume in double to rounding, with the same window (the
+  // same percentile picks) as the file at full resolution. A float volume with fractions is
+  // not an overview of integers on either path.
+  TempDir dir;
+  const sv::Loaded mri = sv::load_any(default_volume_path(), false);
+  const std::string npy = dir.file("mri.npy"), gz = dir.file("mri.nii.gz");
+  sv::save_npy(npy, mri.array, sv::DType::U16, false);
+  sv::save_nifti(gz, mri.array, sv::DType::U16, mri.geometry);
+  const DecodedVolume full = decode_volume(npy, std::nullopt, VolumeLimits{});
+  EXPECT_FALSE(full.overview_streamed);
+  const std::array<std::size_t, 3> n = full.dims;
+  const double bytes = 8.0 * static_cast<double>(n[0] * n[1] * n[2]);
+  sv::ReduceOptions ro;
+  ro.degree = 3;
+  ro.boundary = sv::Boundary::Reflect;
+  ro.grid = sv::PyramidGrid::Cells;
+  ro.samples = true;
+  for (int level : {1, 2}) {
+    VolumeLimits budget;
+    budget.texture_budget = static_cast<std::size_t>(bytes / std::pow(8.0, level) * 1.5);
+    const DecodedVolume mapped = decode_volume(npy, std::nullopt, budget);
+    const DecodedVolume read = decode_volume(gz, std::nullopt, budget);
+    ASSERT_EQ(mapped.overview_level, level);
+    ASSERT_EQ(read.overview_level, level);
+    EXPECT_TRUE(mapped.overview_streamed);
+    EXPECT_FALSE(read.overview_streamed);
+    const double f = std::ldexp(1.0, -level);
+    const sv::Reduced<double> want = sv::reduce(mri.array, {f, f, f}, ro);
+    ASSERT_EQ(mapped.samples.size(), want.samples.size());
+    ASSERT_EQ(read.samples.size(), want.samples.size());
+    double worst_mapped = 0, worst_read = 0, range = 0;
+    for (std::size_t i = 0; i < want.samples.size(); ++i) {
+      worst_mapped = std::max(worst_mapped, std::fabs(mapped.samples[i] - want.samples[i]));
+      worst_read = std::max(worst_read, std::fabs(read.samples[i] - want.samples[i]));
+      range = std::max(range, std::fabs(want.samples[i]));
+    }
+    // Float samples of double results: half a float ulp (at most 2^-24 of the range), plus
+    // the streamed path's other order of the separable passes (double rounding).
+    const double bound = range * (std::ldexp(1.0, -24) + 1e-12);
+    EXPECT_LE(worst_mapped, bound) << "level " << level;
+    EXPECT_LE(worst_read, bound) << "level " << level;
+    for (std::size_t d = 0; d < 3; ++d) {
+      EXPECT_DOUBLE_EQ(mapped.overview_origin[d], want.axes[d].origin) << d;
+      EXPECT_DOUBLE_EQ(mapped.overview_step[d], want.axes[d].spacing) << d;
+    }
+    EXPECT_TRUE(mapped.overview_of_integers);
+    EXPECT_DOUBLE_EQ(mapped.p01, full.p01);
+    EXPECT_DOUBLE_EQ(mapped.p99, full.p99);
+    EXPECT_DOUBLE_EQ(read.p01, full.p01);
+    EXPECT_DOUBLE_EQ(read.p99, full.p99);
+    EXPECT_EQ(sv::orientation_code(mapped.geometry), sv::orientation_code(full.geometry));
+    ASSERT_NE(mapped.full_resolution, nullptr);
+    EXPECT_TRUE(mapped.full_resolution->mapped());
+    std::printf(
+        "overview 1/%d from the map: max |error| %.3g, from the values read %.3g "
+        "(range %.3g)\n",
+        1 << level, worst_mapped, worst_read, range);
+  }
+  sv::ArrayD fractions = mri.array;
+  for (std::size_t i = 0; i < fractions.size(); ++i)
+    fractions[i] += 0.25 * static_cast<double>(i % 3);
+  const std::string fnpy = dir.file("fractions.npy");
+  sv::save_npy(fnpy, fractions, sv::DType::F32, false);
+  VolumeLimits budget;
+  budget.texture_budget = static_cast<std::size_t>(bytes / 3);
+  const DecodedVolume fv = decode_volume(fnpy, std::nullopt, budget);
+  EXPECT_TRUE(fv.overview_streamed);
+  EXPECT_FALSE(fv.overview_of_integers);
+}
+
 // ---- streaming the full resolution under the views of an overview ----
 
 // A texture budget the bundled MRI exceeds, so that it opens as its overview at level 1.
