@@ -678,7 +678,9 @@ Plan plan_resample(const std::vector<std::size_t>& input_dims, std::size_t chann
       throw sv::Error("resample: " +
                       std::string(plan.op == Op::Zoom    ? "--zoom " + list_text(args.zoom)
                                   : plan.op == Op::Shape ? "--shape"
-                                                         : "--rotate --reshape") +
+                                  : plan.op == Op::Shift ? "--shift"
+                                  : args.reshape         ? "--rotate --reshape"
+                                                         : "--rotate") +
                       (args.repeat > 1 ? " (step " + std::to_string(k + 1) + ")" : "") +
                       " would make " + sv::format_number(total) + " values of the " + what +
                       " input; the limit is " + std::to_string(max_values) +

@@ -37,7 +37,6 @@ Method parse_method(const std::string& s) {
               "' (expected nearest, linear, cubic-unfiltered, cubic, quintic or septic)");
 }
 
-
 namespace {
 
 // Evaluates the input at `positions`: interpolated (prefiltered; sv::interpolate, which pads
