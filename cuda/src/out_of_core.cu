@@ -623,6 +623,16 @@ void run_staged(const float* in, const Layout& layout, const std::vector<Resampl
   synchronize("out-of-core resampling");
 }
 
+// The slabs on the page-locked path (cfg.host_pinned) or the staged one.
+void run_slabs(const float* in, const Layout& layout, const std::vector<ResampleSlab>& slabs,
+               std::size_t out_slice, std::size_t nout, const SlabSampler& sample, float* out,
+               const OutOfCoreResampleConfig& cfg, std::size_t pad, OutOfCoreStats& st) {
+  if (cfg.host_pinned)
+    run_pinned(in, layout, slabs, out_slice, nout, sample, out, cfg, pad, st);
+  else
+    run_staged(in, layout, slabs, out_slice, nout, sample, out, cfg, pad, st);
+}
+
 std::size_t device_budget(const OutOfCoreResampleConfig& cfg, const char* what) {
   if (cfg.device_budget) return cfg.device_budget;
   std::size_t free_bytes = 0, total_bytes = 0;
@@ -706,10 +716,7 @@ OutOfCoreStats resample_out_of_core(const float* in, const Layout& layout,
     for (double& x : local[0]) x -= static_cast<double>(r.lo);
     nd::sample_tables(sp, local, dout, s);
   };
-  if (cfg.host_pinned)
-    run_pinned(in, layout, slabs, out_slice, nout, sample, out, cfg, pad, st);
-  else
-    run_staged(in, layout, slabs, out_slice, nout, sample, out, cfg, pad, st);
+  run_slabs(in, layout, slabs, out_slice, nout, sample, out, cfg, pad, st);
   st.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   return st;
 }
@@ -852,10 +859,7 @@ OutOfCoreStats affine_out_of_core(const float* in, const Layout& layout,
     slab_dims[0] = r.b - r.a;
     nd::sample_affine(sp, matrix, offset, slab_dims, dout, s, r.a);
   };
-  if (cfg.host_pinned)
-    run_pinned(in, layout, slabs, out_slice, nout, sample, out, cfg, pad, st);
-  else
-    run_staged(in, layout, slabs, out_slice, nout, sample, out, cfg, pad, st);
+  run_slabs(in, layout, slabs, out_slice, nout, sample, out, cfg, pad, st);
   st.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   return st;
 }

@@ -182,6 +182,21 @@ py::dict prefilter_out_of_core(std::uintptr_t data, const Dims& dims, std::size_
   return stats_dict(st);
 }
 
+// Runs `pass` with both arrays page-locked for the call when `pinned` (cudaHostRegister), else
+// as they are; returns the seconds the locking took.
+template <class Pass>
+double with_pinned(float* src, std::size_t in_points, float* dst, std::size_t out_points,
+                   bool pinned, const Pass& pass) {
+  if (!pinned) {
+    pass();
+    return 0;
+  }
+  const sv::cuda::HostRegistration lock_in(src, in_points * sizeof(float));
+  const sv::cuda::HostRegistration lock_out(dst, out_points * sizeof(float));
+  pass();
+  return lock_in.seconds() + lock_out.seconds();
+}
+
 // zoom of a C-contiguous float32 host array (NumPy, np.memmap) into another, in output slabs
 // (resample_out_of_core with scipy's zoom positions). pinned: both arrays are page-locked for
 // the call (cudaHostRegister; the time it took is returned as lock_seconds).
@@ -214,14 +229,9 @@ py::dict zoom_out_of_core(std::uintptr_t in, const Dims& in_dims, std::uintptr_t
     const sv::cuda::Layout layout{in_dims, 1};
     auto* src = reinterpret_cast<float*>(in);
     auto* dst = reinterpret_cast<float*>(out);
-    if (pinned) {
-      const sv::cuda::HostRegistration lock_in(src, in_points * sizeof(float));
-      const sv::cuda::HostRegistration lock_out(dst, out_points * sizeof(float));
-      lock_seconds = lock_in.seconds() + lock_out.seconds();
+    lock_seconds = with_pinned(src, in_points, dst, out_points, pinned, [&] {
       st = sv::cuda::resample_out_of_core(src, layout, tables, dst, cfg);
-    } else {
-      st = sv::cuda::resample_out_of_core(src, layout, tables, dst, cfg);
-    }
+    });
   }
   py::dict d = stats_dict(st);
   d["lock_seconds"] = lock_seconds;
@@ -254,14 +264,9 @@ py::dict affine_out_of_core(std::uintptr_t in, const Dims& in_dims, std::uintptr
     const sv::cuda::Layout layout{in_dims, 1};
     auto* src = reinterpret_cast<float*>(in);
     auto* dst = reinterpret_cast<float*>(out);
-    if (pinned) {
-      const sv::cuda::HostRegistration lock_in(src, in_points * sizeof(float));
-      const sv::cuda::HostRegistration lock_out(dst, out_points * sizeof(float));
-      lock_seconds = lock_in.seconds() + lock_out.seconds();
+    lock_seconds = with_pinned(src, in_points, dst, out_points, pinned, [&] {
       st = sv::cuda::affine_out_of_core(src, layout, matrix, offset, out_dims, dst, cfg);
-    } else {
-      st = sv::cuda::affine_out_of_core(src, layout, matrix, offset, out_dims, dst, cfg);
-    }
+    });
   }
   py::dict d = stats_dict(st);
   d["lock_seconds"] = lock_seconds;
