@@ -21,6 +21,7 @@
 #include <CLI/CLI.hpp>
 #include <nlohmann/json.hpp>
 
+#include "splineview/cuda_registration.h"
 #include "splineview/cuda_warp.h"
 #include "splineview/error.h"
 #include "splineview/ffd.h"
@@ -28,6 +29,8 @@
 #include "splineview/finite.h"
 #include "splineview/input.h"
 #include "splineview/io.h"
+#include "splineview/niftyreg.h"
+#include "splineview/registration.h"
 #include "splineview/text.h"
 
 namespace splinetool {
@@ -427,6 +430,185 @@ void run_warp(const WarpArgs& args) {
   }
 }
 
+namespace {
+
+// One image of `register`: one channel, rank 2 or 3, finite values; errors name it.
+sv::Loaded load_register_image(const std::string& path, const char* role) {
+  sv::Loaded in = sv::load_any(path, false);
+  const sv::ArrayD& a = in.array;
+  const std::string where = std::string("register: ") + role + " '" + shown(path) + "'";
+  if (a.channels() != 1)
+    throw sv::Error(where + " has " + std::to_string(a.channels()) +
+                    " channels; register takes one (convert it to grey first)");
+  if (a.rank() != 2 && a.rank() != 3)
+    throw sv::Error(where + " is " + std::to_string(a.rank()) + "-D (" +
+                    sv::describe_shape(a.dims(), a.channels()) +
+                    "); register takes 2-D images and 3-D volumes");
+  const sv::NonFinite nf = sv::scan_nonfinite(a);
+  if (nf.count)
+    throw sv::Error(where + ": " + sv::describe_nonfinite(nf, a.dims(), a.channels(), false) +
+                    "; the similarity cannot be computed over it");
+  return in;
+}
+
+Json level_json(const sv::FfdLevelHistory& h) {
+  return Json{{"image_shape", h.image_shape},
+              {"spacing", h.spacing},
+              {"iterations", h.iterations},
+              {"evaluations", h.evaluations},
+              {"stop", h.stop},
+              {"similarity_start", h.ssd.empty() ? Json(nullptr) : Json(h.ssd.front())},
+              {"similarity_end", h.ssd.empty() ? Json(nullptr) : Json(h.ssd.back())},
+              {"bending_energy_end", h.energy.empty() ? Json(nullptr) : Json(h.energy.back())},
+              {"objective_start", h.objective.empty() ? Json(nullptr) : Json(h.objective.front())},
+              {"objective_end", h.objective.empty() ? Json(nullptr) : Json(h.objective.back())}};
+}
+
+// Root mean square of a - b.
+double rms_difference(const sv::ArrayD& a, const sv::ArrayD& b) {
+  double s = 0;
+  for (std::size_t i = 0; i < a.size(); ++i) s += (a[i] - b[i]) * (a[i] - b[i]);
+  return std::sqrt(s / static_cast<double>(a.size()));
+}
+
+}  // namespace
+
+void run_register(const RegisterArgs& args) {
+  const char* cmd = "register";
+  const bool cuda = args.backend == "cuda";
+  if (!cuda && args.backend != "cpu")
+    throw UsageError("register: --backend must be cpu or cuda, got '" +
+                     sv::printable(args.backend, 40) + "'");
+  const std::string precision =
+      args.precision.empty() ? (cuda ? "single" : "double") : args.precision;
+  if (precision != "single" && precision != "double")
+    throw UsageError("register: --precision must be single or double, got '" +
+                     sv::printable(precision, 40) + "'");
+  if (cuda && precision != "single")
+    throw UsageError(
+        "register: --backend cuda computes in single precision (float field and coefficients; "
+        "sums, optimiser and bending energy in double); drop --precision double or use "
+        "--backend cpu");
+  sv::cuda::FfdKernel kernel = sv::cuda::FfdKernel::ThreadPerTileFma;
+  try {
+    kernel = sv::cuda::parse_ffd_kernel(args.kernel);
+  } catch (const sv::Error& e) {
+    throw UsageError(std::string("register: --kernel: ") + e.what());
+  }
+  if (args.metric != "nmi" && args.metric != "ssd")
+    throw UsageError("register: --metric must be nmi or ssd, got '" +
+                     sv::printable(args.metric, 40) + "'");
+  if (args.optimizer != "lbfgs" && args.optimizer != "gd")
+    throw UsageError("register: --optimizer must be lbfgs or gd, got '" +
+                     sv::printable(args.optimizer, 40) + "'");
+  if (!(args.bending >= 0) || !std::isfinite(args.bending))
+    throw UsageError("register: --bending must be a finite weight >= 0");
+  if (!(args.tolerance >= 0) || !std::isfinite(args.tolerance))
+    throw UsageError("register: --tolerance must be a finite number >= 0");
+  check_output(args.out, {".npy", ".nii", ".nii.gz"}, cmd, "OUT",
+               " (.npy: the grid in this tool's convention; .nii/.nii.gz: a NiftyReg "
+               "control-point grid for FIXED, as reg_f3d -cpp writes)");
+  if (!args.warped.empty())
+    check_output(args.warped, {".npy", ".nrrd", ".nhdr", ".nii", ".nii.gz", ".tif", ".tiff"}, cmd,
+                 "--warped");
+  if (!args.jacobian.empty()) check_output(args.jacobian, kJacobianOut, cmd, "--jacobian");
+  check_distinct({{"OUT", args.out}, {"--warped", args.warped}, {"--jacobian", args.jacobian}},
+                 {{"FIXED", args.fixed}, {"MOVING", args.moving}}, cmd);
+  apply_input_options(args.common);
+
+  const sv::Loaded fixed_in = load_register_image(args.fixed, "FIXED");
+  const sv::Loaded moving_in = load_register_image(args.moving, "MOVING");
+  const sv::ArrayD& fixed = fixed_in.array;
+  const sv::ArrayD& moving = moving_in.array;
+  if (fixed.dims() != moving.dims())
+    throw sv::Error("register: FIXED '" + shown(args.fixed) + "' (" +
+                    sv::describe_shape(fixed.dims(), 1) + ") and MOVING '" + shown(args.moving) +
+                    "' (" + sv::describe_shape(moving.dims(), 1) +
+                    ") differ in shape; register needs both on the same voxel grid (resample "
+                    "one first)");
+  sv::FfdRegistrationOptions opt;
+  opt.spacing = spacing_for(args.spacing, fixed.rank(), cmd);
+  opt.levels = args.levels;
+  opt.iterations = args.iterations;
+  opt.bending_weight = args.bending;
+  opt.metric = args.metric == "nmi" ? sv::FfdMetric::Nmi : sv::FfdMetric::Ssd;
+  opt.bins = args.bins;
+  opt.optimizer =
+      args.optimizer == "gd" ? sv::FfdOptimizer::GradientDescent : sv::FfdOptimizer::Lbfgs;
+  opt.tolerance = args.tolerance;
+  opt.threads = args.common.threads;
+
+  const auto t0 = std::chrono::steady_clock::now();
+  sv::FfdRegistrationResult r;
+  if (cuda)
+    r = sv::cuda::register_ffd(sv::ArrayF::from(fixed), sv::ArrayF::from(moving), opt, kernel);
+  else if (precision == "single")
+    r = sv::register_ffd(sv::ArrayF::from(fixed), sv::ArrayF::from(moving), opt);
+  else
+    r = sv::register_ffd(fixed, moving, opt);
+  const double seconds = seconds_since(t0);
+
+  const std::string ext = extension(args.out);
+  if (ext == ".npy")
+    sv::save_npy(args.out, r.grid, sv::DType::F64, true);
+  else
+    sv::save_niftyreg_grid(args.out, r.grid, r.spacing, fixed_in.geometry);
+
+  // The result: MOVING warped onto FIXED (cubic, the registration's reflect extension), in
+  // double, for the figures and --warped.
+  sv::WarpOptions wo;
+  wo.threads = args.common.threads;
+  const sv::ArrayD warped = sv::warp(moving, r.grid, r.spacing, wo);
+  if (!args.warped.empty())
+    sv::save_any(args.warped, warped, precision == "single" ? sv::DType::F32 : sv::DType::F64,
+                 false, fixed_in.geometry);
+  DetStats stats;
+  double seconds_det = 0;
+  if (!args.jacobian.empty() || args.common.json) {
+    const auto t1 = std::chrono::steady_clock::now();
+    const sv::ArrayD det =
+        sv::ffd_jacobian_determinant_field(r.grid, r.spacing, fixed.dims(), args.common.threads);
+    seconds_det = seconds_since(t1);
+    stats = det_stats(det);
+    if (!args.jacobian.empty())
+      sv::save_any(args.jacobian, det, precision == "single" ? sv::DType::F32 : sv::DType::F64,
+                   false, fixed_in.geometry);
+  }
+  if (args.common.json) {
+    Json levels = Json::array();
+    for (const sv::FfdLevelHistory& h : r.levels) levels.push_back(level_json(h));
+    Json j{{"command", "register"},
+           {"fixed", args.fixed},
+           {"moving", args.moving},
+           {"out", args.out},
+           {"out_format", ext == ".npy" ? "npy" : "niftyreg"},
+           {"shape", fixed.dims()},
+           {"grid_shape", r.grid.dims()},
+           {"spacing", r.spacing},
+           {"metric", args.metric},
+           {"bins", args.metric == "nmi" ? Json(args.bins) : Json(nullptr)},
+           {"bending", args.bending},
+           {"optimizer", args.optimizer},
+           {"precision", precision},
+           {"backend", args.backend},
+           {"kernel", cuda ? Json(sv::cuda::ffd_kernel_name(kernel)) : Json(nullptr)},
+           {"iterations", r.iterations},
+           {"levels", levels},
+           {"rms_before", rms_difference(moving, fixed)},
+           {"rms_after", rms_difference(warped, fixed)},
+           {"seconds", seconds},
+           {"seconds_by_stage",
+            {{"field", r.time.field},
+             {"warp", r.time.warp},
+             {"gradient", r.time.gradient},
+             {"regulariser", r.time.regulariser},
+             {"setup", r.time.setup}}},
+           {"threads", args.common.threads}};
+    j.update(det_json(stats, seconds_det));
+    print_json(j);
+  }
+}
+
 // ---- The command line ------------------------------------------------------------------------
 
 namespace {
@@ -542,11 +724,82 @@ void add_ffd_commands(CLI::App& app, FfdCommands& c) {
   warp->add_flag("--channels", w.channels,
                  "the last axis of a .npy MOVING is channels (1..4); colour images imply it");
   add_shared(warp, w.common, w.spacing, w.jacobian);
+
+  RegisterArgs& g = c.reg;
+  c.register_app = app.add_subcommand(
+      "register",
+      "the cubic B-spline control grid that warps MOVING onto FIXED (intensity-based FFD "
+      "registration as NiftyReg's reg_f3d: NMI or SSD plus bending energy, L-BFGS, "
+      "multi-resolution); OUT as `warp` and `ffd` take it");
+  CLI::App* reg = c.register_app;
+  reg->add_option("FIXED", g.fixed, "the reference image or volume (any format the tool reads)")
+      ->required();
+  reg->add_option("MOVING", g.moving, "the image to warp onto FIXED (same shape)")->required();
+  reg->add_option("OUT", g.out,
+                  "the control grid: .npy (shape (M..., R), displacements in voxels, float64) or "
+                  ".nii/.nii.gz (a NiftyReg control-point grid for FIXED, float32)")
+      ->required();
+  reg->add_option("--metric", g.metric,
+                  "nmi: normalised mutual information from a joint histogram with cubic "
+                  "B-spline Parzen windows (any two modalities); ssd: sum of squared "
+                  "differences (one modality)")
+      ->type_name("M")
+      ->check(CLI::IsMember({"nmi", "ssd"}))
+      ->capture_default_str();
+  reg->add_option("--bins", g.bins, "--metric nmi: histogram bins per image")
+      ->type_name("N")
+      ->check(CLI::Range(8, 1024))
+      ->capture_default_str();
+  reg->add_option("--levels", g.levels, "resolution levels, each halving the images")
+      ->type_name("N")
+      ->check(CLI::Range(1, 10))
+      ->capture_default_str();
+  reg->add_option("--iterations", g.iterations, "the most optimiser iterations per level")
+      ->type_name("N")
+      ->check(CLI::Range(0, 100000))
+      ->capture_default_str();
+  reg->add_option("--bending", g.bending, "the weight of the bending energy (reg_f3d's -be)")
+      ->type_name("W")
+      ->capture_default_str();
+  reg->add_option("--optimizer", g.optimizer, "lbfgs or gd (gradient descent)")
+      ->type_name("O")
+      ->check(CLI::IsMember({"lbfgs", "gd"}))
+      ->capture_default_str();
+  reg->add_option("--tolerance", g.tolerance,
+                  "stop a level when an iteration lowers the objective by less than this "
+                  "fraction of it")
+      ->type_name("T")
+      ->capture_default_str();
+  reg->add_option("--precision", g.precision,
+                  "single: float images, field and coefficients; double (the CPU's default)")
+      ->type_name("P")
+      ->check(CLI::IsMember({"single", "double"}));
+  reg->add_option("--backend", g.backend,
+                  "cpu or cuda (the field, warp and gradient on the GPU; the same optimiser)")
+      ->type_name("B")
+      ->check(CLI::IsMember({"cpu", "cuda"}))
+      ->capture_default_str();
+  reg->add_option("--kernel", g.kernel,
+                  "--backend cuda: the field kernel, texture, per-voxel, tile-lerp or tile-fma")
+      ->type_name("K")
+      ->check(CLI::IsMember({"texture", "per-voxel", "tile-lerp", "tile-fma"}))
+      ->capture_default_str();
+  reg->add_option("--warped", g.warped,
+                  "also write MOVING warped by the result (cubic; FIXED's geometry): .npy, "
+                  ".nrrd/.nhdr, .nii/.nii.gz or .tif/.tiff")
+      ->type_name("WOUT");
+  add_shared(reg, g.common, g.spacing, g.jacobian);
+  reg->get_option("--spacing")
+      ->description(
+          "control-point spacing at the finest level in voxels, D or D0,D1[,D2] in array "
+          "order (reg_f3d's default: 5)")
+      ->capture_default_str();
 }
 
 void run_ffd_commands(const FfdCommands& c) {
   if (c.ffd_app && c.ffd_app->parsed()) run_ffd(c.ffd);
   if (c.warp_app && c.warp_app->parsed()) run_warp(c.warp);
+  if (c.register_app && c.register_app->parsed()) run_register(c.reg);
 }
 
 }  // namespace splinetool

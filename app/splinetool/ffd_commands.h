@@ -1,8 +1,10 @@
 // splinetool's deformation-field commands (issue 16): `ffd` (the dense displacement field of a
-// cubic B-spline control grid, and its Jacobian determinant) and `warp` (an image or volume
-// resampled at x + u(x)). Their arguments, how they join the command line (main.cpp calls
-// add_ffd_commands while declaring the commands and run_ffd_commands after parsing), and the
-// commands themselves; the contract is in app/splinetool/README.md ("Deformation fields").
+// cubic B-spline control grid, and its Jacobian determinant), `warp` (an image or volume
+// resampled at x + u(x)) and `register` (the grid that warps MOVING onto FIXED: sv::register_ffd
+// on the CPU or sv::cuda::register_ffd, as NiftyReg's reg_f3d). Their arguments, how they join the
+// command line (main.cpp calls add_ffd_commands while declaring the commands and run_ffd_commands
+// after parsing), and the commands themselves; the contract is in app/splinetool/README.md
+// ("Deformation fields").
 #pragma once
 
 #include <string>
@@ -42,21 +44,42 @@ struct WarpArgs {
   std::string kernel = "tile-fma";  // --backend cuda: the field kernel (cuda_ffd.h's names)
 };
 
-// The two subcommands as declared, to learn which one was given.
+struct RegisterArgs {
+  CommonArgs common;
+  std::string fixed, moving, out;  // OUT: the control grid (.npy, or NiftyReg .nii/.nii.gz)
+  std::string spacing = "5";       // --spacing D | D0,D1[,D2] at the finest level (voxels)
+  std::string warped;              // --warped WOUT: also MOVING warped onto FIXED
+  std::string jacobian;            // --jacobian JOUT
+  std::string metric = "nmi";      // nmi (reg_f3d's default) | ssd
+  int bins = 64;
+  int levels = 3;
+  int iterations = 150;  // per level (reg_f3d's -maxit default)
+  double bending = 1e-3;
+  std::string optimizer = "lbfgs";  // lbfgs | gd
+  double tolerance = 1e-6;
+  std::string precision;  // single | double; default double on the CPU, single on cuda
+  std::string backend = "cpu";
+  std::string kernel = "tile-fma";
+};
+
+// The subcommands as declared, to learn which one was given.
 struct FfdCommands {
   FfdArgs ffd;
   WarpArgs warp;
+  RegisterArgs reg;
   CLI::App* ffd_app = nullptr;
   CLI::App* warp_app = nullptr;
+  CLI::App* register_app = nullptr;
 };
 
-// Declares `ffd` and `warp` on `app`, bound to `c` (which must outlive the parse).
+// Declares `ffd`, `warp` and `register` on `app`, bound to `c` (which must outlive the parse).
 void add_ffd_commands(CLI::App& app, FfdCommands& c);
 
-// Runs whichever of the two was parsed (nothing when neither was).
+// Runs whichever was parsed (nothing when none was).
 void run_ffd_commands(const FfdCommands& c);
 
 void run_ffd(const FfdArgs& args);
 void run_warp(const WarpArgs& args);
+void run_register(const RegisterArgs& args);
 
 }  // namespace splinetool
