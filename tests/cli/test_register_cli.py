@@ -10,9 +10,11 @@
   niftyreg  OUT as .nii.gz (a NiftyReg control-point grid for FIXED): `ffd` of it with
             --reference FIXED gives the field of the .npy grid of the same run within float32
             rounding of the positions.
+  cuda      with a CUDA device: --backend cuda (tile-fma, per-voxel) recovers the same warp;
+            without one it refuses (exit 1, naming CUDA) and says SKIP.
   errors    shapes that differ, several channels (exit 1, naming the file); OUT of another
-            format, an unknown --metric, --bins out of range (exit 2); --backend cuda without a
-            device (exit 1, naming CUDA); always one line on stderr and no OUT.
+            format, an unknown --metric, --bins out of range (exit 2); always one line on
+            stderr and no OUT.
 
 Usage: test_register_cli.py SPLINETOOL  (needs numpy)
 """
@@ -148,6 +150,19 @@ def main():
         info = json.loads(tool.ok("info", "--json").stdout)
         if not info.get("cuda_devices"):
             fails(["register", f, mov, o, "--backend", "cuda"], 1, ["CUDA"], o)
+            print("SKIP --backend cuda: no CUDA device (%s)" % info.get("cuda_none_reason"))
+        else:
+            # The GPU objective (float) with each precise field kernel: the same recovery.
+            for kernel in ("tile-fma", "per-voxel"):
+                wg = w.path("warped_cuda.npy")
+                r = tool.ok("register", f, mov, w.path("g_cuda.npy"), "--metric", "ssd",
+                            "--spacing", spacing, "--levels", 2, "--backend", "cuda",
+                            "--kernel", kernel, "--warped", wg, "--json")
+                after_gpu = rms(load(wg), fixed)
+                print("cuda %s: rms %.4f -> %.4f in %.2f s" % (kernel, before, after_gpu,
+                                                              json.loads(r.stdout)["seconds"]))
+                check(after_gpu < 0.2 * before, "cuda %s: rms %.4f -> %.4f" % (kernel, before,
+                                                                               after_gpu))
     finally:
         w.close()
     if failures:
