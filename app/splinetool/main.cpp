@@ -16,6 +16,7 @@
 #include "backend.h"
 #include "commands.h"
 #include "ffd_commands.h"
+#include "filter_commands.h"
 #include "splineview/cuda_device.h"
 #include "splineview/error.h"
 #include "splineview/input.h"
@@ -629,6 +630,9 @@ int main(int argc, char** argv) {
   // Deformation fields: ffd and warp (ffd_commands.cpp).
   splinetool::FfdCommands ffd_cmds;
   splinetool::add_ffd_commands(app, ffd_cmds);
+  // Derivatives: derivative, gradient, gradient-magnitude, laplacian, hessian (filter_commands.cpp).
+  splinetool::FilterCommands filter_cmds;
+  splinetool::add_filter_commands(app, filter_cmds);
   // Every example here runs as written from the source folder (tests/cli/test_hardening.py runs
   // them in a folder holding a copy of assets/).
   app.footer(
@@ -697,6 +701,7 @@ int main(int argc, char** argv) {
     if (info->parsed()) splinetool::run_info(inf);
     if (upscale_video->parsed()) splinetool::run_upscale_video(upv);
     splinetool::run_ffd_commands(ffd_cmds);
+    splinetool::run_filter_commands(filter_cmds);
   } catch (const splinetool::UsageError& e) {
     std::string where = "splinetool";
     for (const CLI::App* sub : app.get_subcommands()) where += " " + sub->get_name();
