@@ -65,18 +65,10 @@ ArrayF FullResolutionSource::read(const DetailBox& box) const {
     if (box.hi[d] > dims_[d] || box.lo[d] >= box.hi[d])
       throw Error("full-resolution read: the box lies outside the volume");
   if (!map_) return crop(samples_, box.lo, box.hi);
-  // Whole slices through the map's guarded conversion, one at a time (bounded memory).
+  // The box's rows through the map's guarded conversion (a sagittal or coronal box reads its
+  // rows, not whole slices).
   ArrayF out(std::vector<std::size_t>{box.dims()[0], box.dims()[1], box.dims()[2]}, 1);
-  std::vector<float> slice(map_->slice_values());
-  float* o = out.data();
-  for (std::size_t z = box.lo[0]; z < box.hi[0]; ++z) {
-    map_->read_slices(z, 1, slice.data());
-    for (std::size_t y = box.lo[1]; y < box.hi[1]; ++y) {
-      const float* row = slice.data() + y * dims_[2] + box.lo[2];
-      o = std::copy(row, row + (box.hi[2] - box.lo[2]), o);
-    }
-    map_->release_slices(z, 1);
-  }
+  map_->read_box({box.lo[0], box.lo[1], box.lo[2]}, {box.hi[0], box.hi[1], box.hi[2]}, out.data());
   return out;
 }
 

@@ -362,6 +362,66 @@ NonFinite MappedVolume::read_slices(std::size_t first, std::size_t count, float*
   return nf;
 }
 
+void MappedVolume::read_box(const std::vector<std::size_t>& lo, const std::vector<std::size_t>& hi,
+                            float* out) const {
+  const Impl& m = *impl_;
+  const std::vector<std::size_t>& dims = m.layout.dims;
+  const std::size_t r = dims.size();
+  if (lo.size() != r || hi.size() != r)
+    throw std::invalid_argument("MappedVolume::read_box: a box of another rank");
+  for (std::size_t d = 0; d < r; ++d)
+    if (!(lo[d] < hi[d] && hi[d] <= dims[d]))
+      throw std::invalid_argument("MappedVolume::read_box: the box lies outside the array");
+  const std::size_t ch = channels();
+  const std::size_t row = (hi[r - 1] - lo[r - 1]) * ch;  // values per row of the box
+  // Row strides in values (C order, channels interleaved last).
+  std::vector<std::size_t> stride(r, ch);
+  for (std::size_t d = r - 1; d-- > 0;) stride[d] = stride[d + 1] * dims[d + 1];
+  if (m.layout.fortran_order) {  // whole slices, cropped
+    std::vector<float> slab(m.slice_values);
+    for (std::size_t z = lo[0]; z < hi[0]; ++z) {
+      (void)read_slices(z, 1, slab.data());
+      if (r == 1) {
+        out = std::copy(slab.begin(), slab.end(), out);
+        continue;
+      }
+      std::vector<std::size_t> idx(lo.begin() + 1, lo.end() - 1);  // axes 1 .. r - 2
+      while (true) {
+        std::size_t at = lo[r - 1] * ch;
+        for (std::size_t d = 1; d + 1 < r; ++d) at += idx[d - 1] * stride[d];
+        out = std::copy(slab.begin() + static_cast<std::ptrdiff_t>(at),
+                        slab.begin() + static_cast<std::ptrdiff_t>(at + row), out);
+        std::size_t d = r - 1;
+        while (d-- > 1) {
+          if (++idx[d - 1] < hi[d]) break;
+          idx[d - 1] = lo[d];
+        }
+        if (d == 0) break;
+      }
+    }
+    return;
+  }
+  std::vector<double> block(native_f32() ? 0 : row);
+  std::vector<std::size_t> idx(lo.begin(), lo.end() - 1);  // axes 0 .. r - 2
+  while (true) {
+    std::size_t first = lo[r - 1] * ch;
+    for (std::size_t d = 0; d + 1 < r; ++d) first += idx[d] * stride[d];
+    if (native_f32()) {
+      m.copy_raw(out, first * sizeof(float), row * sizeof(float));
+    } else {
+      m.decode(first, row, block.data());
+      for (std::size_t j = 0; j < row; ++j) out[j] = io::to_f32(block[j]);
+    }
+    out += row;
+    std::size_t d = r - 1;
+    while (d-- > 0) {
+      if (++idx[d] < hi[d]) break;
+      idx[d] = lo[d];
+    }
+    if (d == static_cast<std::size_t>(-1)) break;
+  }
+}
+
 void MappedVolume::release_slices(std::size_t first, std::size_t count) const {
   const Impl& m = *impl_;
   m.check_range(first, count);

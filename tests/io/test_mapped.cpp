@@ -217,6 +217,47 @@ std::size_t expect_same(const std::string& p, bool channel_axis,
       m.release_slices(first, count);
     }
   }
+  // Boxes: the whole array, the interior, one index along each axis (a thin, "sagittal" box),
+  // as the loader's values converted to float.
+  const std::vector<std::size_t>& dims = m.dims();
+  const std::size_t r = dims.size(), ch = m.channels();
+  std::vector<std::pair<std::vector<std::size_t>, std::vector<std::size_t>>> boxes;
+  boxes.push_back({std::vector<std::size_t>(r, 0), dims});
+  std::vector<std::size_t> ilo(r), ihi(r);
+  for (std::size_t d = 0; d < r; ++d) {
+    ilo[d] = dims[d] > 2 ? 1 : 0;
+    ihi[d] = dims[d] > 2 ? dims[d] - 1 : dims[d];
+  }
+  boxes.push_back({ilo, ihi});
+  for (std::size_t a = 0; a < r; ++a) {
+    std::vector<std::size_t> lo(r, 0), hi = dims;
+    lo[a] = dims[a] / 2;
+    hi[a] = lo[a] + 1;
+    boxes.push_back({lo, hi});
+  }
+  for (const auto& [lo, hi] : boxes) {
+    std::size_t n = ch;
+    for (std::size_t d = 0; d < r; ++d) n *= hi[d] - lo[d];
+    std::vector<float> got(n, -12345.0f);
+    m.read_box(lo, hi, got.data());
+    std::vector<std::size_t> idx = lo;
+    for (std::size_t k = 0; k < n; k += ch) {
+      std::size_t flat = 0;
+      for (std::size_t d = 0; d < r; ++d) flat = flat * dims[d] + idx[d];
+      for (std::size_t c = 0; c < ch; ++c) {
+        const float fw = to_float(l.array[flat * ch + c]);
+        const float g = got[k + c];
+        if (!(g == fw || (std::isnan(g) && std::isnan(fw)))) {
+          ADD_FAILURE() << p << ": read_box value " << k + c << " is " << g << ", expected " << fw;
+          return 0;
+        }
+      }
+      for (std::size_t d = r; d-- > 0;) {
+        if (++idx[d] < hi[d]) break;
+        idx[d] = lo[d];
+      }
+    }
+  }
   return m.size();
 }
 

@@ -97,6 +97,13 @@ class MappedVolume {
   // counted within these slices.
   void read_slices(std::size_t first, std::size_t count, double* out) const;
   NonFinite read_slices(std::size_t first, std::size_t count, float* out) const;
+  // The values of the box [lo, hi) of the spatial axes (every channel), C order, as float the
+  // way read_slices converts them: only the box's rows are read from a C-order file (a
+  // sagittal box of a large volume touches its rows, not whole slices); a Fortran-order file is
+  // read slice by slice and cropped. Throws std::invalid_argument for a box outside the array
+  // (or of another rank), sv::Error as read_slices does.
+  void read_box(const std::vector<std::size_t>& lo, const std::vector<std::size_t>& hi,
+                float* out) const;
   // Hints that slices [first, first + count) will not be read again soon (their pages may
   // leave memory); no effect on the values.
   void release_slices(std::size_t first, std::size_t count) const;
