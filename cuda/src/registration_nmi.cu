@@ -1,21 +1,18 @@
 // The NMI objective on the GPU (cuda_registration_nmi.h): the field (FfdEvaluator), the warp and
 // joint-histogram kernel (64-bit integer atomics: deterministic), the per-voxel gradient kernel
-// and the adjoint passes shared with the SSD objective's arithmetic (registration_parts.cuh);
-// NMI and its table G on the host (nmi_from_histogram).
+// and the SSD objective's set-up, field, per-voxel spline and adjoint passes (registration_level.h,
+// registration_parts.cuh); NMI and its table G on the host (nmi_from_histogram).
 #include <cuda_runtime.h>
 
-#include <chrono>
 #include <cmath>
 #include <string>
 #include <utility>
 #include <vector>
 
-#include "boundary.cuh"
 #include "check.cuh"
+#include "registration_level.h"
 #include "registration_parts.cuh"
-#include "splineview/bspline.h"
 #include "splineview/cuda_memory.h"
-#include "splineview/cuda_prefilter.h"
 #include "splineview/cuda_registration_nmi.h"
 #include "splineview/ffd.h"
 
@@ -24,17 +21,15 @@ namespace {
 
 using detail::check;
 using detail::check_launch;
+using reg::as;
+using reg::Clock;
 using reg::kThreads;
-using Clock = std::chrono::steady_clock;
+using reg::seconds_since;
 
 // Window products are added as integers in units of 2^-32.
 constexpr double kFixedOne = 4294967296.0;
 // Histograms of up to this many bins per image are summed in shared memory per block first.
 constexpr int kSharedBins = 64;
-
-double seconds_since(Clock::time_point t0) {
-  return std::chrono::duration<double>(Clock::now() - t0).count();
-}
 
 // NmiIntensityMap::window on the device.
 __device__ __forceinline__ int window(double t, int bins, double* frac) {
@@ -139,29 +134,17 @@ __global__ void __launch_bounds__(kThreads)
     g[i * D + a] = static_cast<float>(c * static_cast<double>(dtm[i * D + a]));
 }
 
-template <class U>
-U* as(DeviceBuffer& b) {
-  return reinterpret_cast<U*>(b.data());
-}
-
 }  // namespace
 
-struct FfdNmiObjective::Impl {
-  std::size_t R = 0;
-  reg::View v{};
-  long long voxels = 0;
-  std::vector<std::size_t> image_shape, grid_shape;
-  std::vector<int> spacing;
+// The level (coefficients, field, adjoint) and the NMI objective's own state.
+struct FfdNmiObjective::Impl : reg::Level {
+  using Level::Level;
   double weight = 0;
   int bins = 64;
-  int boundary = 0;
-  FfdKernel kernel = FfdKernel::ThreadPerTileFma;
   NmiIntensityMap fixed_map, moving_map;
-  DeviceBuffer fixed_t, coef, grid, field, tm, dtm, g, A, B, C, weights[3], hist, table;
-  std::unique_ptr<FfdEvaluator> evaluator;
+  DeviceBuffer fixed_t, tm, dtm, hist, table;
   mutable std::vector<float> host_grid, host_gradient;
   mutable std::vector<unsigned long long> host_hist;
-  std::string what;
 
   double run(const Array<double>& grid, Array<double>* gradient, NmiValue* value,
              FfdStageTimes* times);
@@ -170,43 +153,20 @@ struct FfdNmiObjective::Impl {
 FfdNmiObjective::FfdNmiObjective(const ArrayF& fixed, const ArrayF& moving,
                                  std::vector<int> spacing, double bending_weight, int bins,
                                  Boundary boundary, FfdKernel kernel) {
-  const std::vector<std::size_t> gshape =
+  std::vector<std::size_t> gshape =
       sv::check_ffd_objective(fixed, moving, spacing, bending_weight, boundary);
   check_nmi_bins(bins);
   const std::string what = std::string("CUDA NMI registration (") + ffd_kernel_name(kernel) + ")";
   if (fixed.points() >= (std::size_t{1} << 31))
     throw Error(what + ": the images have " + std::to_string(fixed.points()) +
                 " voxels; the integer joint histogram takes at most 2^31 - 1");
-  FfdGrid fg;
-  fg.dims = gshape;
-  fg.delta = spacing;
-  fg.image_shape = fixed.dims();
-  fg.points = reinterpret_cast<const float*>(&fg);  // checked for presence only, replaced below
-  check_ffd_arguments(fg, kernel, what.c_str());
-  require(what.c_str());
-
-  impl_ = std::make_unique<Impl>();
+  impl_ = std::make_unique<Impl>(fixed, moving, std::move(gshape), std::move(spacing), boundary,
+                                 kernel, what);
   Impl& m = *impl_;
-  m.what = what;
-  m.R = fixed.rank();
-  m.image_shape = fixed.dims();
-  m.grid_shape = gshape;
-  m.spacing = std::move(spacing);
   m.weight = bending_weight;
   m.bins = bins;
-  m.boundary = detail::boundary_code(boundary);
-  m.kernel = kernel;
   m.fixed_map = nmi_intensity_map(fixed, bins);
   m.moving_map = nmi_intensity_map(moving, bins);
-  const std::size_t off = 3 - m.R;
-  for (int a = 0; a < 3; ++a) {
-    const bool real = static_cast<std::size_t>(a) >= off;
-    m.v.n[a] = real ? static_cast<int>(m.image_shape[a - off]) : 1;
-    m.v.m[a] = real ? static_cast<int>(m.grid_shape[a - off]) : 1;
-    m.v.d[a] = real ? m.spacing[a - off] : 1;
-  }
-  m.v.stride = static_cast<long long>(m.v.n[1]) * m.v.n[2];
-  m.voxels = static_cast<long long>(fixed.points());
   const std::size_t N = fixed.points(), R = m.R;
   const std::size_t gp = static_cast<std::size_t>(m.v.m[0]) * m.v.m[1] * m.v.m[2];
 
@@ -214,35 +174,12 @@ FfdNmiObjective::FfdNmiObjective(const ArrayF& fixed, const ArrayF& moving,
   for (std::size_t i = 0; i < N; ++i) ft[i] = m.fixed_map.coordinate(static_cast<double>(fixed[i]));
   m.fixed_t = DeviceBuffer(N * 2);
   m.fixed_t.upload(reinterpret_cast<const float*>(ft.data()), N * 2);
-  m.coef = DeviceBuffer(N);
-  m.coef.upload(moving.data(), N);
-  PrefilterConfig pc;
-  pc.degree = 3;
-  pc.boundary = boundary;
-  prefilter(m.coef.data(), Layout{m.image_shape, 1}, pc);
-  m.grid = DeviceBuffer(gp * R);
-  m.field = DeviceBuffer(N * R);
   m.tm = DeviceBuffer(N * 2);
   m.dtm = DeviceBuffer(N * R);
-  m.g = DeviceBuffer(N * R);
-  const std::size_t rows = static_cast<std::size_t>(m.v.n[0]) * m.v.n[1];
-  m.A = DeviceBuffer(rows * m.v.m[2] * R);
-  m.B = DeviceBuffer(static_cast<std::size_t>(m.v.n[0]) * m.v.m[1] * m.v.m[2] * R);
-  m.C = DeviceBuffer(gp * R);
-  for (int a = 0; a < 3; ++a) {
-    std::vector<double> rows_w(static_cast<std::size_t>(m.v.d[a]) * 4);
-    for (int r = 0; r < m.v.d[a]; ++r)
-      bspline_weights_frac<double>(3, static_cast<double>(r) / m.v.d[a], rows_w.data() + r * 4, 0);
-    m.weights[a] = DeviceBuffer(rows_w.size() * 2);
-    m.weights[a].upload(reinterpret_cast<const float*>(rows_w.data()), rows_w.size() * 2);
-  }
   const std::size_t cells = static_cast<std::size_t>(bins) * bins;
   m.hist = DeviceBuffer(cells * 2);
   m.table = DeviceBuffer(cells * 2);
   m.host_hist.resize(cells);
-  FfdGrid eg = fg;
-  eg.points = m.grid.data();
-  m.evaluator = std::make_unique<FfdEvaluator>(eg);
   m.host_grid.resize(gp * R);
   synchronize(what.c_str());
 }
@@ -261,19 +198,13 @@ double FfdNmiObjective::Impl::run(const Array<double>& grid_in, Array<double>* g
                                   NmiValue* value, FfdStageTimes* times) {
   Impl& m = *this;
   sv::check_ffd_objective_grid(grid_in, m.spacing, m.image_shape, m.grid_shape);
-  auto stage_end = [&](double* slot, Clock::time_point t0) {
-    if (!times) return;
-    synchronize(m.what.c_str());
-    *slot += seconds_since(t0);
-  };
 
   // 1. The field.
   auto t0 = Clock::now();
   for (std::size_t i = 0; i < grid_in.size(); ++i) m.host_grid[i] = static_cast<float>(grid_in[i]);
   m.grid.upload(m.host_grid.data(), m.host_grid.size());
-  if (m.kernel == FfdKernel::Texture) m.evaluator->refresh_texture(nullptr);
-  m.evaluator->run(m.kernel, m.field.data(), nullptr);
-  stage_end(times ? &times->field : nullptr, t0);
+  m.evaluate_field();
+  m.stage_end(times ? &times->field : nullptr, t0);
 
   // 2. The warp and the joint histogram, NMI on the host.
   t0 = Clock::now();
@@ -331,23 +262,7 @@ double FfdNmiObjective::Impl::run(const Array<double>& grid_in, Array<double>* g
                                                    m.dtm.data(), as<double>(m.table), B, m.voxels,
                                                    gscale, m.g.data());
     check_launch((m.what + ": launching the per-voxel gradient").c_str());
-    const int Ri = static_cast<int>(m.R);
-    const long long rows = static_cast<long long>(m.v.n[0]) * m.v.n[1];
-    reg::adjoint_x_kernel<<<reg::blocks_for(rows * m.v.m[2], m.what.c_str()), kThreads>>>(
-        m.g.data(), as<double>(m.weights[2]), Ri, rows, m.v.n[2], m.v.m[2], m.v.d[2], m.A.data());
-    check_launch((m.what + ": launching the adjoint along x").c_str());
-    const long long row_floats = static_cast<long long>(m.v.m[2]) * Ri;
-    float* yout = m.R == 3 ? m.B.data() : m.C.data();
-    reg::adjoint_axis_kernel<<<reg::blocks_for(m.v.n[0] * m.v.m[1] * row_floats, m.what.c_str()),
-                               kThreads>>>(m.A.data(), as<double>(m.weights[1]), m.v.n[0], m.v.n[1],
-                                           m.v.m[1], m.v.d[1], row_floats, yout);
-    check_launch((m.what + ": launching the adjoint along y").c_str());
-    if (m.R == 3) {
-      const long long plane = static_cast<long long>(m.v.m[1]) * row_floats;
-      reg::adjoint_axis_kernel<<<reg::blocks_for(m.v.m[0] * plane, m.what.c_str()), kThreads>>>(
-          m.B.data(), as<double>(m.weights[0]), 1, m.v.n[0], m.v.m[0], m.v.d[0], plane, m.C.data());
-      check_launch((m.what + ": launching the adjoint along z").c_str());
-    }
+    m.adjoint();
     m.host_gradient.resize(grid_in.size());
     m.C.download(m.host_gradient.data(), grid_in.size());
     *gradient = Array<double>(grid_in.dims(), m.R);

@@ -1,5 +1,6 @@
-// Stand-ins for builds without the CUDA toolkit (cuda_registration.h): the CPU objective's
-// argument checks, then a sentence saying this build has no CUDA.
+// Stand-ins for builds without the CUDA toolkit (cuda_registration.h, cuda_registration_nmi.h):
+// the CPU objectives' argument checks, then a sentence saying this build has no CUDA
+// (register_ffd is registration_common.cpp's, built in both).
 #include <string>
 
 #include "splineview/cuda_device.h"
@@ -38,18 +39,28 @@ double FfdSsdObjective::evaluate(const Array<double>&, Array<double>*, double*, 
   no_cuda("CUDA registration");
 }
 
-FfdRegistrationResult register_ffd(const ArrayF& fixed, const ArrayF& moving,
-                                   const FfdRegistrationOptions& options, FfdKernel kernel) {
-  return sv::register_ffd<float>(
-      fixed, moving, options,
-      [kernel](const ArrayF& f, const ArrayF& mv, const std::vector<int>& spacing,
-               const FfdRegistrationOptions& o) -> std::unique_ptr<sv::FfdObjective> {
-        if (o.metric == FfdMetric::Nmi)
-          return std::make_unique<FfdNmiObjective>(f, mv, spacing, o.bending_weight, o.bins,
-                                                   o.boundary, kernel);
-        return std::make_unique<FfdSsdObjective>(f, mv, spacing, o.bending_weight, o.boundary,
-                                                 kernel);
-      });
+struct FfdNmiObjective::Impl {};
+
+FfdNmiObjective::FfdNmiObjective(const ArrayF& fixed, const ArrayF& moving,
+                                 std::vector<int> spacing, double bending_weight, int bins,
+                                 Boundary boundary, FfdKernel kernel) {
+  sv::check_ffd_objective(fixed, moving, spacing, bending_weight, boundary);
+  check_nmi_bins(bins);
+  no_cuda(std::string("CUDA NMI registration (") + ffd_kernel_name(kernel) + ")");
+}
+FfdNmiObjective::~FfdNmiObjective() = default;
+double FfdNmiObjective::evaluate(const Array<double>&, Array<double>*, double*, double*,
+                                 FfdStageTimes*) const {
+  no_cuda("CUDA NMI registration");
+}
+NmiValue FfdNmiObjective::nmi(const Array<double>&) const {
+  no_cuda("CUDA NMI registration");
+}
+const std::vector<std::size_t>& FfdNmiObjective::grid_shape() const {
+  no_cuda("CUDA NMI registration");
+}
+FfdKernel FfdNmiObjective::kernel() const {
+  no_cuda("CUDA NMI registration");
 }
 
 }  // namespace sv::cuda

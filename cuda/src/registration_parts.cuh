@@ -1,31 +1,17 @@
-// Device pieces of the GPU registration objectives (registration_nmi.cu; the same arithmetic as
-// registration.cu's SSD objective): the 3-D view of a 2-D or 3-D problem, the moving image's
-// cubic spline and its gradient at a displaced voxel in float, and the adjoint of the
-// tile-structured field as gather passes (double accumulation, no atomics: deterministic).
+// Device pieces of the GPU registration objectives' per-voxel kernels (registration.cu: SSD,
+// registration_nmi.cu: NMI), one copy: the moving image's cubic spline and its gradient at a
+// displaced voxel in float, on the 3-D view of a 2-D or 3-D problem (registration_level.h, with
+// the host-side set-up and the adjoint's gather passes).
 #pragma once
 
 #include <cuda_runtime.h>
 
-#include <algorithm>
-#include <string>
-
 #include "boundary.cuh"
 #include "cubic_weights.cuh"
-#include "splineview/error.h"
+#include "registration_level.h"
 
-namespace sv::cuda {
+namespace sv::cuda::reg {
 namespace {
-
-namespace reg {
-
-constexpr int kThreads = 256;
-
-struct View {
-  int n[3];          // image extents (z, y, x); 2-D: n[0] = 1
-  int m[3];          // grid extents
-  int d[3];          // spacing
-  long long stride;  // n[1] * n[2]
-};
 
 // Derivatives of the cubic B-spline weights of cubic_weights() at the fraction a: d w_k / d a.
 __device__ __forceinline__ void cubic_derivative_weights(float a, float w[4]) {
@@ -101,59 +87,5 @@ __device__ __forceinline__ float value_gradient(const float* __restrict__ coef,
   return val;
 }
 
-// The B-spline weight of control point `k` at voxel `x` of an axis with spacing d: x lies in
-// tile t = x / d at offset r, and uses points t .. t + 3 with the weights of r / d (rows[r * 4 +
-// k - t], double, from the host).
-//
-// Pass x: A[row][kx][c] = sum_x g[row][x][c] w(x, kx), x over the 4 tiles kx - 3 .. kx.
-__global__ void __launch_bounds__(kThreads)
-    adjoint_x_kernel(const float* __restrict__ g, const double* __restrict__ wx, int R,
-                     long long rows, int nx, int mx, int dx, float* __restrict__ A) {
-  const long long i = static_cast<long long>(blockIdx.x) * kThreads + threadIdx.x;
-  if (i >= rows * mx) return;
-  const long long row = i / mx;
-  const int kx = static_cast<int>(i - row * mx);
-  const int x0 = max(0, (kx - 3) * dx), x1 = min(nx, (kx + 1) * dx);
-  double acc[3] = {0.0, 0.0, 0.0};
-  const float* gr = g + row * nx * R;
-  for (int x = x0; x < x1; ++x) {
-    const int t = x / dx;
-    const double w = wx[(x - t * dx) * 4 + (kx - t)];
-    for (int c = 0; c < R; ++c) acc[c] += w * static_cast<double>(gr[x * R + c]);
-  }
-  for (int c = 0; c < R; ++c) A[i * R + c] = static_cast<float>(acc[c]);
-}
-
-// Pass y (and z): out[outer][k][e] = sum_y in[outer][y][e] w(y, k), e over `inner` floats (the
-// control-point columns of a row, or of a plane), y over the 4 tiles k - 3 .. k. Consecutive
-// threads take consecutive e (coalesced).
-__global__ void __launch_bounds__(kThreads)
-    adjoint_axis_kernel(const float* __restrict__ in, const double* __restrict__ wy,
-                        long long outer, int ny, int my, int dy, long long inner,
-                        float* __restrict__ out) {
-  const long long i = static_cast<long long>(blockIdx.x) * kThreads + threadIdx.x;
-  if (i >= outer * my * inner) return;
-  const long long e = i % inner;
-  const long long rest = i / inner;
-  const int ky = static_cast<int>(rest % my);
-  const long long o = rest / my;
-  const int y0 = max(0, (ky - 3) * dy), y1 = min(ny, (ky + 1) * dy);
-  double acc = 0.0;
-  const float* base = in + o * ny * inner + e;
-  for (int y = y0; y < y1; ++y) {
-    const int t = y / dy;
-    acc += wy[(y - t * dy) * 4 + (ky - t)] * static_cast<double>(base[y * inner]);
-  }
-  out[i] = static_cast<float>(acc);
-}
-
-inline unsigned blocks_for(long long count, const char* what) {
-  const long long b = (count + kThreads - 1) / kThreads;
-  if (b > 0x7fffffffLL) throw Error(std::string(what) + ": too many voxels for one launch");
-  return static_cast<unsigned>(std::max<long long>(b, 1));
-}
-
-}  // namespace reg
-
 }  // namespace
-}  // namespace sv::cuda
+}  // namespace sv::cuda::reg
