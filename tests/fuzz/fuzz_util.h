@@ -15,6 +15,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <limits>
 #include <optional>
 #include <string>
 #include <vector>
@@ -88,6 +89,40 @@ inline void check_mapped(const std::string& path, bool channel_axis, const sv::L
     if (std::memcmp(&values[i], &l.array[i], sizeof(double)) != 0 &&
         !(std::isnan(values[i]) && std::isnan(l.array[i])))
       mapped_finding("value " + std::to_string(i) + " differs");
+  // read_box (the viewer's streamed boxes): the interior box, as the loader's values in float.
+  const std::vector<std::size_t>& dims = m->dims();
+  std::vector<std::size_t> lo(dims.size()), hi(dims.size());
+  std::size_t n = m->channels();
+  for (std::size_t d = 0; d < dims.size(); ++d) {
+    lo[d] = dims[d] > 2 ? 1 : 0;
+    hi[d] = dims[d] > 2 ? dims[d] - 1 : dims[d];
+    n *= hi[d] - lo[d];
+  }
+  std::vector<float> box(n);
+  try {
+    m->read_box(lo, hi, box.data());
+  } catch (const sv::Error& e) {
+    mapped_finding(std::string("read_slices reads it, read_box refuses: ") + e.what());
+  }
+  std::vector<std::size_t> idx = lo;
+  const std::size_t ch = m->channels();
+  for (std::size_t k = 0; k < n; k += ch) {
+    std::size_t flat = 0;
+    for (std::size_t d = 0; d < dims.size(); ++d) flat = flat * dims[d] + idx[d];
+    for (std::size_t c = 0; c < ch; ++c) {
+      const double v = l.array[flat * ch + c];  // rounded as the map's float reads round
+      const float want = v >= 0x1.ffffffp+127    ? std::numeric_limits<float>::infinity()
+                         : v <= -0x1.ffffffp+127 ? -std::numeric_limits<float>::infinity()
+                                                 : static_cast<float>(v);
+      const float got = box[k + c];
+      if (std::memcmp(&got, &want, sizeof(float)) != 0 && !(std::isnan(got) && std::isnan(want)))
+        mapped_finding("read_box value " + std::to_string(k + c) + " differs");
+    }
+    for (std::size_t d = dims.size(); d-- > 0;) {
+      if (++idx[d] < hi[d]) break;
+      idx[d] = lo[d];
+    }
+  }
 }
 
 }  // namespace svfuzz
