@@ -36,6 +36,7 @@
 #include "splineview/io.h"
 #include "splineview/mapped.h"
 #include "splineview/metrics.h"
+#include "splineview/pyramid.h"
 #include "splineview/text.h"
 #include "splineview/transform.h"
 #include "splineview/version.h"
@@ -692,6 +693,50 @@ Plan plan_resample(const std::vector<std::size_t>& input_dims, std::size_t chann
   return plan;
 }
 
+// A --zoom below 1 on some axis that asks for the anti-aliasing (no --point-sample).
+bool wants_antialias(const ResampleArgs& args) {
+  if (!args.has_zoom || args.point_sample) return false;
+  return std::any_of(args.zoom.begin(), args.zoom.end(), [](double z) { return z < 1; });
+}
+
+// The least-squares reduction has an exact finite form only where the mode's symmetry maps the
+// output grid onto itself (pyramid.h): reflect (grid-mirror) and grid-wrap with --grid-mode
+// true, mirror with --grid-mode false.
+bool antialias_exact(const ResampleArgs& args, sv::Boundary b) {
+  return args.grid_mode ? (b == sv::Boundary::Reflect || b == sv::Boundary::Periodic)
+                        : b == sv::Boundary::Mirror;
+}
+
+// --zoom below 1 is anti-aliased on the CPU unless --point-sample, where the mode and grid
+// allow it: the least-squares reduction (sv::reduce_to_shape) of the axes that shrink, at
+// scipy's output positions; the axes that grow are then zoomed from its samples as before.
+// Elsewhere (and on the GPU backends) the spline is point-sampled, as scipy.ndimage.zoom does.
+bool antialiased(const ResampleArgs& args, sv::Boundary b) {
+  return wants_antialias(args) && antialias_exact(args, b) && !is_gpu(args.common.backend);
+}
+
+template <class T>
+sv::ArrayD antialiased_zoom(sv::Array<T>&& t, const Step& st, const ResampleArgs& args,
+                            const sv::SamplerOptions& sopt, bool prefilter) {
+  sv::ReduceOptions ro;
+  ro.degree = sopt.degree;
+  ro.boundary = sopt.boundary;
+  ro.grid = args.grid_mode ? sv::PyramidGrid::Cells : sv::PyramidGrid::Nodes;
+  ro.threads = sopt.threads;
+  ro.input_is_coefficients = !prefilter;
+  ro.samples = true;
+  std::vector<std::size_t> shrunk(st.in_dims.size());
+  bool grows = false;
+  for (std::size_t d = 0; d < shrunk.size(); ++d) {
+    shrunk[d] = std::min(st.in_dims[d], st.out_dims[d]);
+    grows = grows || st.out_dims[d] > st.in_dims[d];
+  }
+  sv::Reduced<T> r = sv::reduce_to_shape(t, shrunk, ro);
+  t = sv::Array<T>();
+  if (!grows) return sv::ArrayD::from(r.samples);
+  return sv::zoom(std::move(r.samples), st.out_dims, args.grid_mode, sopt, true);
+}
+
 // The CPU path: every step through the streamed transforms of the core (sv::zoom, sv::shift,
 // sv::affine_transform(_planes): no array of positions; memory input + coefficients + output
 // + a few slices), in T. Single precision rounds each step's result to float, as before.
@@ -705,7 +750,10 @@ sv::ArrayD transformed(sv::ArrayD&& input, const Plan& plan, const ResampleArgs&
     switch (plan.op) {
       case Op::Zoom:
       case Op::Shape:
-        a = sv::zoom(std::move(t), st.out_dims, args.grid_mode, sopt, prefilter);
+        if (plan.op == Op::Zoom && antialiased(args, sopt.boundary))
+          a = antialiased_zoom(std::move(t), st, args, sopt, prefilter);
+        else
+          a = sv::zoom(std::move(t), st.out_dims, args.grid_mode, sopt, prefilter);
         break;
       case Op::Shift:
         a = sv::shift(std::move(t), plan.shift, sopt, prefilter);
@@ -1170,6 +1218,9 @@ Json resample_json(const ResampleArgs& args, const Backend& backend, const sv::R
     j["shift"] = args.shift.size() == 1 ? Json(args.shift[0]) : Json(args.shift);
   }
   if (args.has_zoom || args.has_shape) j["grid_mode"] = args.grid_mode;
+  // how a --zoom below 1 was done (the GPU backends and --out-of-core point-sample)
+  if (args.has_zoom)
+    j["downsampling"] = antialiased(args, opt.boundary) ? "least-squares" : "point";
   j.update(gpu_json(backend, fetch, args.common));
   return j;
 }
@@ -1342,6 +1393,13 @@ void run_resample(const ResampleArgs& args) {
                     sv::describe_shape(input.dims(), input.channels()) +
                     "); use --backend cpu or --zoom");
   const Plan plan = plan_resample(input.dims(), input.channels(), args);
+  if (!gpu && wants_antialias(args) && !antialias_exact(args, opt.boundary))
+    std::fprintf(stderr,
+                 "splinetool: note: resample: --zoom below 1 with --mode %s and --grid-mode %s "
+                 "point-samples the spline (the anti-aliasing least-squares reduction is exact "
+                 "for --mode reflect or grid-wrap with --grid-mode true, mirror with false); "
+                 "--point-sample says so and silences this\n",
+                 sv::boundary_scipy_name(opt.boundary), args.grid_mode ? "true" : "false");
   if (extension(args.out) == ".png" && input.rank() != 2)
     throw sv::Error("resample: a .png output needs a 2-D result; '" + shown(args.in) + "' is " +
                     std::to_string(input.rank()) + "-D");

@@ -82,6 +82,9 @@ struct ResampleArgs {
   // --grid-mode: true (the default) aligns pixel areas, output i at (i + 1/2) in/out - 1/2;
   // false aligns the corner samples, output i at i (in - 1)/(out - 1) (scipy's grid_mode).
   bool grid_mode = true;
+  // --point-sample: a --zoom below 1 samples the interpolating spline at the output positions
+  // (scipy.ndimage.zoom) instead of the least-squares reduction (the default on the CPU).
+  bool point_sample = false;
   double rotate = 0.0;    // degrees per step (any finite angle; reduced modulo 360 exactly)
   std::vector<int> axes;  // --axes I,J: the plane of --rotate (default the last two axes)
   bool reshape = false;   // --reshape: the output holds the whole rotated input (scipy's default)

@@ -17,6 +17,7 @@
 #include "commands.h"
 #include "ffd_commands.h"
 #include "filter_commands.h"
+#include "spline_commands.h"
 #include "splineview/cuda_device.h"
 #include "splineview/error.h"
 #include "splineview/input.h"
@@ -485,6 +486,10 @@ int main(int argc, char** argv) {
   res_degree->excludes(res_method);
   resample->add_flag("--no-prefilter", res.no_prefilter,
                      "with --degree: IN is the coefficients (scipy's prefilter=False)");
+  resample->add_flag("--point-sample", res.point_sample,
+                     "--zoom below 1: sample the spline at the output positions (scipy.ndimage."
+                     "zoom) instead of the anti-aliased least-squares reduction, the CPU's "
+                     "default");
   add_boundary(resample, res);
   add_precision(resample, res.precision);
   resample->add_flag("--channels", res.channels, kChannelsHelp);
@@ -633,6 +638,9 @@ int main(int argc, char** argv) {
   // Derivatives: derivative, gradient, gradient-magnitude, laplacian, hessian (filter_commands.cpp).
   splinetool::FilterCommands filter_cmds;
   splinetool::add_filter_commands(app, filter_cmds);
+  // B-spline transforms: smooth, indirect, reduce, expand (spline_commands.cpp).
+  splinetool::SplineCommands spline_cmds;
+  splinetool::add_spline_commands(app, spline_cmds);
   // Every example here runs as written from the source folder (tests/cli/test_hardening.py runs
   // them in a folder holding a copy of assets/).
   app.footer(
@@ -702,6 +710,7 @@ int main(int argc, char** argv) {
     if (upscale_video->parsed()) splinetool::run_upscale_video(upv);
     splinetool::run_ffd_commands(ffd_cmds);
     splinetool::run_filter_commands(filter_cmds);
+    splinetool::run_spline_commands(spline_cmds);
   } catch (const splinetool::UsageError& e) {
     std::string where = "splinetool";
     for (const CLI::App* sub : app.get_subcommands()) where += " " + sub->get_name();
