@@ -10,6 +10,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
 #include <random>
 #include <string>
 #include <vector>
@@ -124,6 +125,19 @@ std::string order_text(const std::vector<int>& o) {
   return s;
 }
 
+// The worst |error| / bound of a test, printed at its end for docs/ACCURACY.md.
+struct Worst {
+  const char* what;
+  double ratio = 0, error = 0;
+  void add(double err, double bound) {
+    error = std::max(error, err);
+    ratio = std::max(ratio, err / bound);
+  }
+  ~Worst() {
+    std::printf("measured: %s: worst |error| %.3g, %.3g of the bound\n", what, error, ratio);
+  }
+};
+
 // ---- Pointwise against the truncated-power oracle ---------------------------------------------
 
 // The multi-index derivative of a spline given by its coefficients matches the oracle's
@@ -133,6 +147,7 @@ TEST(Derivative, PointwiseMatchesTheTruncatedPowerOracle) {
   const std::uint32_t seed = svtest::fresh_seed();
   SCOPED_TRACE("seed " + std::to_string(seed));
   std::mt19937 rng(seed);
+  Worst worst{"pointwise vs truncated-power oracle"};
   for (std::size_t rank = 1; rank <= 3; ++rank)
     for (int n = 1; n <= 7; ++n)
       for (Boundary b : every_mode()) {
@@ -162,6 +177,7 @@ TEST(Derivative, PointwiseMatchesTheTruncatedPowerOracle) {
             int total = 0;
             for (int o : order) total += o;
             const double tol = 64 * 2.2e-16 * std::ldexp(1.0, total) * std::pow(8.0, rank);
+            worst.add(std::fabs(got[ch] - static_cast<double>(want)), tol);
             EXPECT_NEAR(got[ch], static_cast<double>(want), tol)
                 << rank << "-D degree " << n << " mode " << sv::boundary_name(b) << " order "
                 << order_text(order) << " at x0 " << x[0];
@@ -233,6 +249,7 @@ TEST(Derivative, CentralDifferencesWithinTheTruncationBound) {
   const std::uint32_t seed = svtest::fresh_seed();
   SCOPED_TRACE("seed " + std::to_string(seed));
   std::mt19937 rng(seed);
+  Worst worst{"central differences (h = 1e-3)"};
   const double h = 1e-3;
   for (std::size_t rank = 1; rank <= 3; ++rank)
     for (int n = 1; n <= 7; ++n)
@@ -275,6 +292,7 @@ TEST(Derivative, CentralDifferencesWithinTheTruncationBound) {
           const double fmax = std::ldexp(1.0, total);
           const double trunc = smooth ? h * h / 6 * std::ldexp(1.0, total + 3) : 0.0;
           const double round = std::pow(n + 1.0, static_cast<double>(rank)) * 2.2e-16 * fmax / h;
+          worst.add(std::fabs(fd - want), trunc + 4 * round);
           EXPECT_NEAR(fd, want, trunc + 4 * round)
               << rank << "-D degree " << n << " " << sv::boundary_name(b) << " alpha "
               << order_text(alpha) << " axis " << a;
@@ -293,6 +311,7 @@ TEST(Derivative, ReproducesPolynomialsAndTheirDerivatives) {
   const std::uint32_t seed = svtest::fresh_seed();
   SCOPED_TRACE("seed " + std::to_string(seed));
   std::mt19937 rng(seed);
+  Worst worst{"polynomial reproduction"};
   for (std::size_t rank = 1; rank <= 2; ++rank)
     for (int n = 1; n <= 7; ++n)
       for (Boundary b : {Boundary::Reflect, Boundary::Mirror, Boundary::Nearest}) {
@@ -337,6 +356,7 @@ TEST(Derivative, ReproducesPolynomialsAndTheirDerivatives) {
           }
           double got = 0;
           s.partial(order, x.data(), 1, &got);
+          worst.add(std::fabs(got - want), 1e-10);
           EXPECT_NEAR(got, want, 1e-10) << rank << "-D degree " << n << " " << sv::boundary_name(b)
                                         << " order " << order_text(order);
           // The filter at the grid points 55..65.
@@ -348,6 +368,7 @@ TEST(Derivative, ReproducesPolynomialsAndTheirDerivatives) {
               flat = flat * len + j;
               w *= poly(d, static_cast<double>(j), order[d]);
             }
+            worst.add(std::fabs(g[flat] - w), 1e-10);
             EXPECT_NEAR(g[flat], w, 1e-10)
                 << "filter, " << rank << "-D degree " << n << " " << sv::boundary_name(b)
                 << " order " << order_text(order) << " at " << j;
@@ -374,6 +395,7 @@ void filter_equals_pointwise(double rel) {
   const std::uint32_t seed = svtest::fresh_seed();
   SCOPED_TRACE("seed " + std::to_string(seed));
   std::mt19937 rng(seed);
+  Worst worst{sizeof(T) == 4 ? "filter vs pointwise, float" : "filter vs pointwise, double"};
   for (std::size_t rank = 1; rank <= 3; ++rank)
     for (int n = 0; n <= 7; ++n)
       for (Boundary b : every_mode())
@@ -410,11 +432,13 @@ void filter_equals_pointwise(double rel) {
           for (int o : order) total += o;
           const double scale = std::ldexp(
               coeffs ? 1.0 : std::pow(prefilter_gain(n), static_cast<double>(rank)), total);
-          for (std::size_t i = 0; i < g.size(); ++i)
+          for (std::size_t i = 0; i < g.size(); ++i) {
+            worst.add(std::fabs(static_cast<double>(g[i]) - want[i]), rel * scale);
             ASSERT_NEAR(static_cast<double>(g[i]), want[i], rel * scale)
                 << rank << "-D " << sv::describe_shape(dims, ch) << " degree " << n << " "
                 << sv::boundary_name(b) << (coeffs ? " coefficients" : " samples") << " order "
                 << order_text(order) << " element " << i;
+          }
         }
 }
 
