@@ -280,10 +280,10 @@ void filter_axis(const Array<T>& src, Array<T>& dst, std::size_t axis, const Axi
     std::vector<double> buf(static_cast<std::size_t>(lb) * kBlock);
     for (std::size_t it = begin; it < end; ++it) {
       const std::size_t o = it / blocks, i0 = (it % blocks) * kBlock;
-      const std::size_t bw = std::min(kBlock, inner - i0);
+      const std::size_t bw = std::min(kBlock, inner - i0);  // also the buffer's row stride
       const T* s = src.data() + o * static_cast<std::size_t>(len) * inner + i0;
       for (long i = 0; i < lb; ++i) {
-        double* row = buf.data() + static_cast<std::size_t>(i) * kBlock;
+        double* row = buf.data() + static_cast<std::size_t>(i) * bw;
         const long k = ext[static_cast<std::size_t>(i)];
         if (k < 0) {
           for (std::size_t c = 0; c < bw; ++c) row[c] = outside;
@@ -295,8 +295,8 @@ void filter_axis(const Array<T>& src, Array<T>& dst, std::size_t axis, const Axi
       // m forward differences, in place: row i becomes (D^r c)[lo + i].
       for (int r = 0; r < m; ++r)
         for (long i = 0; i + r + 1 < lb; ++i) {
-          double* a = buf.data() + static_cast<std::size_t>(i) * kBlock;
-          const double* next = a + kBlock;
+          double* a = buf.data() + static_cast<std::size_t>(i) * bw;
+          const double* next = a + bw;
           for (std::size_t c = 0; c < bw; ++c) a[c] = next[c] - a[c];
         }
       T* d = dst.data() + o * static_cast<std::size_t>(nout) * inner + i0;
@@ -305,7 +305,7 @@ void filter_axis(const Array<T>& src, Array<T>& dst, std::size_t axis, const Axi
         for (std::size_t c = 0; c < bw; ++c) acc[c] = 0;
         for (int t = t0; t <= t1; ++t) {
           const double wt = f.w[t];
-          const double* row = buf.data() + static_cast<std::size_t>(j + t) * kBlock;
+          const double* row = buf.data() + static_cast<std::size_t>(j + t) * bw;
           for (std::size_t c = 0; c < bw; ++c) acc[c] += wt * row[c];
         }
         T* out = d + static_cast<std::size_t>(j) * inner;
