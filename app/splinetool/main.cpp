@@ -635,7 +635,7 @@ int main(int argc, char** argv) {
   // Deformation fields: ffd and warp (ffd_commands.cpp).
   splinetool::FfdCommands ffd_cmds;
   splinetool::add_ffd_commands(app, ffd_cmds);
-  // Derivatives: derivative, gradient, gradient-magnitude, laplacian, hessian (filter_commands.cpp).
+  // Derivatives: derivative, gradient, gradient-magnitude, laplacian, hessian (filter_commands).
   splinetool::FilterCommands filter_cmds;
   splinetool::add_filter_commands(app, filter_cmds);
   // B-spline transforms: smooth, indirect, reduce, expand (spline_commands.cpp).
