@@ -20,11 +20,14 @@
 #include <vector>
 
 #include "splineview/array.h"
+#include "splineview/derivative.h"
 #include "splineview/error.h"
 #include "splineview/halo.h"
 #include "splineview/interpolant.h"
 #include "splineview/prefilter.h"
+#include "splineview/pyramid.h"
 #include "splineview/sampler.h"
+#include "splineview/smoothing.h"
 #include "splineview/threads.h"
 #include "splineview/transform.h"
 #include "splineview/version.h"
@@ -333,6 +336,161 @@ py::array_t<double> affine_transform_planes(const py::array& input, int axis_a, 
   return result(std::move(out));
 }
 
+// ---- Issue 17: derivative filters, smoothing splines, the indirect transform, the pyramid ----
+// float64 in, float64 out, one channel; the Python layer (splineview/_bspline.py) checks the
+// arguments with scipy's messages and handles dtypes. The library's checks (orders against the
+// degree, even degrees with lambda > 0, the pyramid's modes) raise ValueError via sv::Error.
+
+sv::DerivativeOptions derivative_options(int degree, const std::string& mode, double cval,
+                                         bool prefilter) {
+  check_order(degree);
+  sv::DerivativeOptions opt;
+  opt.degree = degree;
+  opt.boundary = mode_of(mode);
+  opt.cval = cval;
+  opt.input_is_coefficients = !prefilter;
+  return opt;
+}
+
+py::array_t<double> derivative_filter(const Float64& input, const std::vector<int>& order,
+                                      int degree, const std::string& mode, double cval,
+                                      bool prefilter) {
+  const sv::DerivativeOptions opt = derivative_options(degree, mode, cval, prefilter);
+  sv::Array<double> a = to_array(input, "input");
+  sv::check_derivative_order(order, a.rank(), degree, "spline_derivative");
+  sv::Array<double> out;
+  {
+    py::gil_scoped_release release;
+    out = sv::derivative_filter(a, order, opt);
+  }
+  return result(std::move(out));
+}
+
+// Components stacked along a new first axis: (K, *input.shape).
+py::array_t<double> stacked(std::vector<sv::Array<double>>&& parts) {
+  const std::vector<std::size_t>& dims = parts.at(0).dims();
+  const std::size_t n = parts[0].size();
+  auto* owner = new std::vector<double>(parts.size() * n);
+  std::unique_ptr<std::vector<double>> keep(owner);
+  for (std::size_t k = 0; k < parts.size(); ++k)
+    std::memcpy(owner->data() + k * n, parts[k].data(), n * sizeof(double));
+  std::vector<py::ssize_t> shape{static_cast<py::ssize_t>(parts.size())};
+  shape.insert(shape.end(), dims.begin(), dims.end());
+  keep.release();
+  py::capsule free_when_done(owner, [](void* p) { delete static_cast<std::vector<double>*>(p); });
+  return py::array_t<double>(shape, owner->data(), free_when_done);
+}
+
+// kind: "gradient" (R, ...), "hessian" (R(R+1)/2, ..., in sv::hessian_index order),
+// "laplacian" and "gradient_magnitude" (input shape).
+py::array_t<double> derivative_quantity(const Float64& input, const std::string& kind, int degree,
+                                        const std::string& mode, double cval, bool prefilter) {
+  const sv::DerivativeOptions opt = derivative_options(degree, mode, cval, prefilter);
+  sv::Array<double> a = to_array(input, "input");
+  if (kind == "gradient" || kind == "hessian") {
+    std::vector<sv::Array<double>> parts;
+    {
+      py::gil_scoped_release release;
+      parts = kind == "gradient" ? sv::gradient_filter(a, opt) : sv::hessian_filter(a, opt);
+    }
+    return stacked(std::move(parts));
+  }
+  if (kind != "laplacian" && kind != "gradient_magnitude")
+    throw py::value_error("unknown derivative quantity " + kind);
+  sv::Array<double> out;
+  {
+    py::gil_scoped_release release;
+    out =
+        kind == "laplacian" ? sv::laplacian_filter(a, opt) : sv::gradient_magnitude_filter(a, opt);
+  }
+  return result(std::move(out));
+}
+
+sv::SplineTransformOptions transform_options(const std::vector<int>& degrees, double lambda,
+                                             const std::string& mode) {
+  sv::SplineTransformOptions opt;
+  opt.degrees = degrees;
+  opt.lambda = lambda;
+  opt.boundary = mode_of(mode);
+  return opt;
+}
+
+// samples -> coefficients (lambda >= 0), degrees one per axis.
+py::array_t<double> direct_transform(const Float64& input, const std::vector<int>& degrees,
+                                     double lambda, const std::string& mode) {
+  const sv::SplineTransformOptions opt = transform_options(degrees, lambda, mode);
+  sv::Array<double> a = to_array(input, "input");
+  for (std::size_t d = 0; d < a.rank(); ++d)
+    sv::smoothing_poles(sv::transform_degree(opt, d, a.rank()), lambda);  // refuse before work
+  {
+    py::gil_scoped_release release;
+    sv::direct_transform(a, opt);
+  }
+  return result(std::move(a));
+}
+
+py::array_t<double> indirect_transform(const Float64& input, const std::vector<int>& degrees,
+                                       const std::string& mode) {
+  const sv::SplineTransformOptions opt = transform_options(degrees, 0.0, mode);
+  sv::Array<double> a = to_array(input, "input");
+  for (std::size_t d = 0; d < a.rank(); ++d) sv::transform_degree(opt, d, a.rank());
+  {
+    py::gil_scoped_release release;
+    sv::indirect_transform(a, opt);
+  }
+  return result(std::move(a));
+}
+
+sv::ReduceOptions pyramid_options(int degree, const std::string& mode) {
+  check_order(degree);
+  sv::ReduceOptions opt;
+  opt.degree = degree;
+  opt.boundary = mode_of(mode);
+  if (opt.boundary != sv::Boundary::Reflect && opt.boundary != sv::Boundary::Mirror &&
+      opt.boundary != sv::Boundary::Periodic)
+    throw py::value_error("mode '" + mode +
+                          "' has no exact least-squares pyramid; use 'reflect' (= 'grid-mirror'), "
+                          "'mirror' or 'grid-wrap'");
+  return opt;
+}
+
+// Returns (coarse coefficients, coarse samples).
+py::tuple reduce2(const Float64& input, int degree, const std::string& mode, bool prefilter) {
+  sv::ReduceOptions opt = pyramid_options(degree, mode);
+  opt.input_is_coefficients = !prefilter;
+  opt.samples = true;
+  sv::Array<double> a = to_array(input, "input");
+  sv::Reduced<double> r;
+  {
+    py::gil_scoped_release release;
+    r = sv::reduce2(a, opt);
+  }
+  return py::make_tuple(result(std::move(r.coefficients)), result(std::move(r.samples)));
+}
+
+py::array_t<double> expand2(const Float64& coarse, const std::vector<py::ssize_t>& fine_shape,
+                            int degree, const std::string& mode) {
+  const sv::ReduceOptions opt = pyramid_options(degree, mode);
+  const std::vector<std::size_t> fine = extents(fine_shape, "shape");
+  sv::Array<double> a = to_array(coarse, "coefficients");
+  if (fine.size() != a.rank())
+    throw py::value_error("shape has " + std::to_string(fine.size()) + " axes for " +
+                          std::to_string(a.rank()) + "-D coefficients");
+  for (std::size_t d = 0; d < fine.size(); ++d) {
+    const std::size_t m = sv::reduce2_axis(fine[d], opt).coarse;
+    if (m != a.dims()[d])
+      throw py::value_error("coefficients axis " + std::to_string(d) + " has " +
+                            std::to_string(a.dims()[d]) + " samples; reduce2 of " +
+                            std::to_string(fine[d]) + " fine samples gives " + std::to_string(m));
+  }
+  sv::Array<double> out;
+  {
+    py::gil_scoped_release release;
+    out = sv::expand2(a, fine, opt);
+  }
+  return result(std::move(out));
+}
+
 }  // namespace
 
 PYBIND11_MODULE(_core, m) {
@@ -381,4 +539,16 @@ PYBIND11_MODULE(_core, m) {
   m.def("affine_transform_planes", &affine_transform_planes, py::arg("input"), py::arg("axis_a"),
         py::arg("axis_b"), py::arg("matrix"), py::arg("offset"), py::arg("out_a"), py::arg("out_b"),
         py::arg("order"), py::arg("mode"), py::arg("cval"), py::arg("prefilter"));
+  m.def("derivative_filter", &derivative_filter, py::arg("input"), py::arg("order"),
+        py::arg("degree"), py::arg("mode"), py::arg("cval"), py::arg("prefilter"));
+  m.def("derivative_quantity", &derivative_quantity, py::arg("input"), py::arg("kind"),
+        py::arg("degree"), py::arg("mode"), py::arg("cval"), py::arg("prefilter"));
+  m.def("direct_transform", &direct_transform, py::arg("input"), py::arg("degrees"), py::arg("lam"),
+        py::arg("mode"));
+  m.def("indirect_transform", &indirect_transform, py::arg("input"), py::arg("degrees"),
+        py::arg("mode"));
+  m.def("reduce2", &reduce2, py::arg("input"), py::arg("degree"), py::arg("mode"),
+        py::arg("prefilter"));
+  m.def("expand2", &expand2, py::arg("coefficients"), py::arg("shape"), py::arg("degree"),
+        py::arg("mode"));
 }
