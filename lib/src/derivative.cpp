@@ -11,6 +11,7 @@
 #include "splineview/bspline.h"
 #include "splineview/interpolant.h"
 #include "splineview/sampler.h"
+#include "tensor_sum.h"
 
 namespace sv {
 
@@ -136,32 +137,7 @@ void SplineDerivatives<T>::partials(const std::vector<std::vector<int>>& orders,
           inside *= sum_in;
         }
         double acc[kMaxChannels] = {0, 0, 0, 0};
-        if (rank == 1) {
-          for (int a = 0; a < taps; ++a)
-            for (std::size_t ch = 0; ch < channels; ++ch) acc[ch] += w[0][a] * data[idx[0][a] + ch];
-        } else if (rank == 2) {
-          for (int a = 0; a < taps; ++a) {
-            double row[kMaxChannels] = {0, 0, 0, 0};
-            for (int b = 0; b < taps; ++b) {
-              const T* e = data + idx[0][a] + idx[1][b];
-              for (std::size_t ch = 0; ch < channels; ++ch) row[ch] += w[1][b] * e[ch];
-            }
-            for (std::size_t ch = 0; ch < channels; ++ch) acc[ch] += w[0][a] * row[ch];
-          }
-        } else {
-          for (int a = 0; a < taps; ++a) {
-            double plane[kMaxChannels] = {0, 0, 0, 0};
-            for (int b = 0; b < taps; ++b) {
-              double row[kMaxChannels] = {0, 0, 0, 0};
-              for (int e = 0; e < taps; ++e) {
-                const T* v = data + idx[0][a] + idx[1][b] + idx[2][e];
-                for (std::size_t ch = 0; ch < channels; ++ch) row[ch] += w[2][e] * v[ch];
-              }
-              for (std::size_t ch = 0; ch < channels; ++ch) plane[ch] += w[1][b] * row[ch];
-            }
-            for (std::size_t ch = 0; ch < channels; ++ch) acc[ch] += w[0][a] * plane[ch];
-          }
-        }
+        tensor_sum(data, rank, taps, w, idx, channels, acc);
         // GridConstant: the coefficients outside are cval; their share is cval times the
         // weight they had (the sums of derivative weights are 0, so only `inside` remains).
         if (grid_constant && opt_.cval != 0)

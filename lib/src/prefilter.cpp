@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "parallel.h"
+#include "pole_filter.h"
 #include "splineview/bspline.h"
 #include "splineview/prefilter.h"
 #include "splineview/sampler.h"
@@ -19,27 +20,6 @@ namespace sv {
 namespace {
 
 constexpr std::size_t kBlock = 64;
-
-// Period of the extended signal for each boundary mode (n >= 2).
-std::size_t period(Boundary b, std::size_t n) {
-  switch (b) {
-    case Boundary::Reflect:
-      return 2 * n;
-    case Boundary::Mirror:
-      return 2 * n - 2;
-    default:  // Periodic (filter_block only sees the three prefilter_boundary() modes)
-      return n;
-  }
-}
-
-// Number of terms K of the geometric sum sum_k z^k x_k after which the neglected tail,
-// |z|^K / (1 - |z|) * max|x|, is below half an ulp of T relative to max|x|.
-template <class T>
-std::size_t horizon(double z) {
-  const double eps = std::numeric_limits<T>::epsilon() / 2;
-  const double a = std::fabs(z);
-  return static_cast<std::size_t>(std::ceil(std::log(eps * (1 - a)) / std::log(a))) + 1;
-}
 
 // Filters `width` adjacent lines of length n (n >= 2) whose element k is at base[k * stride].
 template <class T>
@@ -50,64 +30,10 @@ void filter_block(T* base, std::size_t n, std::size_t stride, std::size_t width,
     T* row = base + k * stride;
     for (std::size_t i = 0; i < width; ++i) row[i] *= gain;
   }
-  const std::size_t per = period(b, n);
-  const long ln = static_cast<long>(n);
-  for (int q = 0; q < p.count; ++q) {
-    const T z = static_cast<T>(p.z[q]);
-    const std::size_t h = horizon<T>(p.z[q]);
-
-    // Causal start: c+[0] = sum_{k>=0} z^k f~[-k] over the extended signal, summed over one
-    // period and closed with 1 / (1 - z^P) when the period is within the horizon.
-    const std::size_t terms = std::min(h, per);
-    std::fill(acc, acc + width, T(0));
-    T zk = T(1);
-    for (std::size_t k = 0; k < terms; ++k) {
-      const T* row = base + extend_index(-static_cast<long>(k), ln, b) * stride;
-      for (std::size_t i = 0; i < width; ++i) acc[i] += zk * row[i];
-      zk *= z;
-    }
-    if (terms == per) {
-      const T scale = T(1) / (T(1) - static_cast<T>(std::pow(p.z[q], static_cast<double>(per))));
-      for (std::size_t i = 0; i < width; ++i) acc[i] *= scale;
-    }
-    std::copy(acc, acc + width, base);
-
-    for (std::size_t k = 1; k < n; ++k) {
-      T* row = base + k * stride;
-      const T* prev = row - stride;
-      for (std::size_t i = 0; i < width; ++i) row[i] += z * prev[i];
-    }
-
-    // Anticausal start c-[N-1], closed form from the symmetry of the output.
-    T* last = base + (n - 1) * stride;
-    if (b == Boundary::Reflect) {
-      const T s = z / (z - T(1));
-      for (std::size_t i = 0; i < width; ++i) last[i] *= s;
-    } else if (b == Boundary::Mirror) {
-      const T s = z / (z * z - T(1));
-      const T* prev = last - stride;
-      for (std::size_t i = 0; i < width; ++i) last[i] = s * (last[i] + z * prev[i]);
-    } else {
-      // c-[N-1] = -z sum_{j>=0} z^j c+[(N-1+j) mod N]; c+ is N-periodic.
-      const std::size_t pterms = std::min(h, n);
-      std::fill(acc, acc + width, T(0));
-      T zj = T(1);
-      for (std::size_t j = 0; j < pterms; ++j) {
-        const T* row = base + ((n - 1 + j) % n) * stride;
-        for (std::size_t i = 0; i < width; ++i) acc[i] += zj * row[i];
-        zj *= z;
-      }
-      T scale = -z;
-      if (pterms == n) scale /= (T(1) - static_cast<T>(std::pow(p.z[q], static_cast<double>(n))));
-      for (std::size_t i = 0; i < width; ++i) last[i] = scale * acc[i];
-    }
-
-    for (std::size_t k = n - 1; k-- > 0;) {
-      T* row = base + k * stride;
-      const T* next = row + stride;
-      for (std::size_t i = 0; i < width; ++i) row[i] = z * (next[i] - row[i]);
-    }
-  }
+  // Each pole: the causal and anticausal recursions with exact starts (pole_filter.h, shared
+  // with the smoothing splines: the same bits for the same pole).
+  for (int q = 0; q < p.count; ++q)
+    pole_filter::one_pole<T, T>(base, n, stride, width, p.z[q], b, acc);
 }
 
 }  // namespace
