@@ -197,6 +197,39 @@ void apply_input_options(const CommonArgs& c) {
   sv::set_input_options(o);
 }
 
+// --backend cpu|cuda, --precision (default double on the CPU, single on cuda, where double is
+// refused: `single_what` says what runs in float there) and --kernel of warp and register;
+// UsageError naming `command` and the option.
+struct DeviceChoice {
+  bool cuda = false;
+  std::string precision;
+  sv::cuda::FfdKernel kernel = sv::cuda::FfdKernel::ThreadPerTileFma;
+};
+
+DeviceChoice device_choice(const char* command, const std::string& backend,
+                           const std::string& precision, const std::string& kernel,
+                           const char* single_what) {
+  const std::string cmd(command);
+  DeviceChoice c;
+  c.cuda = backend == "cuda";
+  if (!c.cuda && backend != "cpu")
+    throw UsageError(cmd + ": --backend must be cpu or cuda, got '" + sv::printable(backend, 40) +
+                     "'");
+  c.precision = precision.empty() ? (c.cuda ? "single" : "double") : precision;
+  if (c.precision != "single" && c.precision != "double")
+    throw UsageError(cmd + ": --precision must be single or double, got '" +
+                     sv::printable(c.precision, 40) + "'");
+  if (c.cuda && c.precision != "single")
+    throw UsageError(cmd + ": --backend cuda computes in single precision (" + single_what +
+                     "); drop --precision double or use --backend cpu");
+  try {
+    c.kernel = sv::cuda::parse_ffd_kernel(kernel);
+  } catch (const sv::Error& e) {
+    throw UsageError(cmd + ": --kernel: " + e.what());
+  }
+  return c;
+}
+
 const std::vector<std::string> kJacobianOut = {".npy",    ".nrrd", ".nhdr", ".nii",
                                                ".nii.gz", ".tif",  ".tiff"};
 
@@ -296,25 +329,11 @@ void run_warp(const WarpArgs& args) {
   const char* cmd = "warp";
   const sv::Method method = sv::parse_method(args.method);
   const sv::Boundary boundary = sv::parse_boundary(args.mode);
-  const bool cuda = args.backend == "cuda";
-  if (!cuda && args.backend != "cpu")
-    throw UsageError("warp: --backend must be cpu or cuda, got '" +
-                     sv::printable(args.backend, 40) + "'");
-  const std::string precision =
-      args.precision.empty() ? (cuda ? "single" : "double") : args.precision;
-  if (precision != "single" && precision != "double")
-    throw UsageError("warp: --precision must be single or double, got '" +
-                     sv::printable(precision, 40) + "'");
-  if (cuda && precision != "single")
-    throw UsageError(
-        "warp: --backend cuda computes in single precision (float field and coefficients, the "
-        "sampler in double); drop --precision double or use --backend cpu");
-  sv::cuda::FfdKernel kernel = sv::cuda::FfdKernel::ThreadPerTileFma;
-  try {
-    kernel = sv::cuda::parse_ffd_kernel(args.kernel);
-  } catch (const sv::Error& e) {
-    throw UsageError(std::string("warp: --kernel: ") + e.what());
-  }
+  const DeviceChoice dc = device_choice(cmd, args.backend, args.precision, args.kernel,
+                                        "float field and coefficients, the sampler in double");
+  const bool cuda = dc.cuda;
+  const std::string& precision = dc.precision;
+  const sv::cuda::FfdKernel kernel = dc.kernel;
   if (!std::isfinite(args.cval)) throw UsageError("warp: --cval must be a finite number");
   check_output(args.out, {".npy", ".png", ".nrrd", ".nhdr", ".nii", ".nii.gz", ".tif", ".tiff"},
                cmd, "OUT");
@@ -475,26 +494,12 @@ double rms_difference(const sv::ArrayD& a, const sv::ArrayD& b) {
 
 void run_register(const RegisterArgs& args) {
   const char* cmd = "register";
-  const bool cuda = args.backend == "cuda";
-  if (!cuda && args.backend != "cpu")
-    throw UsageError("register: --backend must be cpu or cuda, got '" +
-                     sv::printable(args.backend, 40) + "'");
-  const std::string precision =
-      args.precision.empty() ? (cuda ? "single" : "double") : args.precision;
-  if (precision != "single" && precision != "double")
-    throw UsageError("register: --precision must be single or double, got '" +
-                     sv::printable(precision, 40) + "'");
-  if (cuda && precision != "single")
-    throw UsageError(
-        "register: --backend cuda computes in single precision (float field and coefficients; "
-        "sums, optimiser and bending energy in double); drop --precision double or use "
-        "--backend cpu");
-  sv::cuda::FfdKernel kernel = sv::cuda::FfdKernel::ThreadPerTileFma;
-  try {
-    kernel = sv::cuda::parse_ffd_kernel(args.kernel);
-  } catch (const sv::Error& e) {
-    throw UsageError(std::string("register: --kernel: ") + e.what());
-  }
+  const DeviceChoice dc =
+      device_choice(cmd, args.backend, args.precision, args.kernel,
+                    "float field and coefficients; sums, optimiser and bending energy in double");
+  const bool cuda = dc.cuda;
+  const std::string& precision = dc.precision;
+  const sv::cuda::FfdKernel kernel = dc.kernel;
   if (args.metric != "nmi" && args.metric != "ssd")
     throw UsageError("register: --metric must be nmi or ssd, got '" +
                      sv::printable(args.metric, 40) + "'");
