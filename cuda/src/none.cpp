@@ -3,6 +3,7 @@
 #include <string>
 
 #include "config.h"
+#include "no_cuda.h"
 #include "splineview/cuda_device.h"
 #include "splineview/cuda_memory.h"
 #include "splineview/cuda_out_of_core.h"
@@ -12,13 +13,6 @@
 #include "upscale_check.h"
 
 namespace sv::cuda {
-namespace {
-[[noreturn]] void no_cuda(const char* what) {
-  std::string why;
-  cuda_devices(&why);
-  throw Error(std::string(what) + ": " + why);
-}
-}  // namespace
 
 bool available(std::string* why) {
   if (why) cuda_devices(why);

@@ -3,19 +3,13 @@
 // (register_ffd is registration_common.cpp's, built in both).
 #include <string>
 
+#include "no_cuda.h"
 #include "splineview/cuda_device.h"
 #include "splineview/cuda_registration.h"
 #include "splineview/cuda_registration_nmi.h"
 #include "splineview/error.h"
 
 namespace sv::cuda {
-namespace {
-[[noreturn]] void no_cuda(const std::string& what) {
-  std::string why;
-  cuda_devices(&why);
-  throw Error(what + ": " + why);
-}
-}  // namespace
 
 struct FfdSsdObjective::Impl {
   std::vector<std::size_t> grid_shape;

@@ -2,6 +2,7 @@
 // sentence saying this build has no CUDA.
 #include <string>
 
+#include "no_cuda.h"
 #include "splineview/cuda_device.h"
 #include "splineview/cuda_warp.h"
 #include "splineview/error.h"
@@ -9,11 +10,6 @@
 
 namespace sv::cuda {
 namespace {
-[[noreturn]] void no_cuda(const std::string& what) {
-  std::string why;
-  cuda_devices(&why);
-  throw Error(what + ": " + why);
-}
 std::string describe(const WarpConfig& cfg) {
   return std::string("CUDA warp (") + ffd_kernel_name(cfg.kernel) + ")";
 }
