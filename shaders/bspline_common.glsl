@@ -11,6 +11,11 @@
 //   SV_BOUNDARY_PERIODIC          periodic; texture wrap GL_REPEAT
 //   SV_DERIVATIVE_AXIS k          first derivative along texture axis k (0 = x, the fastest
 //                                 array axis) instead of the value
+//   SV_DERIVATIVE_ORDER o         the partial derivative of multi-index o instead of the value:
+//                                 an SV_IVEC expression in texture axis order, e.g. ivec2(2, 0)
+//                                 for d2/dx2, ivec3(1, 1, 0) for d2/dxdy; 0..2 per axis for the
+//                                 precise fetch, 0..1 for the on-the-fly one (overrides
+//                                 SV_DERIVATIVE_AXIS). Derivatives are per sample (per texel).
 //
 // All positions here are in texture axis order (x, y[, z]) and in sample units: sample k of an
 // axis sits at position k, i.e. texture coordinate (k + 0.5) / N.
@@ -90,10 +95,12 @@ vec4 sv_fetch_between(SV_SAMPLER tex, SV_IVEC j, SV_VEC t) {
 //   w0 = (1-a)^3/6, w1 = 2/3 - a^2 (2-a)/2, w2 = 2/3 - (1-a)^2 (1+a)/2, w3 = a^3/6.
 // w1 takes one fma; w2 closes the partition of unity (w2 = 1 - w0 - w1 - w3, which equals
 // 2/3 - (1-a)^2 (1+a)/2), so the weights sum to 1 up to one rounding and a constant signal comes
-// back exactly. With SV_DERIVATIVE_AXIS the weights of that axis are the derivative weights
-// d/da: -b^2/2, a (3a - 4)/2, b (1 + 3a)/2 (again closing the sum, to 0), a^2/2, i.e. a pair
-// (w0', w1') <= 0 and a pair (w2', w3') >= 0.
-void sv_cubic_weights(SV_VEC a, out SV_VEC w0, out SV_VEC w1, out SV_VEC w2, out SV_VEC w3) {
+// back exactly. An axis of derivative order 1 takes the derivative weights d/da: -b^2/2,
+// a (3a - 4)/2, b (1 + 3a)/2 (again closing the sum, to 0), a^2/2, i.e. a pair (w0', w1') <= 0
+// and a pair (w2', w3') >= 0; order 2 the second derivative weights d2/da2: b, 3a - 2, 1 - 3a
+// (closing the sum to 0), a. Orders above 2 are not defined here (the host refuses them).
+void sv_cubic_weights_of_order(SV_VEC a, SV_IVEC order, out SV_VEC w0, out SV_VEC w1,
+                               out SV_VEC w2, out SV_VEC w3) {
   SV_VEC b = 1.0 - a;
   SV_VEC a2 = a * a;
   SV_VEC b2 = b * b;
@@ -101,15 +108,37 @@ void sv_cubic_weights(SV_VEC a, out SV_VEC w0, out SV_VEC w1, out SV_VEC w2, out
   w1 = fma(a2, 0.5 * a - 1.0, SV_VEC(2.0 / 3.0));
   w3 = a2 * a * (1.0 / 6.0);
   w2 = 1.0 - ((w0 + w1) + w3);
-#if defined(SV_DERIVATIVE_AXIS)
-  {
-    const int d = SV_DERIVATIVE_AXIS;
-    w0[d] = -0.5 * b2[d];
-    w1[d] = a[d] * fma(1.5, a[d], -2.0);
-    w3[d] = 0.5 * a2[d];
-    w2[d] = -((w0[d] + w1[d]) + w3[d]);
+  for (int d = 0; d < SV_RANK; ++d) {
+    if (order[d] == 1) {
+      w0[d] = -0.5 * b2[d];
+      w1[d] = a[d] * fma(1.5, a[d], -2.0);
+      w3[d] = 0.5 * a2[d];
+      w2[d] = -((w0[d] + w1[d]) + w3[d]);
+    } else if (order[d] == 2) {
+      w0[d] = b[d];
+      w1[d] = fma(3.0, a[d], -2.0);
+      w3[d] = a[d];
+      w2[d] = -((w0[d] + w1[d]) + w3[d]);
+    }
   }
+}
+
+// The derivative multi-index the variant was compiled for (zero: the value).
+SV_IVEC sv_default_order() {
+#if defined(SV_DERIVATIVE_ORDER)
+  return SV_DERIVATIVE_ORDER;
+#else
+  SV_IVEC o = SV_IVEC(0);
+#if defined(SV_DERIVATIVE_AXIS)
+  o[SV_DERIVATIVE_AXIS] = 1;
 #endif
+  return o;
+#endif
+}
+
+// The weights of the compiled variant's multi-index (sv_default_order).
+void sv_cubic_weights(SV_VEC a, out SV_VEC w0, out SV_VEC w1, out SV_VEC w2, out SV_VEC w3) {
+  sv_cubic_weights_of_order(a, sv_default_order(), w0, w1, w2, w3);
 }
 
 // Product of the components (the tensor-product weight of one corner or tap).

@@ -16,8 +16,10 @@
 //                           per call; single channel, reflect or periodic; 3-D from a 2-D array
 //                           copy bound as sv_layers, unit 2)
 // sv_fetch(tex, p) then calls the chosen one. Rank, boundary mode and derivative come from
-// bspline_common.glsl (SV_RANK, SV_BOUNDARY_*, SV_DERIVATIVE_AXIS; derivatives exist for
-// SV_FETCH_CUBIC and SV_FETCH_CUBIC_PRECISE).
+// bspline_common.glsl (SV_RANK, SV_BOUNDARY_*, SV_DERIVATIVE_AXIS, SV_DERIVATIVE_ORDER;
+// derivatives exist for SV_FETCH_CUBIC, orders 0..1 per axis, and SV_FETCH_CUBIC_PRECISE, orders
+// 0..2 per axis); sv_fetch_order(tex, p, order) takes the multi-index at run time, which the
+// derived quantities of bspline_quantity.glsl use.
 //
 // Conventions (shared with the CPU reference sampler):
 //  - position p in texture axis order (x, y[, z]), sample k at position k; texture
@@ -85,13 +87,18 @@ vec4 sv_cubic_blend(SV_SAMPLER tex, SV_VEC i, SV_VEC g0, SV_VEC g1, SV_VEC t0, S
 // as 2^rank linear fetches with the weights computed here. For the derivative the pairs have
 // one sign each ((w0', w1') <= 0, (w2', w3') >= 0, and g0' = -g1' never vanishes), so the same
 // lerp trick applies.
-vec4 sv_fetch_cubic(SV_SAMPLER tex, SV_VEC p) {
+// `order`: 0 or 1 per axis (second derivative weights change sign within a pair, so they have
+// no such form; the host refuses them).
+vec4 sv_fetch_cubic_order(SV_SAMPLER tex, SV_VEC p, SV_IVEC order) {
   SV_VEC i = floor(p);
   SV_VEC w0, w1, w2, w3;
-  sv_cubic_weights(p - i, w0, w1, w2, w3);
+  sv_cubic_weights_of_order(p - i, order, w0, w1, w2, w3);
   SV_VEC g0 = w0 + w1;
   SV_VEC g1 = w2 + w3;
   return sv_cubic_blend(tex, i, g0, g1, w1 / g0, w3 / g1);
+}
+vec4 sv_fetch_cubic(SV_SAMPLER tex, SV_VEC p) {
+  return sv_fetch_cubic_order(tex, p, sv_default_order());
 }
 
 #if defined(SV_FETCH_CUBIC_LUT)
@@ -198,11 +205,11 @@ float sv_gather_layer(vec4 r[4], SV_VEC w[4]) {
   return plane;
 }
 
-vec4 sv_fetch_cubic_precise(SV_SAMPLER tex, SV_VEC p) {
+vec4 sv_fetch_cubic_precise_order(SV_SAMPLER tex, SV_VEC p, SV_IVEC order) {
   SV_IVEC n = textureSize(tex, 0);
   SV_VEC i = floor(p);
   SV_VEC w[4];
-  sv_cubic_weights(p - i, w[0], w[1], w[2], w[3]);
+  sv_cubic_weights_of_order(p - i, order, w[0], w[1], w[2], w[3]);
   vec2 inv = 1.0 / vec2(n.xy);
   vec2 lo = i.xy * inv, hi = (i.xy + 2.0) * inv;
   vec4 r[4];
@@ -219,14 +226,14 @@ vec4 sv_fetch_cubic_precise(SV_SAMPLER tex, SV_VEC p) {
 #endif
 }
 #else
-// Cubic B-spline (or its derivative) from 4^rank point fetches at texel centres, the indices
-// extended explicitly for the boundary mode, weights and blends in fma. The texture's filter
-// and wrap settings play no part.
-vec4 sv_fetch_cubic_precise(SV_SAMPLER tex, SV_VEC p) {
+// Cubic B-spline (or its partial derivative of multi-index `order`, 0..2 per axis) from 4^rank
+// point fetches at texel centres, the indices extended explicitly for the boundary mode,
+// weights and blends in fma. The texture's filter and wrap settings play no part.
+vec4 sv_fetch_cubic_precise_order(SV_SAMPLER tex, SV_VEC p, SV_IVEC order) {
   SV_IVEC n = textureSize(tex, 0);
   SV_VEC i = floor(p);
   SV_VEC w[4];
-  sv_cubic_weights(p - i, w[0], w[1], w[2], w[3]);
+  sv_cubic_weights_of_order(p - i, order, w[0], w[1], w[2], w[3]);
   SV_IVEC e[4];
   for (int k = 0; k < 4; ++k) e[k] = sv_extend(SV_IVEC(i) + SV_IVEC(k - 1), n);
   int x[4] = int[4](e[0].x, e[1].x, e[2].x, e[3].x);
@@ -247,6 +254,10 @@ vec4 sv_fetch_cubic_precise(SV_SAMPLER tex, SV_VEC p) {
 }
 #endif
 
+vec4 sv_fetch_cubic_precise(SV_SAMPLER tex, SV_VEC p) {
+  return sv_fetch_cubic_precise_order(tex, p, sv_default_order());
+}
+
 #if defined(SV_FETCH_NEAREST)
 vec4 sv_fetch(SV_SAMPLER tex, SV_VEC p) { return sv_fetch_nearest(tex, p); }
 #elif defined(SV_FETCH_LINEAR)
@@ -258,3 +269,16 @@ vec4 sv_fetch(SV_SAMPLER tex, SV_VEC p) { return sv_fetch_cubic_lut(tex, p); }
 #elif defined(SV_FETCH_CUBIC_PRECISE)
 vec4 sv_fetch(SV_SAMPLER tex, SV_VEC p) { return sv_fetch_cubic_precise(tex, p); }
 #endif
+
+// The partial derivative of multi-index `order` (texture axis order) at p, per sample, for the
+// variants that have derivatives: precise (0..2 per axis) and on the fly (0..1 per axis; also
+// the unfiltered cubic); the others return the value (the host never asks them).
+vec4 sv_fetch_order(SV_SAMPLER tex, SV_VEC p, SV_IVEC order) {
+#if defined(SV_FETCH_CUBIC_PRECISE)
+  return sv_fetch_cubic_precise_order(tex, p, order);
+#elif defined(SV_FETCH_CUBIC)
+  return sv_fetch_cubic_order(tex, p, order);
+#else
+  return sv_fetch(tex, p);
+#endif
+}

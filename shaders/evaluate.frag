@@ -2,12 +2,19 @@
 // value: either position idx = row * width + column of a list read from a storage buffer
 // (float32, array axis order), or the grid position origin + row * step_row + col * step_col
 // (SV_GRID; computed in double and rounded once to float, so a grid evaluates exactly where
-// evaluate() would at the float-rounded positions). Writes the fetch result as RGBA32F.
+// evaluate() would at the float-rounded positions). Writes the fetch result (or the quantity of
+// bspline_quantity.glsl: a derivative, gradient magnitude, Laplacian) as RGBA32F.
 // Compiled as a compute shader with SV_COMPUTE (the evaluator's default: on GPUs whose graphics
 // pipeline reaches only part of the chip, such as the H100, fragments run on a few SMs while
 // compute work uses all of them; docs/BENCHMARKS.md), otherwise as a fragment shader drawn
 // with view.vert (one triangle covering the viewport).
-#include "bspline_fetch.glsl"
+#include "bspline_quantity.glsl"
+
+// Per texture axis, the factor a derivative along it takes per order (bspline_quantity.glsl):
+// 1 (per sample) unless the host defines it.
+#ifndef SV_AXIS_SCALE
+#define SV_AXIS_SCALE SV_VEC(1.0)
+#endif
 
 // Samples or B-spline coefficients; wrap mode and filtering come from the bound sampler.
 layout(binding = 0) uniform SV_SAMPLER u_tex;
@@ -229,7 +236,7 @@ void main() {
   SV_VEC p = vec3(u_positions[base + 2], u_positions[base + 1], u_positions[base]);
 #endif
 #endif
-  out_value = sv_fetch(u_tex, p);
+  out_value = sv_quantity(u_tex, p, SV_AXIS_SCALE);
 #if defined(SV_COMPUTE)
   imageStore(u_out, px, out_value);
 #endif

@@ -35,7 +35,9 @@ std::string key_of(const sv::gl::EvalOptions& o, std::size_t rank) {
   return std::to_string(rank) + "/" + sv::gl::fetch_name(o.fetch) + "/" +
          sv::boundary_name(o.boundary) + "/" + std::to_string(o.derivative_axis) + "/" +
          std::to_string(o.lut.texels) + (o.lut.half_float ? "h" : "f") +
-         sv::gl::lut_mapping_name(o.lut.mapping);
+         sv::gl::lut_mapping_name(o.lut.mapping) + "/" + sv::gl::quantity_name(o.quantity) + "/" +
+         std::to_string(o.axis_scale[0]) + "," + std::to_string(o.axis_scale[1]) + "," +
+         std::to_string(o.axis_scale[2]);
 }
 
 class Environment : public ::testing::Environment {

@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 
@@ -565,6 +566,180 @@ struct Evaluator::Impl {
   }
 };
 
+bool operator==(const Quantity& a, const Quantity& b) {
+  return a.kind == b.kind && (a.kind != QuantityKind::Partial || a.order == b.order);
+}
+
+std::string quantity_name(const Quantity& q) {
+  switch (q.kind) {
+    case QuantityKind::Value:
+      return "value";
+    case QuantityKind::Partial: {
+      std::string s = "d";
+      for (int d = 0; d < 3; ++d)
+        s.append(static_cast<std::size_t>(std::max(q.order[d], 0)), "xyz"[d]);
+      return s;
+    }
+    case QuantityKind::GradientMagnitude:
+      return "gradient-magnitude";
+    case QuantityKind::Laplacian:
+      return "laplacian";
+    case QuantityKind::HessianDeterminant:
+      return "hessian-det";
+  }
+  return "value";
+}
+
+std::string quantity_label(const Quantity& q) {
+  switch (q.kind) {
+    case QuantityKind::Value:
+      return "value";
+    case QuantityKind::Partial: {
+      const int total = q.order[0] + q.order[1] + q.order[2];
+      std::string s = total == 1 ? "d/" : "d" + std::to_string(total) + "/";
+      bool first = true;
+      for (int d = 0; d < 3; ++d) {
+        if (q.order[d] == 0) continue;
+        if (!first) s += " ";
+        first = false;
+        s += std::string("d") + "xyz"[d];
+        if (q.order[d] > 1) s += std::to_string(q.order[d]);
+      }
+      return s;
+    }
+    case QuantityKind::GradientMagnitude:
+      return "|gradient|";
+    case QuantityKind::Laplacian:
+      return "Laplacian";
+    case QuantityKind::HessianDeterminant:
+      return "det Hessian";
+  }
+  return "value";
+}
+
+std::vector<Quantity> quantity_choices(std::size_t rank) {
+  std::vector<Quantity> out;
+  out.push_back({});
+  const int r = static_cast<int>(rank);
+  const auto partial = [](std::array<int, 3> o) { return Quantity{QuantityKind::Partial, o}; };
+  for (int d = 0; d < r; ++d) {
+    std::array<int, 3> o{0, 0, 0};
+    o[static_cast<std::size_t>(d)] = 1;
+    out.push_back(partial(o));
+  }
+  out.push_back({QuantityKind::GradientMagnitude, {0, 0, 0}});
+  for (int a = 0; a < r; ++a)
+    for (int b = a; b < r; ++b) {
+      std::array<int, 3> o{0, 0, 0};
+      ++o[static_cast<std::size_t>(a)];
+      ++o[static_cast<std::size_t>(b)];
+      out.push_back(partial(o));
+    }
+  out.push_back({QuantityKind::Laplacian, {0, 0, 0}});
+  out.push_back({QuantityKind::HessianDeterminant, {0, 0, 0}});
+  return out;
+}
+
+Quantity parse_quantity(const std::string& name, std::size_t rank) {
+  const std::string axes = rank == 3 ? "x, y, z" : "x, y";
+  const auto bad = [&](const std::string& why) {
+    return Error("quantity \"" + name + "\": " + why +
+                 " (valid: value, gradient-magnitude, laplacian, hessian-det, or a partial "
+                 "derivative d followed by the axes " +
+                 axes + ", each at most twice, in that order: dx, dy, dxx, dxy, ...)");
+  };
+  if (name == "value") return {};
+  if (name == "gradient-magnitude" || name == "gradmag") return {QuantityKind::GradientMagnitude};
+  if (name == "laplacian") return {QuantityKind::Laplacian};
+  if (name == "hessian-det" || name == "hessian-determinant")
+    return {QuantityKind::HessianDeterminant};
+  if (name.size() < 2 || name[0] != 'd') throw bad("unknown name");
+  Quantity q{QuantityKind::Partial, {0, 0, 0}};
+  int last = -1;
+  for (std::size_t i = 1; i < name.size(); ++i) {
+    const char c = name[i];
+    const int d = c == 'x' ? 0 : c == 'y' ? 1 : c == 'z' ? 2 : -1;
+    if (d < 0) throw bad(std::string("'") + c + "' is not an axis");
+    if (d >= static_cast<int>(rank))
+      throw bad("a " + std::to_string(rank) + "-D signal has no " + c + " axis");
+    if (d < last) throw bad("name the axes in the order x, y, z");
+    last = d;
+    if (++q.order[static_cast<std::size_t>(d)] > 2)
+      throw bad(std::string("order above 2 along ") + c +
+                " (the cubic's derivatives of order 3 "
+                "are piecewise constant and not offered)");
+  }
+  return q;
+}
+
+int quantity_max_order(const Quantity& q) {
+  switch (q.kind) {
+    case QuantityKind::Value:
+      return 0;
+    case QuantityKind::Partial:
+      return std::max({q.order[0], q.order[1], q.order[2]});
+    case QuantityKind::GradientMagnitude:
+      return 1;
+    case QuantityKind::Laplacian:
+    case QuantityKind::HessianDeterminant:
+      return 2;
+  }
+  return 0;
+}
+
+bool quantity_signed(const Quantity& q) {
+  return q.kind == QuantityKind::Partial || q.kind == QuantityKind::Laplacian ||
+         q.kind == QuantityKind::HessianDeterminant;
+}
+
+std::string quantity_problem(Fetch f, const Quantity& q, std::size_t rank) {
+  if (q.kind == QuantityKind::Partial) {
+    for (std::size_t d = 0; d < 3; ++d) {
+      if (q.order[d] < 0 || q.order[d] > 2)
+        return "derivative orders are 0..2 per axis, got " + std::to_string(q.order[d]);
+      if (d >= rank && q.order[d] != 0)
+        return "a " + std::to_string(rank) + "-D signal has no " + "xyz"[d] + " axis";
+    }
+  }
+  const int order = quantity_max_order(q);
+  if (order == 0) return {};
+  switch (f) {
+    case Fetch::Nearest:
+    case Fetch::Linear:
+    case Fetch::CubicLut:
+      return std::string(fetch_name(f)) + " has no derivatives (use precise or otf)";
+    case Fetch::CubicOtf:
+    case Fetch::CubicUnfiltered:
+      if (order > 1)
+        return std::string(fetch_name(f)) +
+               " has first derivatives only (order 1 per axis): use precise";
+      return {};
+    case Fetch::CubicPrecise:
+      return {};
+  }
+  return {};
+}
+
+ShaderDefines quantity_defines(const Quantity& q, std::size_t rank) {
+  switch (q.kind) {
+    case QuantityKind::Value:
+      return {};
+    case QuantityKind::Partial: {
+      std::string v = rank == 3 ? "ivec3(" : "ivec2(";
+      for (std::size_t d = 0; d < rank; ++d)
+        v += std::to_string(q.order[d]) + (d + 1 < rank ? ", " : ")");
+      return {{"SV_DERIVATIVE_ORDER", v}};
+    }
+    case QuantityKind::GradientMagnitude:
+      return {{"SV_QUANTITY_GRADIENT_MAGNITUDE", ""}};
+    case QuantityKind::Laplacian:
+      return {{"SV_QUANTITY_LAPLACIAN", ""}};
+    case QuantityKind::HessianDeterminant:
+      return {{"SV_QUANTITY_HESSIAN_DET", ""}};
+  }
+  return {};
+}
+
 GLuint SplineTexture::layers() const {
   if (rank() != 3) return 0;
   if (!layers_) {
@@ -594,6 +769,14 @@ Evaluator::Evaluator(const EvalOptions& opt, std::size_t rank) : impl_(std::make
         opt.fetch == Fetch::CubicUnfiltered))
     throw Error(std::string("the GL fetch \"") + fetch_name(opt.fetch) +
                 "\" has no derivative (use otf, precise or cubic-unfiltered)");
+  if (opt.derivative_axis >= 0 && opt.quantity.kind != QuantityKind::Value)
+    throw Error("the GL evaluator takes a derivative axis or a quantity, not both");
+  if (const std::string problem = quantity_problem(opt.fetch, opt.quantity, rank); !problem.empty())
+    throw Error("the GL evaluator cannot show the quantity " + quantity_name(opt.quantity) + ": " +
+                problem);
+  for (double s : opt.axis_scale)
+    if (!std::isfinite(s) || s <= 0)
+      throw Error("the GL evaluator's axis scale must be finite and positive");
 
   ShaderDefines defines = {{"SV_RANK", std::to_string(rank)},
                            {boundary_define(opt.boundary), ""},
@@ -601,6 +784,19 @@ Evaluator::Evaluator(const EvalOptions& opt, std::size_t rank) : impl_(std::make
   if (opt.derivative_axis >= 0)  // array axis -> texture component (x = the last array axis)
     defines.push_back(
         {"SV_DERIVATIVE_AXIS", std::to_string(static_cast<int>(rank) - 1 - opt.derivative_axis)});
+  for (const auto& d : quantity_defines(opt.quantity, rank)) defines.push_back(d);
+  const bool unit_scale = opt.axis_scale[0] == 1.0 && opt.axis_scale[1] == 1.0 &&
+                          (rank == 2 || opt.axis_scale[2] == 1.0);
+  if (!unit_scale) {
+    char v[96];
+    if (rank == 3) {
+      std::snprintf(v, sizeof v, "vec3(%.9g, %.9g, %.9g)", opt.axis_scale[0], opt.axis_scale[1],
+                    opt.axis_scale[2]);
+    } else {
+      std::snprintf(v, sizeof v, "vec2(%.9g, %.9g)", opt.axis_scale[0], opt.axis_scale[1]);
+    }
+    defines.push_back({"SV_AXIS_SCALE", v});
+  }
   if (opt.fetch == Fetch::CubicLut) {
     const std::vector<float> table = lut_table(opt.lut);
     if (opt.lut.mapping == LutMapping::Repeat) defines.push_back({"SV_LUT_REPEAT", ""});
@@ -618,7 +814,10 @@ Evaluator::Evaluator(const EvalOptions& opt, std::size_t rank) : impl_(std::make
   m.defines = defines;
   m.gather =
       opt.fetch == Fetch::CubicPrecise && opt.boundary != Boundary::Mirror && !exp_flag("nogather");
-  m.tile = opt.fetch == Fetch::CubicPrecise && m.compute && !exp_flag("notile") &&
+  // The tiled pass blends the value or the compiled partial from shared memory, per sample.
+  const bool tile_quantity = unit_scale && (opt.quantity.kind == QuantityKind::Value ||
+                                            opt.quantity.kind == QuantityKind::Partial);
+  m.tile = tile_quantity && opt.fetch == Fetch::CubicPrecise && m.compute && !exp_flag("notile") &&
            (rank == 3 || exp_flag("tile2d"));
   m.tile_shape_ = tile_shape();
   m.program(false, m.gather);

@@ -15,6 +15,7 @@
 
 #include "splineview/array.h"
 #include "splineview/gl/objects.h"
+#include "splineview/shaders.h"
 
 namespace sv::gl {
 
@@ -70,10 +71,59 @@ std::vector<float> lut_table(const LutOptions& opt);
 // [0, 1].
 float texel_value(float v, TexFormat format);
 
+// What a pass shows of the reconstructed spline (shaders/bspline_quantity.glsl): the value, one
+// partial derivative, or a quantity derived from several at the same position. Derivatives are
+// per sample (texel) unless an axis scale says otherwise (EvalOptions::axis_scale; the viewer's
+// volume mode uses 1 / spacing: per mm).
+enum class QuantityKind {
+  Value,
+  Partial,            // the multi-index `order`
+  GradientMagnitude,  // sqrt(sum_a (ds/dx_a)^2)
+  Laplacian,          // sum_a d2s/dx_a^2
+  HessianDeterminant  // det (d2s/dx_a dx_b)
+};
+struct Quantity {
+  QuantityKind kind = QuantityKind::Value;
+  // Partial: the derivative order per TEXTURE axis (x, y, z): order[0] belongs to the last
+  // (fastest) array axis, the image's columns. 0..2 each (precise), 0..1 (otf).
+  std::array<int, 3> order{0, 0, 0};
+};
+bool operator==(const Quantity& a, const Quantity& b);
+inline bool operator!=(const Quantity& a, const Quantity& b) {
+  return !(a == b);
+}
+// Command-line names: "value", "dx", "dy", "dz", "dxx", "dxy", ..., "dxxyy" (the letters of a
+// partial: x, then y, then z, each as often as its order), "gradient-magnitude", "laplacian",
+// "hessian-det".
+std::string quantity_name(const Quantity& q);
+// Short labels for views: "value", "d/dx", "d2/dx dy", "|gradient|", "Laplacian", "det Hessian".
+std::string quantity_label(const Quantity& q);
+// Parses a command-line name for a `rank`-D signal (rank 2 has no z); throws sv::Error naming
+// the valid names.
+Quantity parse_quantity(const std::string& name, std::size_t rank);
+// The choices a user interface lists for `rank`: value, each first and second partial (mixed
+// included), gradient magnitude, Laplacian, Hessian determinant.
+std::vector<Quantity> quantity_choices(std::size_t rank);
+// The highest derivative order along one axis the quantity needs (0 for the value).
+int quantity_max_order(const Quantity& q);
+// Can be negative (partials, Laplacian, Hessian determinant) or not (value, gradient magnitude).
+bool quantity_signed(const Quantity& q);
+// Why the fetch `f` cannot show `q` for a `rank`-D texture ("linear has no derivatives", "otf
+// has first derivatives only (order 1 per axis): use precise"), or empty when it can.
+std::string quantity_problem(Fetch f, const Quantity& q, std::size_t rank);
+// The #defines of bspline_quantity.glsl (and SV_DERIVATIVE_ORDER) for q; none for the value.
+ShaderDefines quantity_defines(const Quantity& q, std::size_t rank);
+
 struct EvalOptions {
   Fetch fetch = Fetch::CubicOtf;
   Boundary boundary = Boundary::Reflect;
   int derivative_axis = -1;  // >= 0: first derivative along this array axis (otf, precise)
+  // What to evaluate (value by default); derivative_axis >= 0 is the same as a Partial of order
+  // 1 along that axis, and may not be combined with another quantity.
+  Quantity quantity{};
+  // Per TEXTURE axis (x, y, z): the factor a derivative along it takes per order (1: per sample;
+  // 1 / spacing: per mm). The value is unaffected.
+  std::array<double, 3> axis_scale{1.0, 1.0, 1.0};
   LutOptions lut{};
 };
 
@@ -128,8 +178,9 @@ class Evaluator {
  public:
   // Compiles the program variant for `opt` (and the LUT texture when needed); throws sv::Error
   // naming the shader file and line on a compile error, or for an unsupported combination
-  // (derivatives of nearest/linear/lut). The grid variant is compiled on the first
-  // render_grid call. Derivatives are d/dx along the array axis, in sample units.
+  // (derivatives of nearest/linear/lut, second derivatives of otf: quantity_problem). The grid
+  // variant is compiled on the first render_grid call. Derivatives are along the array axes, in
+  // sample units times EvalOptions::axis_scale.
   explicit Evaluator(const EvalOptions& opt, std::size_t rank);
   ~Evaluator();
   Evaluator(Evaluator&&) noexcept;
