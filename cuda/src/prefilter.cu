@@ -39,6 +39,7 @@
 #include "boundary.cuh"
 #include "check.cuh"
 #include "config.h"
+#include "prefilter_poles.h"
 #include "splineview/bspline.h"
 #include "splineview/cuda_prefilter.h"
 
@@ -1080,6 +1081,28 @@ void prefilter_axis(const float* src, float* dst, const Layout& layout, std::siz
   }
   tiled_pass(src, dst, layout, axis, cfg, poles, 0, SurfaceKind::None);
 }
+
+namespace detail {
+
+int prefilter_apron(const Poles& poles) {
+  return apron(poles);
+}
+
+void prefilter_axis_poles(const float* src, float* dst, const Layout& layout, std::size_t axis,
+                          Boundary boundary, const Poles& poles) {
+  PrefilterConfig cfg;
+  cfg.boundary = boundary;
+  check_config(layout, cfg, "CUDA direct transform");
+  if (axis >= layout.rank())
+    throw Error("CUDA direct transform: axis " + std::to_string(axis) + " out of range");
+  if (poles.count == 0 || layout.dims[axis] < 2) {
+    if (src != dst) copy_device(dst, src, layout.size());
+    return;
+  }
+  tiled_pass(src, dst, layout, axis, cfg, poles, 0, SurfaceKind::None);
+}
+
+}  // namespace detail
 
 bool prefilter_fusable(const Layout& layout, const PrefilterConfig& cfg) {
   check_config(layout, cfg, "CUDA prefilter");

@@ -1,0 +1,1036 @@
+// cuda_bspline.h: the direct transform with lambda, the indirect transform and the derivative
+// filters on device arrays (float, double).
+//
+// Two kernels of its own:
+//  - filter_lines: one thread per line (o, i) of an axis viewed as (outer, n, inner), every pole
+//    of a smoothing filter with the CPU's exact starts (lib/src/pole_filter.h: the causal start
+//    summed over one period of the extended line and closed by 1 / (1 - z^P) within the horizon,
+//    the anticausal start in closed form for reflect and mirror, the period sum for periodic).
+//    A complex pole runs in complex arithmetic, the line's imaginary part in a scratch copy; its
+//    conjugate follows, and the real part is kept (as smoothing.cpp does). Used where the tiled
+//    prefilter cannot go: double, complex pairs, horizons longer than a tile's apron.
+//  - stencil_kernel: every term of a filter (a tensor product of per-axis FIRs) in one pass. A
+//    block owns BZ x BY x 32 outputs (one channel); it loads the input tile with the halo of
+//    every axis (the boundary extension, or cval for GridConstant) into shared memory, runs the
+//    distinct x FIRs into one buffer each, the distinct (y, x) pairs into one buffer each, and
+//    each term's z FIR into registers, then stores the term (gradient, Hessian) or combines the
+//    terms (sum: Laplacian; root of the sum of squares: gradient magnitude). Each per-axis FIR
+//    has the order-m differences folded into its taps: sum_t w[t] (D^m c)[j + first + t] =
+//    sum_u K[u] c[j + first + u], K = w convolved with the m-th difference (u = 0..n).
+#include <cuda_runtime.h>
+
+#include <algorithm>
+#include <cmath>
+#include <complex>
+#include <limits>
+#include <string>
+#include <type_traits>
+#include <vector>
+
+#include "check.cuh"
+#include "prefilter_poles.h"
+#include "splineview/bspline.h"
+#include "splineview/cuda_bspline.h"
+#include "splineview/cuda_prefilter.h"
+#include "splineview/prefilter.h"
+#include "splineview/sampler.h"
+
+namespace sv::cuda {
+namespace {
+
+using detail::check;
+using detail::check_launch;
+
+// ---- Boundary extension of the filters (all of sv::extend_index's modes) ---------------------
+
+constexpr int kExtReflect = 0, kExtMirror = 1, kExtPeriodic = 2, kExtNearest = 3, kExtConst = 4;
+
+int ext_code(Boundary b) {
+  switch (b) {
+    case Boundary::Reflect:
+      return kExtReflect;
+    case Boundary::Mirror:
+    case Boundary::Wrap:
+    case Boundary::Constant:
+      return kExtMirror;  // at the grid points, the mirror spline (as extend_index)
+    case Boundary::Periodic:
+      return kExtPeriodic;
+    case Boundary::Nearest:
+      return kExtNearest;
+    case Boundary::GridConstant:
+      return kExtConst;
+  }
+  return kExtMirror;
+}
+
+// sv::extend_index on the device: -1 means "outside" (GridConstant).
+__host__ __device__ __forceinline__ int ext(int k, int n, int mode) {
+  if (k >= 0 && k < n) return k;
+  switch (mode) {
+    case kExtReflect: {
+      const int p = 2 * n;
+      int r = k % p;
+      if (r < 0) r += p;
+      return r < n ? r : p - 1 - r;
+    }
+    case kExtMirror: {
+      if (n == 1) return 0;
+      const int p = 2 * n - 2;
+      int r = k % p;
+      if (r < 0) r += p;
+      return r < n ? r : p - r;
+    }
+    case kExtPeriodic: {
+      const int r = k % n;
+      return r < 0 ? r + n : r;
+    }
+    case kExtNearest:
+      return k < 0 ? 0 : n - 1;
+    default:
+      return -1;
+  }
+}
+
+// ---- Scratch memory from the stream-ordered pool ---------------------------------------------
+
+template <class T>
+class Scratch {
+ public:
+  Scratch() = default;
+  Scratch(std::size_t count, const char* what) : bytes_(count * sizeof(T)) {
+    if (!bytes_) return;
+    void* p = nullptr;
+    check(cudaMallocAsync(&p, bytes_, 0), what);
+    ptr_ = static_cast<T*>(p);
+    detail::note_alloc(bytes_);
+  }
+  ~Scratch() {
+    if (ptr_) {
+      cudaFreeAsync(ptr_, 0);
+      detail::note_free(bytes_);
+    }
+  }
+  Scratch(const Scratch&) = delete;
+  Scratch& operator=(const Scratch&) = delete;
+  T* get() const { return ptr_; }
+
+ private:
+  T* ptr_ = nullptr;
+  std::size_t bytes_ = 0;
+};
+
+// ---- Lines with exact starts (double, complex pairs, long horizons) ---------------------------
+
+template <class T>
+struct Cx {
+  T re, im;
+};
+template <class T>
+__device__ __forceinline__ Cx<T> cmul(Cx<T> a, Cx<T> b) {
+  return {a.re * b.re - a.im * b.im, a.re * b.im + a.im * b.re};
+}
+template <class T>
+__device__ __forceinline__ Cx<T> cadd(Cx<T> a, Cx<T> b) {
+  return {a.re + b.re, a.im + b.im};
+}
+template <class T>
+__device__ __forceinline__ Cx<T> csub(Cx<T> a, Cx<T> b) {
+  return {a.re - b.re, a.im - b.im};
+}
+
+// One pole, everything the line kernel needs computed once on the host (in T, as the CPU).
+struct LinePole {
+  double zr, zi;      // z
+  long long terms;    // causal start: terms summed
+  double cs_r, cs_i;  // 1 / (1 - z^P) when terms == P, else 1
+  long long pterms;   // periodic anticausal start: terms
+  double ps_r, ps_i;  // -z (/ (1 - z^n) when pterms == n)
+  double mr_r, mr_i;  // reflect: z / (z - 1); mirror: z / (z^2 - 1)
+};
+
+constexpr int kMaxLinePoles = 4;
+struct LinePoles {
+  LinePole p[kMaxLinePoles];
+  int count;
+  double gain;
+  bool complex_any;
+};
+
+template <class T>
+std::size_t line_horizon(double a) {
+  if (a == 0) return 1;
+  const double eps = std::numeric_limits<T>::epsilon() / 2;
+  return static_cast<std::size_t>(std::ceil(std::log(eps * (1 - a)) / std::log(a))) + 1;
+}
+
+std::complex<double> pole_pow(std::complex<double> z, double e) {
+  if (z.imag() == 0) return {std::pow(z.real(), e), 0.0};
+  return std::pow(z, e);
+}
+
+template <class T>
+LinePoles line_poles(const std::vector<std::complex<double>>& z, double gain, Boundary b,
+                     long long n) {
+  LinePoles out{};
+  if (z.size() > kMaxLinePoles) throw Error("CUDA direct transform: more than 4 poles");
+  out.count = static_cast<int>(z.size());
+  out.gain = gain;
+  const long long per = b == Boundary::Reflect ? 2 * n : b == Boundary::Mirror ? 2 * n - 2 : n;
+  for (int q = 0; q < out.count; ++q) {
+    const std::complex<double> zd = z[static_cast<std::size_t>(q)];
+    using C = std::complex<T>;
+    const C zt(static_cast<T>(zd.real()), static_cast<T>(zd.imag()));
+    LinePole& P = out.p[q];
+    P.zr = zd.real();
+    P.zi = zd.imag();
+    if (zd.imag() != 0) out.complex_any = true;
+    const long long h = static_cast<long long>(line_horizon<T>(std::abs(zd)));
+    P.terms = std::min(h, per);
+    C cs(1);
+    if (P.terms == per) {
+      const std::complex<double> zp = pole_pow(zd, static_cast<double>(per));
+      cs = C(1) / (C(1) - C(static_cast<T>(zp.real()), static_cast<T>(zp.imag())));
+    }
+    P.cs_r = cs.real();
+    P.cs_i = cs.imag();
+    P.pterms = std::min(h, n);
+    C ps = -zt;
+    if (P.pterms == n) {
+      const std::complex<double> zn = pole_pow(zd, static_cast<double>(n));
+      ps /= (C(1) - C(static_cast<T>(zn.real()), static_cast<T>(zn.imag())));
+    }
+    P.ps_r = ps.real();
+    P.ps_i = ps.imag();
+    const C mr = b == Boundary::Reflect ? zt / (zt - C(1)) : zt / (zt * zt - C(1));
+    P.mr_r = mr.real();
+    P.mr_i = mr.imag();
+  }
+  return out;
+}
+
+// The line's value k (real part in re, imaginary part in im when kC).
+template <class T, bool kC>
+__device__ __forceinline__ Cx<T> at(const T* re, const T* im, long long k, long long s) {
+  return {re[k * s], kC ? im[k * s] : T(0)};
+}
+
+// One pole over the line re (+ i im), in place: 1 / (Z + 1/Z - z - 1/z) with exact starts.
+// kIn: the line is complex on entry; kOut: keep the imaginary part (else only the real part is
+// written, the imaginary part dropped at the end of the pass).
+template <class T, bool kIn, bool kOut>
+__device__ void line_pole(T* re, T* im, long long n, long long s, int mode, const LinePole& P) {
+  const Cx<T> z{static_cast<T>(P.zr), static_cast<T>(P.zi)};
+  constexpr bool kC = kIn || kOut;
+  // Causal start over one period of the extended line.
+  Cx<T> acc{T(0), T(0)}, zk{T(1), T(0)};
+  for (long long k = 0; k < P.terms; ++k) {
+    const long long e = ext(static_cast<int>(-k), static_cast<int>(n), mode);
+    acc = cadd(acc, cmul(zk, at<T, kIn>(re, im, e, s)));
+    zk = cmul(zk, z);
+  }
+  acc = cmul(acc, Cx<T>{static_cast<T>(P.cs_r), static_cast<T>(P.cs_i)});
+  // The causal sweep keeps the complex state; stored complex only when kC.
+  re[0] = acc.re;
+  if (kC) im[0] = acc.im;
+  Cx<T> prev = acc;
+  for (long long k = 1; k < n; ++k) {
+    prev = cadd(at<T, kIn>(re, im, k, s), cmul(z, prev));
+    re[k * s] = prev.re;
+    if (kC) im[k * s] = prev.im;
+  }
+  // Anticausal start.
+  Cx<T> last;
+  const Cx<T> cl = at<T, kC>(re, im, n - 1, s);
+  if (mode == kExtReflect) {
+    last = cmul(Cx<T>{static_cast<T>(P.mr_r), static_cast<T>(P.mr_i)}, cl);
+  } else if (mode == kExtMirror) {
+    last = cmul(Cx<T>{static_cast<T>(P.mr_r), static_cast<T>(P.mr_i)},
+                cadd(cl, cmul(z, at<T, kC>(re, im, n - 2, s))));
+  } else {
+    Cx<T> sum{T(0), T(0)}, zj{T(1), T(0)};
+    for (long long j = 0; j < P.pterms; ++j) {
+      sum = cadd(sum, cmul(zj, at<T, kC>(re, im, (n - 1 + j) % n, s)));
+      zj = cmul(zj, z);
+    }
+    last = cmul(Cx<T>{static_cast<T>(P.ps_r), static_cast<T>(P.ps_i)}, sum);
+  }
+  re[(n - 1) * s] = last.re;
+  if (kOut) im[(n - 1) * s] = last.im;
+  Cx<T> next = last;
+  for (long long k = n - 1; k-- > 0;) {
+    next = cmul(z, csub(next, at<T, kC>(re, im, k, s)));
+    re[k * s] = next.re;
+    if (kOut) im[k * s] = next.im;
+  }
+}
+
+template <class T>
+__global__ void filter_lines(T* data, T* imag, long long outer, long long n, long long inner,
+                             int mode, LinePoles poles) {
+  const long long line = static_cast<long long>(blockIdx.x) * blockDim.x + threadIdx.x;
+  if (line >= outer * inner) return;
+  const long long o = line / inner, i = line % inner;
+  T* re = data + o * n * inner + i;
+  T* im = imag ? imag + o * n * inner + i : nullptr;
+  const long long s = inner;
+  const T gain = static_cast<T>(poles.gain);
+  for (long long k = 0; k < n; ++k) re[k * s] *= gain;
+  for (int q = 0; q < poles.count; ++q) {
+    const LinePole& P = poles.p[q];
+    if (P.zi == 0) {
+      line_pole<T, false, false>(re, im, n, s, mode, P);
+    } else {
+      // z then conj z: complex in between, the real part kept at the end.
+      line_pole<T, false, true>(re, im, n, s, mode, P);
+      line_pole<T, true, false>(re, im, n, s, mode, poles.p[q + 1]);
+      ++q;
+    }
+  }
+}
+
+// ---- The tensor-product FIR stencil ------------------------------------------------------------
+
+constexpr int kThreads = 256;
+constexpr int kBX = 32;       // outputs of a tile along x (a warp's row)
+constexpr int kMaxSets = 3;   // distinct FIRs per axis (orders 0, 1, 2 of one filter)
+constexpr int kMaxTerms = 6;  // the 3-D Hessian
+constexpr int kMaxTaps = 16;  // span of an axis's FIRs (first offsets differ by order)
+
+enum Combine : int { kEach = 0, kSum = 1, kNorm = 2 };
+
+struct Stencil {
+  int in[3];    // input extents (z, y, x), rank padded with leading 1s
+  int out[3];   // output extents
+  int crop[3];  // input index of output 0, minus nothing (the pad)
+  int channels;
+  int mode;
+  double outside;  // GridConstant's value
+  // Per axis: the common span S and first offset of its FIRs, and the taps of each set.
+  int span[3], first[3], sets[3];
+  double taps[3][kMaxSets][kMaxTaps];
+  // The (y, x) pairs the terms use, and each term's z set and pair.
+  int pairs;
+  int pair_y[kMaxTerms], pair_x[kMaxTerms];
+  int terms;
+  int term_z[kMaxTerms], term_pair[kMaxTerms];
+  int combine;
+  int BY, BZ;  // outputs of a tile along y and z
+};
+
+template <class T>
+struct Outs {
+  T* p[kMaxTerms];
+};
+
+template <class T>
+__global__ void __launch_bounds__(kThreads)
+    stencil_kernel(const T* __restrict__ src, Outs<T> dst, Stencil S) {
+  extern __shared__ unsigned char smem_raw[];
+  T* sh = reinterpret_cast<T*>(smem_raw);
+  const int BY = S.BY, BZ = S.BZ;
+  const int IX = kBX + S.span[2] - 1, IY = BY + S.span[1] - 1, IZ = BZ + S.span[0] - 1;
+  T* s_in = sh;                               // IZ x IY x IX
+  T* s_x = s_in + IZ * IY * IX;               // sets[2] x IZ x IY x kBX
+  T* s_xy = s_x + S.sets[2] * IZ * IY * kBX;  // pairs x IZ x BY x kBX
+  const int tiles_x = (S.out[2] + kBX - 1) / kBX;
+  const int tiles_y = (S.out[1] + BY - 1) / BY;
+  const int x0 = (blockIdx.x % tiles_x) * kBX;
+  const int y0 = (blockIdx.x / tiles_x) * BY;
+  const int tiles_z = (S.out[0] + BZ - 1) / BZ;
+  const int z0 = (blockIdx.y % tiles_z) * BZ;
+  const int c = blockIdx.y / tiles_z;
+  (void)tiles_y;
+  const int C = S.channels;
+  const T outside = static_cast<T>(S.outside);
+
+  // 1. The input tile with its halo: rows of IX along x (coalesced but for the channel stride).
+  const int total = IZ * IY * IX;
+  for (int t = threadIdx.x; t < total; t += kThreads) {
+    const int x = t % IX, r = t / IX;
+    const int y = r % IY, z = r / IY;
+    const int ex = ext(S.crop[2] + x0 + S.first[2] + x, S.in[2], S.mode);
+    const int ey = ext(S.crop[1] + y0 + S.first[1] + y, S.in[1], S.mode);
+    const int ez = ext(S.crop[0] + z0 + S.first[0] + z, S.in[0], S.mode);
+    T v = outside;
+    if ((ex | ey | ez) >= 0)
+      v = src[((static_cast<long long>(ez) * S.in[1] + ey) * S.in[2] + ex) * C + c];
+    s_in[t] = v;
+  }
+  __syncthreads();
+
+  // 2. x FIRs: s_x[set][z][y][x] = sum_u K[u] s_in[z][y][x + u].
+  {
+    const int rows = IZ * IY;
+    for (int sx = 0; sx < S.sets[2]; ++sx) {
+      T k[kMaxTaps];
+#pragma unroll
+      for (int u = 0; u < kMaxTaps; ++u) k[u] = static_cast<T>(S.taps[2][sx][u]);
+      T* out = s_x + sx * rows * kBX;
+      for (int t = threadIdx.x; t < rows * kBX; t += kThreads) {
+        const int x = t % kBX, r = t / kBX;
+        const T* in = s_in + r * IX + x;
+        T acc = T(0);
+        for (int u = 0; u < S.span[2]; ++u) acc += k[u] * in[u];
+        out[t] = acc;
+      }
+    }
+  }
+  __syncthreads();
+
+  // 3. y FIRs of each (y, x) pair: s_xy[p][z][y][x] = sum_u K[u] s_x[set x][z][y + u][x].
+  {
+    const int items = IZ * BY * kBX;
+    for (int p = 0; p < S.pairs; ++p) {
+      T k[kMaxTaps];
+#pragma unroll
+      for (int u = 0; u < kMaxTaps; ++u) k[u] = static_cast<T>(S.taps[1][S.pair_y[p]][u]);
+      const T* in0 = s_x + S.pair_x[p] * IZ * IY * kBX;
+      T* out = s_xy + p * items;
+      for (int t = threadIdx.x; t < items; t += kThreads) {
+        const int x = t % kBX, r = t / kBX;
+        const int y = r % BY, z = r / BY;
+        const T* in = in0 + (z * IY + y) * kBX + x;
+        T acc = T(0);
+        for (int u = 0; u < S.span[1]; ++u) acc += k[u] * in[u * kBX];
+        out[t] = acc;
+      }
+    }
+  }
+  __syncthreads();
+
+  // 4. z FIRs per term, combined, stored.
+  const int items = BZ * BY * kBX;
+  for (int t = threadIdx.x; t < items; t += kThreads) {
+    const int x = t % kBX, r = t / kBX;
+    const int y = r % BY, z = r / BY;
+    const int gx = x0 + x, gy = y0 + y, gz = z0 + z;
+    if (gx >= S.out[2] || gy >= S.out[1] || gz >= S.out[0]) continue;
+    const long long o = ((static_cast<long long>(gz) * S.out[1] + gy) * S.out[2] + gx) * C + c;
+    T comb = T(0);
+    for (int q = 0; q < S.terms; ++q) {
+      const T* in = s_xy + S.term_pair[q] * items + (z * BY + y) * kBX + x;
+      const double* kz = S.taps[0][S.term_z[q]];
+      T acc = T(0);
+      for (int u = 0; u < S.span[0]; ++u) acc += static_cast<T>(kz[u]) * in[u * BY * kBX];
+      if (S.combine == kEach)
+        dst.p[q][o] = acc;
+      else if (S.combine == kSum)
+        comb += acc;
+      else
+        comb += acc * acc;
+    }
+    if (S.combine == kSum)
+      dst.p[0][o] = comb;
+    else if (S.combine == kNorm)
+      dst.p[0][o] = sqrt(comb);
+  }
+}
+
+// The composite taps of one axis: order m of degree n, as K[u] on c[j + first + u].
+struct AxisFir {
+  long first = 0;
+  int span = 1;
+  double k[kMaxDegree + 2] = {1};
+};
+
+AxisFir axis_fir(int degree, int order) {
+  AxisFir f;
+  double w[kMaxDegree + 1] = {};
+  f.first = bspline_weights<double>(degree - order, -0.5 * order, w);
+  const int nw = degree - order + 1;
+  // K = w convolved with the m-th forward difference sum_s (-1)^(m-s) C(m, s) delta[s].
+  std::fill(f.k, f.k + kMaxDegree + 2, 0.0);
+  double binom = 1;
+  for (int s = 0; s <= order; ++s) {
+    const double d = ((order - s) % 2 ? -1.0 : 1.0) * binom;
+    for (int t = 0; t < nw; ++t) f.k[t + s] += d * w[t];
+    binom = binom * (order - s) / (s + 1);
+  }
+  f.span = nw + order;
+  // Trim zero taps at the ends (e.g. the cubic's fourth weight at position 0).
+  int lo = 0, hi = f.span - 1;
+  while (lo < hi && f.k[lo] == 0) ++lo;
+  while (hi > lo && f.k[hi] == 0) --hi;
+  if (lo > 0)
+    for (int u = lo; u <= hi; ++u) f.k[u - lo] = f.k[u];
+  for (int u = hi - lo + 1; u < kMaxDegree + 2; ++u) f.k[u] = 0;
+  f.first += lo;
+  f.span = hi - lo + 1;
+  return f;
+}
+
+// A filter: terms, each a per-axis (degree, order) list in array order.
+struct Term {
+  std::vector<int> degree, order;
+};
+
+int shared_bytes(const Stencil& S, int by, int bz, std::size_t elem) {
+  const int IX = kBX + S.span[2] - 1, IY = by + S.span[1] - 1, IZ = bz + S.span[0] - 1;
+  const long long n = static_cast<long long>(IZ) * IY * IX +
+                      static_cast<long long>(S.sets[2]) * IZ * IY * kBX +
+                      static_cast<long long>(S.pairs) * IZ * by * kBX;
+  return static_cast<int>(n * static_cast<long long>(elem));
+}
+
+// dst[q] (or dst[0] combined) = the terms of `terms` on src (extents in, channels), output extents
+// in - 2 crop per axis.
+template <class T>
+void run_stencil(const T* src, const std::vector<T*>& dst, const Layout& in, std::size_t crop,
+                 const std::vector<Term>& terms, int combine, Boundary boundary, double cval,
+                 const char* what) {
+  const std::size_t rank = in.rank();
+  Stencil S{};
+  for (int a = 0; a < 3; ++a) {
+    S.in[a] = S.out[a] = 1;
+    S.crop[a] = 0;
+    S.span[a] = 1;
+    S.first[a] = 0;
+    S.sets[a] = 1;
+    S.taps[a][0][0] = 1;
+  }
+  const int lead = 3 - static_cast<int>(rank);
+  for (std::size_t d = 0; d < rank; ++d) {
+    const int a = lead + static_cast<int>(d);
+    S.in[a] = static_cast<int>(in.dims[d]);
+    S.crop[a] = static_cast<int>(crop);
+    S.out[a] = S.in[a] - 2 * static_cast<int>(crop);
+    S.sets[a] = 0;
+  }
+  S.channels = static_cast<int>(in.channels);
+  S.mode = ext_code(boundary);
+  S.outside = cval;
+  S.combine = combine;
+  S.terms = static_cast<int>(terms.size());
+  if (S.terms < 1 || S.terms > kMaxTerms) throw Error(std::string(what) + ": too many terms");
+  // Distinct (degree, order) per axis -> sets; common span per axis.
+  std::vector<std::vector<std::pair<int, int>>> keys(3);
+  std::vector<std::vector<AxisFir>> firs(3);
+  std::vector<std::vector<int>> term_set(terms.size(), std::vector<int>(3, 0));
+  for (std::size_t q = 0; q < terms.size(); ++q)
+    for (std::size_t d = 0; d < rank; ++d) {
+      const int a = lead + static_cast<int>(d);
+      const std::pair<int, int> key{terms[q].degree[d], terms[q].order[d]};
+      auto it = std::find(keys[a].begin(), keys[a].end(), key);
+      if (it == keys[a].end()) {
+        keys[a].push_back(key);
+        firs[a].push_back(axis_fir(key.first, key.second));
+        it = keys[a].end() - 1;
+      }
+      term_set[q][a] = static_cast<int>(it - keys[a].begin());
+    }
+  for (std::size_t d = 0; d < rank; ++d) {
+    const int a = lead + static_cast<int>(d);
+    if (keys[a].size() > kMaxSets) throw Error(std::string(what) + ": too many FIRs per axis");
+    long lo = 0, hi = 0;
+    bool firstf = true;
+    for (const AxisFir& f : firs[a]) {
+      lo = firstf ? f.first : std::min(lo, f.first);
+      hi = firstf ? f.first + f.span - 1 : std::max(hi, f.first + f.span - 1);
+      firstf = false;
+    }
+    S.first[a] = static_cast<int>(lo);
+    S.span[a] = static_cast<int>(hi - lo + 1);
+    if (S.span[a] > kMaxTaps) throw Error(std::string(what) + ": FIR span too long");
+    S.sets[a] = static_cast<int>(firs[a].size());
+    for (int sidx = 0; sidx < S.sets[a]; ++sidx) {
+      const AxisFir& f = firs[a][static_cast<std::size_t>(sidx)];
+      for (int u = 0; u < kMaxTaps; ++u) S.taps[a][sidx][u] = 0;
+      for (int u = 0; u < f.span; ++u) S.taps[a][sidx][f.first - lo + u] = f.k[u];
+    }
+  }
+  // Pairs (y set, x set) and the terms' indices.
+  S.pairs = 0;
+  for (std::size_t q = 0; q < terms.size(); ++q) {
+    const int sy = term_set[q][1], sx = term_set[q][2];
+    int p = 0;
+    while (p < S.pairs && !(S.pair_y[p] == sy && S.pair_x[p] == sx)) ++p;
+    if (p == S.pairs) {
+      S.pair_y[p] = sy;
+      S.pair_x[p] = sx;
+      ++S.pairs;
+    }
+    S.term_pair[q] = p;
+    S.term_z[q] = term_set[q][0];
+  }
+  // Tile: the largest BZ x BY (3-D 4 x 8, 2-D 1 x 16, 1-D 1 x 1) whose shared memory stays within
+  // 100 KB (two blocks per multiprocessor), halved until it does.
+  int by = rank >= 2 ? (rank == 3 ? 8 : 16) : 1;
+  int bz = rank == 3 ? 4 : 1;
+  by = std::min(by, S.out[1]);
+  bz = std::min(bz, S.out[0]);
+  constexpr int kBudget = 100 * 1024;
+  while (shared_bytes(S, by, bz, sizeof(T)) > kBudget && (by > 1 || bz > 1)) {
+    if (bz >= by && bz > 1)
+      bz = (bz + 1) / 2;
+    else
+      by = (by + 1) / 2;
+  }
+  S.BY = by;
+  S.BZ = bz;
+  const int shmem = shared_bytes(S, by, bz, sizeof(T));
+  if (shmem > 200 * 1024) throw Error(std::string(what) + ": the filter's tile is too large");
+  Outs<T> outs{};
+  for (std::size_t q = 0; q < dst.size() && q < kMaxTerms; ++q) outs.p[q] = dst[q];
+  const long long tx = (S.out[2] + kBX - 1) / kBX, ty = (S.out[1] + by - 1) / by;
+  const long long tz = (S.out[0] + bz - 1) / bz;
+  const long long gx = tx * ty, gy = tz * S.channels;
+  if (gx > 0x7fffffffLL || gy > 65535) throw Error(std::string(what) + ": array too large");
+  if (shmem > 48 * 1024)
+    check(
+        cudaFuncSetAttribute(stencil_kernel<T>, cudaFuncAttributeMaxDynamicSharedMemorySize, shmem),
+        what);
+  stencil_kernel<T><<<dim3(static_cast<unsigned>(gx), static_cast<unsigned>(gy)), kThreads,
+                      static_cast<std::size_t>(shmem)>>>(src, outs, S);
+  check_launch(what);
+}
+
+// ---- Padding (Nearest, GridConstant), with channels -------------------------------------------
+
+struct PadGeometry {
+  long long in[3], out[3], pad[3];
+  int channels;
+};
+
+template <class T>
+__global__ void pad_kernel(const T* __restrict__ src, T* __restrict__ dst, PadGeometry G, bool edge,
+                           T cval, long long total) {
+  const long long step = static_cast<long long>(gridDim.x) * blockDim.x;
+  for (long long p = static_cast<long long>(blockIdx.x) * blockDim.x + threadIdx.x; p < total;
+       p += step) {
+    const long long c = p % G.channels;
+    long long rest = p / G.channels;
+    bool inside = true;
+    long long idx[3];
+    for (int a = 2; a >= 0; --a) {
+      long long k = rest % G.out[a] - G.pad[a];
+      rest /= G.out[a];
+      if (k < 0 || k >= G.in[a]) {
+        inside = false;
+        k = k < 0 ? 0 : G.in[a] - 1;
+      }
+      idx[a] = k;
+    }
+    const long long at = ((idx[0] * G.in[1] + idx[1]) * G.in[2] + idx[2]) * G.channels + c;
+    dst[p] = (inside || edge) ? src[at] : cval;
+  }
+}
+
+// ---- Helpers ----------------------------------------------------------------------------------
+
+struct AxisView {
+  long long outer = 1, inner = 1, n = 1;
+};
+
+AxisView view_of(const Layout& layout, std::size_t axis) {
+  AxisView v;
+  v.n = static_cast<long long>(layout.dims[axis]);
+  v.inner = static_cast<long long>(layout.channels);
+  for (std::size_t d = 0; d < axis; ++d) v.outer *= static_cast<long long>(layout.dims[d]);
+  for (std::size_t d = axis + 1; d < layout.rank(); ++d)
+    v.inner *= static_cast<long long>(layout.dims[d]);
+  return v;
+}
+
+void check_layout(const Layout& layout, const char* what) {
+  layout.check(what);
+  for (std::size_t d : layout.dims)
+    if (d > (std::size_t{1} << 30))
+      throw Error(std::string(what) + ": axis longer than 2^30 samples");
+}
+
+// Longest start horizon a tiled pass may take (sum over the poles of one pass): a chunked tile's
+// window is 384 samples, so chunks of at least 128 remain.
+constexpr int kMaxTiledApron = 128;
+
+// Poles of one axis as the tiled prefilter's passes (real poles, three at most per pass, the
+// gain in the first), or empty when they do not fit (complex, too long a horizon).
+std::vector<Poles> tiled_passes(const SmoothingPoles& sp) {
+  std::vector<Poles> out;
+  for (const auto& z : sp.z)
+    if (z.imag() != 0) return {};
+  for (std::size_t q = 0; q < sp.z.size(); q += 3) {
+    Poles p;
+    p.count = static_cast<int>(std::min<std::size_t>(3, sp.z.size() - q));
+    for (int i = 0; i < p.count; ++i) p.z[static_cast<std::size_t>(i)] = sp.z[q + i].real();
+    p.gain = q == 0 ? sp.gain : 1.0;
+    if (detail::prefilter_apron(p) > kMaxTiledApron) return {};
+    out.push_back(p);
+  }
+  return out;
+}
+
+template <class T>
+void direct_axis_lines(T* data, const Layout& layout, std::size_t axis, const SmoothingPoles& sp,
+                       Boundary b) {
+  const AxisView v = view_of(layout, axis);
+  const LinePoles lp = line_poles<T>(sp.z, sp.gain, b, v.n);
+  Scratch<T> imag(lp.complex_any ? layout.size() : 0,
+                  "CUDA direct transform: allocating the imaginary parts");
+  const long long lines = v.outer * v.inner;
+  const int threads = lines < 32768 ? 32 : 128;
+  const long long blocks = (lines + threads - 1) / threads;
+  if (blocks > 0x7fffffffLL) throw Error("CUDA direct transform: too many lines");
+  filter_lines<T><<<static_cast<unsigned>(blocks), threads>>>(data, imag.get(), v.outer, v.n,
+                                                              v.inner, ext_code(b), lp);
+  check_launch("CUDA direct transform (lines)");
+}
+
+SmoothingPoles as_smoothing(const Poles& p) {
+  SmoothingPoles sp;
+  for (int q = 0; q < p.count; ++q) sp.z.emplace_back(p.z[static_cast<std::size_t>(q)], 0.0);
+  sp.gain = p.gain;
+  return sp;
+}
+
+// The interpolating prefilter of every axis (degree, boundary already mapped), in place.
+template <class T>
+void prefilter_all(T* data, const Layout& layout, int degree, Boundary b) {
+  if (degree < 2) return;
+  if constexpr (std::is_same<T, float>::value) {
+    PrefilterConfig cfg;
+    cfg.degree = degree;
+    cfg.boundary = b;
+    prefilter(data, layout, cfg);
+  } else {
+    const SmoothingPoles sp = as_smoothing(bspline_poles(degree));
+    for (std::size_t axis = 0; axis < layout.rank(); ++axis)
+      if (layout.dims[axis] >= 2) direct_axis_lines<T>(data, layout, axis, sp, b);
+  }
+}
+
+void copy_async(void* dst, const void* src, std::size_t bytes, const char* what) {
+  check(cudaMemcpyAsync(dst, src, bytes, cudaMemcpyDeviceToDevice, 0), what);
+}
+
+// The filters' common path: the coefficients (made from the samples unless the input holds
+// them), then every term in one stencil pass.
+template <class T>
+void filter_terms(const T* src, const std::vector<T*>& dst, const Layout& layout,
+                  const std::vector<std::vector<int>>& orders, int combine,
+                  const DerivativeOptions& opt, const char* what) {
+  check_layout(layout, what);
+  check_degree(opt.degree, 0, kMaxDegree);
+  if (!src) throw Error(std::string(what) + ": a null source");
+  const std::size_t want = combine == kEach ? orders.size() : 1;
+  if (dst.size() != want)
+    throw Error(std::string(what) + ": " + std::to_string(want) + " outputs expected, got " +
+                std::to_string(dst.size()));
+  for (T* d : dst)
+    if (!d) throw Error(std::string(what) + ": a null destination");
+  std::vector<Term> terms;
+  for (const auto& order : orders) {
+    check_derivative_order(order, layout.rank(), opt.degree, what);
+    terms.push_back(Term{std::vector<int>(layout.rank(), opt.degree), order});
+  }
+  const std::size_t pad =
+      opt.input_is_coefficients ? 0 : interpolation_pad(opt.boundary, opt.degree);
+  if (opt.input_is_coefficients || opt.degree < 2) {
+    run_stencil(src, dst, layout, 0, terms, combine, opt.boundary, opt.cval, what);
+    return;
+  }
+  Layout padded = layout;
+  for (auto& d : padded.dims) d += 2 * pad;
+  check_layout(padded, what);
+  Scratch<T> coef(padded.size(), "CUDA derivative filter: allocating the coefficients");
+  if (pad == 0) {
+    copy_async(coef.get(), src, layout.size() * sizeof(T), what);
+  } else {
+    PadGeometry G{};
+    const int lead = 3 - static_cast<int>(layout.rank());
+    for (int a = 0; a < 3; ++a) G.in[a] = G.out[a] = 1, G.pad[a] = 0;
+    for (std::size_t d = 0; d < layout.rank(); ++d) {
+      const int a = lead + static_cast<int>(d);
+      G.in[a] = static_cast<long long>(layout.dims[d]);
+      G.out[a] = static_cast<long long>(padded.dims[d]);
+      G.pad[a] = static_cast<long long>(pad);
+    }
+    G.channels = static_cast<int>(layout.channels);
+    const long long total = static_cast<long long>(padded.size());
+    const long long blocks = std::min<long long>((total + 255) / 256, 1 << 16);
+    pad_kernel<T><<<static_cast<unsigned>(blocks), 256>>>(
+        src, coef.get(), G, opt.boundary == Boundary::Nearest, static_cast<T>(opt.cval), total);
+    check_launch(what);
+  }
+  prefilter_all<T>(coef.get(), padded, opt.degree, prefilter_boundary(opt.boundary));
+  run_stencil<T>(coef.get(), dst, padded, pad, terms, combine, opt.boundary, opt.cval, what);
+}
+
+std::vector<int> unit(std::size_t rank, std::size_t a, int m) {
+  std::vector<int> o(rank, 0);
+  o[a] = m;
+  return o;
+}
+
+}  // namespace
+
+// ---- Device arrays --------------------------------------------------------------------------
+
+template <class T>
+bool direct_transform_tiled(int degree, double lambda) {
+  if (!std::is_same<T, float>::value) return false;
+  if (lambda == 0) return true;
+  const SmoothingPoles sp = smoothing_poles(degree, lambda);
+  return sp.z.empty() || !tiled_passes(sp).empty();
+}
+
+template <class T>
+void direct_transform(T* data, const Layout& layout, const SplineTransformOptions& opt) {
+  const char* what = "CUDA direct transform";
+  check_layout(layout, what);
+  if (!data) throw Error(std::string(what) + ": a null array");
+  const std::size_t rank = layout.rank();
+  // Every check before any work: degrees, lambda, the poles of each axis.
+  std::vector<int> degree(rank);
+  std::vector<SmoothingPoles> poles(rank);
+  for (std::size_t a = 0; a < rank; ++a) {
+    degree[a] = transform_degree(opt, a, rank);
+    poles[a] = smoothing_poles(degree[a], opt.lambda);
+  }
+  const Boundary b = prefilter_boundary(opt.boundary);
+  if (std::is_same<T, float>::value && opt.lambda == 0 &&
+      std::all_of(degree.begin(), degree.end(), [&](int n) { return n == degree[0]; })) {
+    prefilter_all<T>(data, layout, degree[0], b);  // the prefilter itself: the same bits
+    return;
+  }
+  for (std::size_t a = 0; a < rank; ++a) {
+    if (poles[a].z.empty() || layout.dims[a] < 2) continue;
+    if constexpr (std::is_same<T, float>::value) {
+      if (opt.lambda == 0) {
+        PrefilterConfig cfg;
+        cfg.degree = degree[a];
+        cfg.boundary = b;
+        prefilter_axis(data, layout, a, cfg);
+        continue;
+      }
+      const std::vector<Poles> passes = tiled_passes(poles[a]);
+      if (!passes.empty()) {
+        for (const Poles& p : passes) detail::prefilter_axis_poles(data, data, layout, a, b, p);
+        continue;
+      }
+    }
+    direct_axis_lines<T>(data, layout, a, poles[a], b);
+  }
+}
+
+template <class T>
+void indirect_transform(const T* src, T* dst, const Layout& layout,
+                        const SplineTransformOptions& opt) {
+  const char* what = "CUDA indirect transform";
+  check_layout(layout, what);
+  if (!src || !dst) throw Error(std::string(what) + ": a null source or destination");
+  Term t;
+  for (std::size_t a = 0; a < layout.rank(); ++a) {
+    t.degree.push_back(transform_degree(opt, a, layout.rank()));
+    t.order.push_back(0);
+  }
+  const Boundary b = prefilter_boundary(opt.boundary);
+  if (src == dst) {
+    Scratch<T> copy(layout.size(), "CUDA indirect transform: allocating a copy");
+    copy_async(copy.get(), src, layout.size() * sizeof(T), what);
+    run_stencil<T>(copy.get(), {dst}, layout, 0, {t}, kEach, b, 0.0, what);
+    return;
+  }
+  run_stencil<T>(src, {dst}, layout, 0, {t}, kEach, b, 0.0, what);
+}
+
+template <class T>
+void derivative_filter(const T* src, T* dst, const Layout& layout, const std::vector<int>& order,
+                       const DerivativeOptions& opt) {
+  filter_terms<T>(src, {dst}, layout, {order}, kEach, opt, "CUDA derivative");
+}
+
+template <class T>
+void gradient_filter(const T* src, const std::vector<T*>& dst, const Layout& layout,
+                     const DerivativeOptions& opt) {
+  if (opt.degree < 1) throw Error("CUDA gradient: degree 0 (nearest) has no derivative");
+  std::vector<std::vector<int>> orders;
+  for (std::size_t a = 0; a < layout.rank(); ++a) orders.push_back(unit(layout.rank(), a, 1));
+  filter_terms<T>(src, dst, layout, orders, kEach, opt, "CUDA gradient");
+}
+
+template <class T>
+void gradient_magnitude_filter(const T* src, T* dst, const Layout& layout,
+                               const DerivativeOptions& opt) {
+  if (opt.degree < 1) throw Error("CUDA gradient magnitude: degree 0 (nearest) has no derivative");
+  std::vector<std::vector<int>> orders;
+  for (std::size_t a = 0; a < layout.rank(); ++a) orders.push_back(unit(layout.rank(), a, 1));
+  filter_terms<T>(src, {dst}, layout, orders, kNorm, opt, "CUDA gradient magnitude");
+}
+
+static void check_second(const DerivativeOptions& opt, const char* what) {
+  if (opt.degree < 2)
+    throw Error(std::string(what) + " needs second derivatives: degree " +
+                std::to_string(opt.degree) + " has none (use degree 2..7)");
+}
+
+template <class T>
+void hessian_filter(const T* src, const std::vector<T*>& dst, const Layout& layout,
+                    const DerivativeOptions& opt) {
+  check_second(opt, "CUDA Hessian");
+  std::vector<std::vector<int>> orders;
+  const std::size_t rank = layout.rank();
+  for (std::size_t a = 0; a < rank; ++a)
+    for (std::size_t b = a; b < rank; ++b) {
+      std::vector<int> o(rank, 0);
+      ++o[a];
+      ++o[b];
+      orders.push_back(o);
+    }
+  filter_terms<T>(src, dst, layout, orders, kEach, opt, "CUDA Hessian");
+}
+
+template <class T>
+void laplacian_filter(const T* src, T* dst, const Layout& layout, const DerivativeOptions& opt) {
+  check_second(opt, "CUDA Laplacian");
+  std::vector<std::vector<int>> orders;
+  for (std::size_t a = 0; a < layout.rank(); ++a) orders.push_back(unit(layout.rank(), a, 2));
+  filter_terms<T>(src, {dst}, layout, orders, kSum, opt, "CUDA Laplacian");
+}
+
+// ---- Host conveniences ------------------------------------------------------------------------
+
+namespace {
+
+template <class T>
+class DeviceCopy {
+ public:
+  DeviceCopy(std::size_t n, const char* what) : n_(n) {
+    check(cudaMalloc(&p_, std::max<std::size_t>(n, 1) * sizeof(T)), what);
+  }
+  DeviceCopy(const Array<T>& a, const char* what) : DeviceCopy(a.size(), what) {
+    check(cudaMemcpy(p_, a.data(), a.size() * sizeof(T), cudaMemcpyHostToDevice), what);
+  }
+  ~DeviceCopy() { cudaFree(p_); }
+  DeviceCopy(const DeviceCopy&) = delete;
+  DeviceCopy& operator=(const DeviceCopy&) = delete;
+  DeviceCopy(DeviceCopy&& o) noexcept : p_(o.p_), n_(o.n_) { o.p_ = nullptr; }
+  T* get() const { return static_cast<T*>(p_); }
+  void download(Array<T>& a, const char* what) const {
+    check(cudaMemcpy(a.data(), p_, a.size() * sizeof(T), cudaMemcpyDeviceToHost), what);
+  }
+
+ private:
+  void* p_ = nullptr;
+  std::size_t n_ = 0;
+};
+
+template <class T>
+Layout checked(const Array<T>& a, const char* what) {
+  if (a.rank() == 0) throw Error(std::string(what) + ": the input array is empty");
+  const Layout l = Layout::of(a);
+  check_layout(l, what);
+  require(what);
+  return l;
+}
+
+// Runs `f(src, outs)` for `count` outputs of the input's shape and downloads them.
+template <class T, class F>
+std::vector<Array<T>> run_host(const Array<T>& input, std::size_t count, const char* what, F f) {
+  const Layout l = checked(input, what);
+  DeviceCopy<T> src(input, what);
+  std::vector<DeviceCopy<T>> outs;
+  std::vector<T*> ptrs;
+  for (std::size_t q = 0; q < count; ++q) {
+    outs.emplace_back(input.size(), what);
+    ptrs.push_back(outs.back().get());
+  }
+  f(src.get(), ptrs, l);
+  synchronize(what);
+  std::vector<Array<T>> res;
+  for (std::size_t q = 0; q < count; ++q) {
+    Array<T> a(input.dims(), input.channels());
+    outs[q].download(a, what);
+    res.push_back(std::move(a));
+  }
+  return res;
+}
+
+}  // namespace
+
+template <class T>
+void direct_transform(Array<T>& a, const SplineTransformOptions& opt) {
+  const char* what = "CUDA direct transform";
+  const Layout l = checked(a, what);
+  DeviceCopy<T> d(a, what);
+  direct_transform<T>(d.get(), l, opt);
+  synchronize(what);
+  d.download(a, what);
+}
+
+template <class T>
+void indirect_transform(Array<T>& a, const SplineTransformOptions& opt) {
+  a = run_host<T>(a, 1, "CUDA indirect transform",
+                  [&](const T* s, const std::vector<T*>& o, const Layout& l) {
+                    indirect_transform<T>(s, o[0], l, opt);
+                  })[0];
+}
+
+template <class T>
+Array<T> derivative_filter(const Array<T>& input, const std::vector<int>& order,
+                           const DerivativeOptions& opt) {
+  check_derivative_order(order, input.rank(), opt.degree, "CUDA derivative");
+  return run_host<T>(input, 1, "CUDA derivative",
+                     [&](const T* s, const std::vector<T*>& o, const Layout& l) {
+                       derivative_filter<T>(s, o[0], l, order, opt);
+                     })[0];
+}
+
+template <class T>
+std::vector<Array<T>> gradient_filter(const Array<T>& input, const DerivativeOptions& opt) {
+  return run_host<T>(input, input.rank(), "CUDA gradient",
+                     [&](const T* s, const std::vector<T*>& o, const Layout& l) {
+                       gradient_filter<T>(s, o, l, opt);
+                     });
+}
+
+template <class T>
+Array<T> gradient_magnitude_filter(const Array<T>& input, const DerivativeOptions& opt) {
+  return run_host<T>(input, 1, "CUDA gradient magnitude",
+                     [&](const T* s, const std::vector<T*>& o, const Layout& l) {
+                       gradient_magnitude_filter<T>(s, o[0], l, opt);
+                     })[0];
+}
+
+template <class T>
+std::vector<Array<T>> hessian_filter(const Array<T>& input, const DerivativeOptions& opt) {
+  const std::size_t r = input.rank();
+  return run_host<T>(input, r * (r + 1) / 2, "CUDA Hessian",
+                     [&](const T* s, const std::vector<T*>& o, const Layout& l) {
+                       hessian_filter<T>(s, o, l, opt);
+                     });
+}
+
+template <class T>
+Array<T> laplacian_filter(const Array<T>& input, const DerivativeOptions& opt) {
+  return run_host<T>(input, 1, "CUDA Laplacian",
+                     [&](const T* s, const std::vector<T*>& o, const Layout& l) {
+                       laplacian_filter<T>(s, o[0], l, opt);
+                     })[0];
+}
+
+#define SV_BSPLINE_INSTANTIATE(T)                                                                  \
+  template bool direct_transform_tiled<T>(int, double);                                            \
+  template void direct_transform<T>(T*, const Layout&, const SplineTransformOptions&);             \
+  template void indirect_transform<T>(const T*, T*, const Layout&, const SplineTransformOptions&); \
+  template void derivative_filter<T>(const T*, T*, const Layout&, const std::vector<int>&,         \
+                                     const DerivativeOptions&);                                    \
+  template void gradient_filter<T>(const T*, const std::vector<T*>&, const Layout&,                \
+                                   const DerivativeOptions&);                                      \
+  template void gradient_magnitude_filter<T>(const T*, T*, const Layout&,                          \
+                                             const DerivativeOptions&);                            \
+  template void hessian_filter<T>(const T*, const std::vector<T*>&, const Layout&,                 \
+                                  const DerivativeOptions&);                                       \
+  template void laplacian_filter<T>(const T*, T*, const Layout&, const DerivativeOptions&);        \
+  template void direct_transform<T>(Array<T>&, const SplineTransformOptions&);                     \
+  template void indirect_transform<T>(Array<T>&, const SplineTransformOptions&);                   \
+  template Array<T> derivative_filter<T>(const Array<T>&, const std::vector<int>&,                 \
+                                         const DerivativeOptions&);                                \
+  template std::vector<Array<T>> gradient_filter<T>(const Array<T>&, const DerivativeOptions&);    \
+  template Array<T> gradient_magnitude_filter<T>(const Array<T>&, const DerivativeOptions&);       \
+  template std::vector<Array<T>> hessian_filter<T>(const Array<T>&, const DerivativeOptions&);     \
+  template Array<T> laplacian_filter<T>(const Array<T>&, const DerivativeOptions&);
+
+SV_BSPLINE_INSTANTIATE(float)
+SV_BSPLINE_INSTANTIATE(double)
+
+}  // namespace sv::cuda
