@@ -1,0 +1,501 @@
+// Tests of the ray-cast 3-D view (raycast_reference.h, raycast_renderer.h, shaders/raycast.comp)
+// in a headless EGL context, each against an oracle that does not share the shader's code:
+//  - MIP of a smooth synthetic volume (fresh random Gaussian blobs, anisotropic voxels, an
+//    oriented affine) against a ray march written here: rays from the camera through
+//    sv::world_to_index, the same segment midpoints, values from sv::sample in double (degree 1
+//    on the samples, degree 3 on the double prefilter), within a derived float bound; the
+//    empty-space skipping changes no bit; the view's own CPU march (march_ray) agrees with this
+//    one to double rounding;
+//  - the isosurface of a sphere sampled as a signed distance volume: hit depth and normal
+//    against the analytic ray-sphere intersection, and the cubic's normals measurably smoother
+//    (angular error) than trilinear's central differences;
+//  - DVR of a constant volume against the closed form 1 - exp(-sigma L) over the analytic chord
+//    length L of each ray through the box.
+// Exits 77 (skipped, with the reason) without a GL 4.5 context.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <memory>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "raycast_reference.h"
+#include "raycast_renderer.h"
+#include "splineview/error.h"
+#include "splineview/geometry.h"
+#include "splineview/gl/gl.h"
+#include "splineview/gl/headless.h"
+#include "splineview/prefilter.h"
+#include "splineview/sampler.h"
+
+namespace {
+
+using namespace sv::viewer;
+namespace gl = sv::gl;
+
+std::uint32_t fresh_seed() {
+  static std::uint32_t next = std::random_device{}();
+  return next++;
+}
+
+// An R32F 3-D texture with the volume documents' parameters (GL_LINEAR, GL_MIRRORED_REPEAT).
+gl::Texture texture_of(const sv::ArrayF& a) {
+  gl::Texture t =
+      gl::Texture::create_3d(GL_R32F, static_cast<int>(a.dims()[2]), static_cast<int>(a.dims()[1]),
+                             static_cast<int>(a.dims()[0]));
+  t.set_filter(GL_LINEAR, GL_LINEAR);
+  t.set_wrap(GL_MIRRORED_REPEAT);
+  t.upload(GL_RED, GL_FLOAT, a.data());
+  return t;
+}
+
+// A volume on the GPU as the volume mode holds it: samples and float coefficients (CPU
+// prefilter, reflect) in R32F textures with the documents' parameters.
+struct GpuVolume {
+  sv::ArrayF samples, coefficients;
+  sv::ArrayD exact, exact_coefficients;
+  gl::Texture samples_tex, coefficients_tex;
+  sv::Geometry geometry;
+  std::array<std::size_t, 3> dims{};
+
+  GpuVolume(const sv::ArrayD& values, const sv::Geometry& g) : exact(values), geometry(g) {
+    dims = {values.dims()[0], values.dims()[1], values.dims()[2]};
+    samples = sv::ArrayF::from(values);
+    coefficients = samples;
+    sv::prefilter(coefficients, sv::PrefilterOptions{3, sv::Boundary::Reflect, 0});
+    exact_coefficients = exact;
+    sv::prefilter(exact_coefficients, sv::PrefilterOptions{3, sv::Boundary::Reflect, 0});
+    samples_tex = texture_of(samples);
+    coefficients_tex = texture_of(coefficients);
+  }
+  RaycastVolume view() const { return {&samples_tex, &coefficients_tex, dims, geometry}; }
+};
+
+// An oriented, anisotropic affine: spacing (sx, sy, sz) mm along the index axes, rotated about
+// the world z axis by `deg`, origin somewhere off zero.
+sv::Geometry tilted_geometry(double sx, double sy, double sz, double deg) {
+  const double a = deg * 3.14159265358979323846 / 180.0;
+  sv::Geometry g;
+  g.affine = {{{std::cos(a) * sx, -std::sin(a) * sy, 0.0, -31.0},
+               {std::sin(a) * sx, std::cos(a) * sy, 0.0, 12.5},
+               {0.0, 0.0, sz, 40.0},
+               {0.0, 0.0, 0.0, 1.0}}};
+  g.source = "test";
+  return g;
+}
+
+// The test's own ray of pixel (x, y): world direction from the camera's basis, then index space
+// through sv::world_to_index of two points.
+struct TestRay {
+  glm::dvec3 eye_idx, dir;  // index space, dir unit
+  double mm = 1.0;          // mm per index unit
+  glm::dvec3 eye_w, dir_w;  // world, dir_w unit
+};
+TestRay test_ray(const OrbitCamera& cam, const sv::Geometry& g, int w, int h, int x, int y) {
+  const double s = 2.0 * std::tan(cam.fov_deg * 3.14159265358979323846 / 360.0) / h;
+  const glm::dvec3 world_dir =
+      cam.forward() + (x + 0.5 - w / 2.0) * s * cam.right() + (y + 0.5 - h / 2.0) * s * cam.up();
+  const glm::dvec3 e = cam.eye();
+  const sv::Vec3 a = sv::world_to_index(g, {e.x, e.y, e.z});
+  const glm::dvec3 f = e + world_dir;
+  const sv::Vec3 b = sv::world_to_index(g, {f.x, f.y, f.z});
+  TestRay r;
+  r.eye_idx = {a[0], a[1], a[2]};
+  const glm::dvec3 d = glm::dvec3(b[0], b[1], b[2]) - r.eye_idx;
+  r.dir = glm::normalize(d);
+  r.mm = glm::length(world_dir) / glm::length(d);
+  r.eye_w = e;
+  r.dir_w = glm::normalize(world_dir);
+  return r;
+}
+
+// The midpoints of the ray's segments through the box (index units along the ray).
+std::vector<double> midpoints(const TestRay& r, const glm::dvec3& n, double h, double* t0_out,
+                              double* t1_out) {
+  double t0 = 0.0, t1 = 1e300;
+  for (int a = 0; a < 3; ++a) {
+    const double u = (-0.5 - r.eye_idx[a]) / r.dir[a], v = (n[a] - 0.5 - r.eye_idx[a]) / r.dir[a];
+    t0 = std::max(t0, std::min(u, v));
+    t1 = std::min(t1, std::max(u, v));
+  }
+  std::vector<double> mids;
+  if (t0_out) *t0_out = t0;
+  if (t1_out) *t1_out = t1;
+  if (!(t0 < t1)) return mids;
+  for (double a = t0; a < t1; a += 0.0) {
+    const auto k = static_cast<double>(mids.size());
+    const double lo = t0 + k * h;
+    if (lo >= t1) break;
+    mids.push_back(0.5 * (lo + std::min(lo + h, t1)));
+    a = lo + h;
+  }
+  return mids;
+}
+
+// sv::sample at index-space points (texture order x, y, z).
+std::vector<double> sample_at(const sv::ArrayD& data, int degree,
+                              const std::vector<glm::dvec3>& points) {
+  std::vector<double> pos;
+  for (const glm::dvec3& p : points) {
+    pos.push_back(p.z);
+    pos.push_back(p.y);
+    pos.push_back(p.x);
+  }
+  sv::SamplerOptions opt;
+  opt.degree = degree;
+  opt.threads = 1;
+  return sv::sample(data, pos, opt);
+}
+
+// Smooth blobs: sum of Gaussians of width 2.5..4 voxels, values in about [0, 1].
+sv::ArrayD blobs(const std::array<std::size_t, 3>& dims, std::uint32_t seed) {
+  std::mt19937 rng(seed);
+  std::uniform_real_distribution<double> u(0.0, 1.0);
+  struct Blob {
+    double x, y, z, s, a;
+  };
+  std::vector<Blob> bl;
+  for (int i = 0; i < 7; ++i)
+    bl.push_back({u(rng) * static_cast<double>(dims[2]), u(rng) * static_cast<double>(dims[1]),
+                  u(rng) * static_cast<double>(dims[0]), 2.5 + 1.5 * u(rng), 0.3 + 0.7 * u(rng)});
+  sv::ArrayD a({dims[0], dims[1], dims[2]}, 1);
+  for (std::size_t z = 0; z < dims[0]; ++z)
+    for (std::size_t y = 0; y < dims[1]; ++y)
+      for (std::size_t x = 0; x < dims[2]; ++x) {
+        double v = 0.0;
+        for (const Blob& b : bl) {
+          const double dx = static_cast<double>(x) - b.x, dy = static_cast<double>(y) - b.y,
+                       dz = static_cast<double>(z) - b.z;
+          const double d2 = dx * dx + dy * dy + dz * dz;
+          v += b.a * std::exp(-d2 / (2.0 * b.s * b.s));
+        }
+        a.data()[(z * dims[1] + y) * dims[2] + x] = v;
+      }
+  return a;
+}
+
+// The angle between two unit vectors in degrees, well conditioned near 0 (acos of a dot product
+// near 1 is not: float normals would read as 0.03 degrees apart when equal to 1e-7).
+double angle_deg(const glm::dvec3& a, const glm::dvec3& b) {
+  return 2.0 * std::asin(std::min(1.0, glm::length(a - b) / 2.0)) * 180.0 / 3.14159265358979323846;
+}
+
+// The largest difference between neighbouring texels along any axis (the scale of a hardware
+// filter weight's rounding error).
+double max_neighbour_difference(const sv::ArrayF& a) {
+  const auto& d = a.dims();
+  double m = 0.0;
+  for (std::size_t z = 0; z < d[0]; ++z)
+    for (std::size_t y = 0; y < d[1]; ++y)
+      for (std::size_t x = 0; x < d[2]; ++x) {
+        const std::size_t i = (z * d[1] + y) * d[2] + x;
+        const double v = a.data()[i];
+        if (x + 1 < d[2]) m = std::max(m, std::abs(a.data()[i + 1] - v));
+        if (y + 1 < d[1]) m = std::max(m, std::abs(a.data()[i + d[2]] - v));
+        if (z + 1 < d[0]) m = std::max(m, std::abs(a.data()[i + d[1] * d[2]] - v));
+      }
+  return m;
+}
+
+TEST(Raycast, MipMatchesAnIndependentMarchWithTheSameStep) {
+  const std::uint32_t seed = fresh_seed();
+  SCOPED_TRACE("seed " + std::to_string(seed));
+  const std::array<std::size_t, 3> dims = {14, 22, 26};
+  GpuVolume vol(blobs(dims, seed), tilted_geometry(1.2, 0.9, 2.0, 25.0));
+  RaycastRenderer renderer;
+  renderer.set_volume(vol.view());
+  const OrbitCamera cam = fit_camera(vol.geometry, dims, 35.0, 20.0);
+  const int w = 48, h = 36;
+  const RayFrame frame = ray_frame(cam, vol.geometry, dims, w, h);
+  RaySettings st;
+  st.mode = RayMode::Mip;
+  st.step = 0.37;
+  const WindowLevel wl{1.0, 0.5};
+  const glm::dvec3 n(static_cast<double>(dims[2]), static_cast<double>(dims[1]),
+                     static_cast<double>(dims[0]));
+  // Float ray parameters move a sample by about 1e-5 voxel (|position| < 100, several roundings),
+  // values change by |grad| <= 0.5 per voxel times that; a hardware filter weight (NVIDIA: 8
+  // fractional bits) errs by up to 2^-9 of a neighbour difference per axis and per lerp level.
+  const double position_term = 1e-4;
+  const double hw_samples = 3.0 * std::ldexp(1.0, -9) * max_neighbour_difference(vol.samples);
+  const double hw_coefficients =
+      6.0 * std::ldexp(1.0, -9) * max_neighbour_difference(vol.coefficients);
+  for (gl::Fetch method : kRayMethods) {
+    SCOPED_TRACE(ray_method_label(method));
+    const bool cubic = method != gl::Fetch::Linear;
+    const sv::ArrayD& data = cubic ? vol.exact_coefficients : vol.exact;
+    const RaySpline spline(data, cubic ? 3 : 1);
+    const double bound = position_term + (method == gl::Fetch::CubicPrecise ? 1e-5
+                                          : cubic                           ? hw_coefficients
+                                                                            : hw_samples);
+    int cols = 0, rows = 0;
+    RayDrawOptions skip_on, skip_off;
+    skip_off.skip = false;
+    const std::vector<glm::vec4> gpu =
+        renderer.measure(method, frame, st, wl, skip_on, 1, 0, &cols, &rows);
+    const std::vector<glm::vec4> gpu_noskip =
+        renderer.measure(method, frame, st, wl, skip_off, 1, 0, &cols, &rows);
+    ASSERT_EQ(cols, w);
+    ASSERT_EQ(rows, h);
+    double worst = 0.0, worst_vs_view_march = 0.0;
+    int hits = 0, skipped_differs = 0;
+    for (int y = 0; y < h; ++y) {
+      for (int x = 0; x < w; ++x) {
+        const std::size_t i = static_cast<std::size_t>(y * w + x);
+        if (gpu[i].x != gpu_noskip[i].x) ++skipped_differs;
+        const TestRay r = test_ray(cam, vol.geometry, w, h, x, y);
+        const std::vector<double> mids = midpoints(r, n, st.step, nullptr, nullptr);
+        const RayResult view_march = march_ray(spline, frame, st, x, y);
+        ASSERT_EQ(gpu[i].y > 0.5f, !mids.empty()) << "pixel " << x << "," << y;
+        ASSERT_EQ(view_march.hit, !mids.empty());
+        if (mids.empty()) continue;
+        std::vector<glm::dvec3> pts;
+        for (double t : mids) pts.push_back(r.eye_idx + t * r.dir);
+        const std::vector<double> v = sample_at(data, cubic ? 3 : 1, pts);
+        const double mip = *std::max_element(v.begin(), v.end());
+        worst = std::max(worst, std::abs(static_cast<double>(gpu[i].x) - mip));
+        worst_vs_view_march = std::max(worst_vs_view_march, std::abs(view_march.value - mip));
+        ++hits;
+      }
+    }
+    std::printf("  MIP %s: %d rays, worst |GPU - march| %.3g (bound %.3g); view's CPU march %.3g\n",
+                ray_method_label(method), hits, worst, bound, worst_vs_view_march);
+    EXPECT_GT(hits, w * h / 4);
+    EXPECT_LE(worst, bound);
+    EXPECT_LE(worst_vs_view_march, 1e-12);
+    EXPECT_EQ(skipped_differs, 0) << "empty-space skipping changed the result";
+  }
+}
+
+// A sphere of radius R mm about c in a volume of anisotropic voxels, sampled as the signed
+// distance R - |x - c| (positive inside).
+struct SphereVolume {
+  double radius = 11.0;
+  glm::dvec3 centre{0.0};
+  sv::Geometry geometry = tilted_geometry(0.9, 1.0, 1.4, 10.0);
+  std::array<std::size_t, 3> dims = {24, 34, 32};
+  sv::ArrayD values() {
+    const sv::Vec3 c = sv::index_to_world(geometry, {15.3, 16.8, 11.6});
+    centre = {c[0], c[1], c[2]};
+    sv::ArrayD a({dims[0], dims[1], dims[2]}, 1);
+    for (std::size_t z = 0; z < dims[0]; ++z)
+      for (std::size_t y = 0; y < dims[1]; ++y)
+        for (std::size_t x = 0; x < dims[2]; ++x) {
+          const sv::Vec3 p = sv::index_to_world(
+              geometry, {static_cast<double>(x), static_cast<double>(y), static_cast<double>(z)});
+          a.data()[(z * dims[1] + y) * dims[2] + x] =
+              radius - glm::length(glm::dvec3(p[0], p[1], p[2]) - centre);
+        }
+    return a;
+  }
+};
+
+TEST(Raycast, IsosurfaceOfASphereMatchesTheAnalyticSphere) {
+  SphereVolume sphere;
+  GpuVolume vol(sphere.values(), sphere.geometry);
+  RaycastRenderer renderer;
+  renderer.set_volume(vol.view());
+  const std::uint32_t seed = fresh_seed();
+  SCOPED_TRACE("seed " + std::to_string(seed));
+  std::mt19937 rng(seed);
+  OrbitCamera cam =
+      fit_camera(vol.geometry, vol.dims, std::uniform_real_distribution<>(-180, 180)(rng),
+                 std::uniform_real_distribution<>(-60, 60)(rng));
+  cam.zoom(5.0);  // the sphere fills most of the pane
+  const int w = 64, h = 64;
+  const RayFrame frame = ray_frame(cam, vol.geometry, vol.dims, w, h);
+  RaySettings st;
+  st.mode = RayMode::Iso;
+  st.iso = 0.0;
+  st.step = 0.5;
+  const WindowLevel wl{1.0, 0.5};
+  double rms_angle[3] = {0, 0, 0};
+  for (std::size_t m = 0; m < kRayMethods.size(); ++m) {
+    const gl::Fetch method = kRayMethods[m];
+    SCOPED_TRACE(ray_method_label(method));
+    int cols = 0, rows = 0;
+    RayDrawOptions skip_off;
+    skip_off.skip = false;
+    const std::vector<glm::vec4> gpu =
+        renderer.measure(method, frame, st, wl, RayDrawOptions{}, 1, 0, &cols, &rows);
+    const std::vector<glm::vec4> gpu_noskip =
+        renderer.measure(method, frame, st, wl, skip_off, 1, 0, &cols, &rows);
+    double worst_depth = 0.0, sum_angle2 = 0.0, worst_angle = 0.0;
+    int hits = 0, mismatched = 0, skip_differs = 0;
+    for (int y = 0; y < h; ++y) {
+      for (int x = 0; x < w; ++x) {
+        const std::size_t i = static_cast<std::size_t>(y * w + x);
+        if (gpu[i] != gpu_noskip[i]) ++skip_differs;
+        const TestRay r = test_ray(cam, vol.geometry, w, h, x, y);
+        // Analytic first intersection of the world ray with the sphere.
+        const glm::dvec3 oc = r.eye_w - sphere.centre;
+        const double b = glm::dot(oc, r.dir_w);
+        const double disc = b * b - (glm::dot(oc, oc) - sphere.radius * sphere.radius);
+        const bool analytic_hit = disc > 0.0;
+        // Grazing rays (within 0.3 mm of the silhouette) may go either way.
+        const double miss_distance = std::sqrt(std::max(0.0, glm::dot(oc, oc) - b * b));
+        const bool grazing = std::abs(miss_distance - sphere.radius) < 0.3;
+        const bool gpu_hit = gpu[i].x >= 0.0f;
+        if (gpu_hit != analytic_hit) {
+          if (!grazing) ++mismatched;
+          continue;
+        }
+        if (!gpu_hit || grazing) continue;
+        const double depth = -b - std::sqrt(disc);
+        const glm::dvec3 normal = glm::normalize(r.eye_w + depth * r.dir_w - sphere.centre);
+        worst_depth = std::max(worst_depth, std::abs(static_cast<double>(gpu[i].x) - depth));
+        const double angle = angle_deg(glm::dvec3(gpu[i].y, gpu[i].z, gpu[i].w), normal);
+        sum_angle2 += angle * angle;
+        worst_angle = std::max(worst_angle, angle);
+        ++hits;
+      }
+    }
+    rms_angle[m] = std::sqrt(sum_angle2 / std::max(hits, 1));
+    std::printf(
+        "  iso sphere %s: %d hits, worst depth error %.4f mm, normal error rms %.3f max %.3f "
+        "deg, %d misclassified\n",
+        ray_method_label(method), hits, worst_depth, rms_angle[m], worst_angle, mismatched);
+    EXPECT_GT(hits, w * h / 6);
+    EXPECT_EQ(mismatched, 0);
+    EXPECT_EQ(skip_differs, 0) << "empty-space skipping changed the result";
+    // The interpolants of a distance function: the cubic's error near the surface is far below
+    // a voxel; trilinear's is bounded by the function's curvature over a voxel (h^2 / (8 R)).
+    EXPECT_LE(worst_depth, method == gl::Fetch::Linear ? 0.25 : 0.05);
+    EXPECT_LE(rms_angle[m], method == gl::Fetch::Linear ? 6.0 : 1.0);
+  }
+  // Cubic normals are smoother: at most half trilinear's RMS angular error, precise and otf.
+  EXPECT_LT(rms_angle[0], 0.5 * rms_angle[2]);
+  EXPECT_LT(rms_angle[1], 0.5 * rms_angle[2]);
+}
+
+TEST(Raycast, IsosurfaceDepthAgreesWithTheCpuMarch) {
+  SphereVolume sphere;
+  GpuVolume vol(sphere.values(), sphere.geometry);
+  RaycastRenderer renderer;
+  renderer.set_volume(vol.view());
+  OrbitCamera cam = fit_camera(vol.geometry, vol.dims, 20.0, 10.0);
+  cam.zoom(5.0);
+  const int w = 40, h = 30;
+  const RayFrame frame = ray_frame(cam, vol.geometry, vol.dims, w, h);
+  RaySettings st;
+  st.mode = RayMode::Iso;
+  st.iso = 0.0;
+  const RaySpline spline(vol.exact_coefficients, 3);
+  int cols = 0, rows = 0;
+  const std::vector<glm::vec4> gpu =
+      renderer.measure(gl::Fetch::CubicPrecise, frame, st, WindowLevel{}, {}, 1, 0, &cols, &rows);
+  double worst = 0.0, worst_angle = 0.0;
+  int compared = 0;
+  for (int y = 0; y < h; ++y)
+    for (int x = 0; x < w; ++x) {
+      const RayResult r = march_ray(spline, frame, st, x, y);
+      const glm::vec4 g = gpu[static_cast<std::size_t>(y * w + x)];
+      if (r.hit != (g.x >= 0.0f)) continue;  // grazing rays
+      if (!r.hit) continue;
+      worst = std::max(worst, std::abs(r.depth_mm - g.x));
+      worst_angle = std::max(worst_angle, angle_deg(r.normal, glm::dvec3(g.y, g.z, g.w)));
+      ++compared;
+    }
+  std::printf("  iso precise vs the CPU march: %d rays, depth %.3g mm, normal %.3g deg\n", compared,
+              worst, worst_angle);
+  EXPECT_GT(compared, w * h / 6);
+  EXPECT_LE(worst, 1e-3);
+  EXPECT_LE(worst_angle, 0.01);
+}
+
+TEST(Raycast, DvrOfAConstantVolumeIsOneMinusExpOfTauL) {
+  const std::array<std::size_t, 3> dims = {12, 18, 20};
+  sv::ArrayD values({dims[0], dims[1], dims[2]}, 1);
+  std::fill(values.vec().begin(), values.vec().end(), 0.5);
+  const sv::Geometry g = sv::geometry_from_spacing({2.0, 1.0, 1.5});
+  GpuVolume vol(values, g);
+  RaycastRenderer renderer;
+  renderer.set_volume(vol.view());
+  const OrbitCamera cam = fit_camera(g, dims, 40.0, 25.0);
+  const int w = 40, h = 32;
+  const RayFrame frame = ray_frame(cam, g, dims, w, h);
+  RaySettings st;
+  st.mode = RayMode::Dvr;
+  st.step = 0.5;
+  st.dvr_cutoff = 2.0;  // no early termination
+  st.tf = make_transfer_function("grey ramp", 0.0, 1.0, 0.06);
+  const double sigma = st.tf.lookup(0.5).a * st.tf.opacity_per_mm;
+  const glm::dvec3 rgb = glm::dvec3(st.tf.lookup(0.5));
+  // The box in world mm: index [-1/2, N - 1/2] times the spacing (x, y, z).
+  const glm::dvec3 lo(-0.5 * 1.5, -0.5 * 1.0, -0.5 * 2.0);
+  const glm::dvec3 hi((static_cast<double>(dims[2]) - 0.5) * 1.5,
+                      (static_cast<double>(dims[1]) - 0.5) * 1.0,
+                      (static_cast<double>(dims[0]) - 0.5) * 2.0);
+  for (gl::Fetch method : kRayMethods) {
+    SCOPED_TRACE(ray_method_label(method));
+    int cols = 0, rows = 0;
+    const std::vector<glm::vec4> gpu =
+        renderer.measure(method, frame, st, WindowLevel{}, {}, 1, 0, &cols, &rows);
+    double worst = 0.0, largest = 0.0;
+    int inside = 0;
+    for (int y = 0; y < h; ++y)
+      for (int x = 0; x < w; ++x) {
+        const TestRay r = test_ray(cam, g, w, h, x, y);
+        double t0 = 0.0, t1 = 1e300;
+        for (int a = 0; a < 3; ++a) {
+          const double u = (lo[a] - r.eye_w[a]) / r.dir_w[a], v = (hi[a] - r.eye_w[a]) / r.dir_w[a];
+          t0 = std::max(t0, std::min(u, v));
+          t1 = std::min(t1, std::max(u, v));
+        }
+        const double chord = std::max(0.0, t1 - t0);
+        const double alpha = 1.0 - std::exp(-sigma * chord);
+        const glm::vec4 v = gpu[static_cast<std::size_t>(y * w + x)];
+        if (chord > 0.5) ++inside;
+        largest = std::max(largest, alpha);
+        worst = std::max(worst, static_cast<double>(std::abs(v.a - alpha)));
+        for (int c = 0; c < 3; ++c) worst = std::max(worst, std::abs(v[c] - alpha * rgb[c]));
+      }
+    std::printf("  DVR constant %s: worst |GPU - (1 - exp(-sigma L))| %.3g, largest opacity %.3f\n",
+                ray_method_label(method), worst, largest);
+    EXPECT_GT(inside, w * h / 4);
+    EXPECT_GT(largest, 0.5);
+    EXPECT_LE(worst, 2e-5);
+  }
+}
+
+TEST(Raycast, RefusesWhatItCannotShow) {
+  const std::array<std::size_t, 3> dims = {4, 4, 4};
+  sv::ArrayD values({4, 4, 4}, 1);
+  GpuVolume vol(values, sv::geometry_from_spacing({1.0, 1.0, 1.0}));
+  RaycastRenderer renderer;
+  const RayFrame frame = ray_frame(fit_camera(vol.geometry, dims), vol.geometry, dims, 8, 8);
+  RayTarget target;
+  EXPECT_THROW(renderer.render(gl::Fetch::CubicPrecise, frame, {}, {}, {}, target), sv::Error);
+  renderer.set_volume(vol.view());
+  try {
+    renderer.render(gl::Fetch::Nearest, frame, {}, {}, {}, target);
+    ADD_FAILURE() << "nearest accepted";
+  } catch (const sv::Error& e) {
+    EXPECT_NE(std::string(e.what()).find("nearest"), std::string::npos) << e.what();
+  }
+  RaySettings st;
+  st.step = 0.0;
+  EXPECT_THROW(renderer.render(gl::Fetch::Linear, frame, st, {}, {}, target), sv::Error);
+  EXPECT_THROW(make_transfer_function("no such preset", 0, 1), sv::Error);
+  EXPECT_THROW(make_transfer_function("grey ramp", 1, 1), sv::Error);
+  EXPECT_THROW(parse_ray_mode("xray"), sv::Error);
+  EXPECT_THROW(ray_frame(OrbitCamera{}, vol.geometry, dims, 0, 4), sv::Error);
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  ::testing::InitGoogleTest(&argc, argv);
+  std::unique_ptr<gl::HeadlessContext> context;
+  try {
+    context = std::make_unique<gl::HeadlessContext>();
+  } catch (const sv::Error& e) {
+    std::printf("SKIP: no headless GL 4.5 context: %s\n", e.what());
+    return 77;
+  }
+  std::printf("GL: %s\n", context->description().c_str());
+  return RUN_ALL_TESTS();
+}
