@@ -1,7 +1,8 @@
 // splinetool derivative, gradient, gradient-magnitude, laplacian and hessian
 // (filter_commands.h): check the command line, load IN, run the core's filter in float or double
 // (sv::derivative_filter, gradient_filter, gradient_magnitude_filter, laplacian_filter,
-// hessian_filter), then write OUT (replaced atomically) and report.
+// hessian_filter; with --backend cuda the same functions of sv::cuda, cuda_bspline.h), then write
+// OUT (replaced atomically) and report.
 #include "filter_commands.h"
 
 #include <algorithm>
@@ -22,6 +23,8 @@
 #include <nlohmann/json.hpp>
 
 #include "splineview/bspline.h"
+#include "splineview/cuda_bspline.h"
+#include "splineview/cuda_memory.h"
 #include "splineview/derivative.h"
 #include "splineview/error.h"
 #include "splineview/finite.h"
@@ -163,25 +166,30 @@ struct Result {
 
 template <class T>
 Result compute(Kind kind, const sv::ArrayD& in, const std::vector<int>& order,
-               const sv::DerivativeOptions& opt) {
+               const sv::DerivativeOptions& opt, bool cuda) {
   const sv::Array<T> a = sv::Array<T>::from(in);
   Result r;
   switch (kind) {
     case Kind::Derivative:
-      r.scalar = sv::ArrayD::from(sv::derivative_filter(a, order, opt));
+      r.scalar = sv::ArrayD::from(cuda ? sv::cuda::derivative_filter(a, order, opt)
+                                       : sv::derivative_filter(a, order, opt));
       break;
     case Kind::GradientMagnitude:
-      r.scalar = sv::ArrayD::from(sv::gradient_magnitude_filter(a, opt));
+      r.scalar = sv::ArrayD::from(cuda ? sv::cuda::gradient_magnitude_filter(a, opt)
+                                       : sv::gradient_magnitude_filter(a, opt));
       break;
     case Kind::Laplacian:
-      r.scalar = sv::ArrayD::from(sv::laplacian_filter(a, opt));
+      r.scalar = sv::ArrayD::from(cuda ? sv::cuda::laplacian_filter(a, opt)
+                                       : sv::laplacian_filter(a, opt));
       break;
     case Kind::Gradient:
-      for (const sv::Array<T>& g : sv::gradient_filter(a, opt))
+      for (const sv::Array<T>& g :
+           cuda ? sv::cuda::gradient_filter(a, opt) : sv::gradient_filter(a, opt))
         r.components.push_back(sv::ArrayD::from(g));
       break;
     case Kind::Hessian:
-      for (const sv::Array<T>& h : sv::hessian_filter(a, opt))
+      for (const sv::Array<T>& h :
+           cuda ? sv::cuda::hessian_filter(a, opt) : sv::hessian_filter(a, opt))
         r.components.push_back(sv::ArrayD::from(h));
       break;
   }
@@ -190,12 +198,8 @@ Result compute(Kind kind, const sv::ArrayD& in, const std::vector<int>& order,
 
 void run_filter(Kind kind, const FilterArgs& args) {
   const char* cmd = kind_name(kind);
-  if (args.backend == "cuda")
-    throw UsageError(std::string(cmd) +
-                     ": --backend cuda is not there yet (issue 17: the CUDA derivative filters "
-                     "come in a later part); use --backend cpu");
-  if (args.backend != "cpu")
-    throw UsageError(std::string(cmd) + ": --backend must be cpu, got '" +
+  if (args.backend != "cpu" && args.backend != "cuda")
+    throw UsageError(std::string(cmd) + ": --backend must be cpu or cuda, got '" +
                      sv::printable(args.backend, 40) + "'");
   if (args.precision != "single" && args.precision != "double")
     throw UsageError(std::string(cmd) + ": --precision must be single or double, got '" +
@@ -230,6 +234,12 @@ void run_filter(Kind kind, const FilterArgs& args) {
     o.volume = args.volume;
     sv::set_input_options(o);
   }
+
+  // Without a device the command stops here, before IN is read (the sentence of the other
+  // --backend cuda commands).
+  std::string why;
+  if (args.backend == "cuda" && !sv::cuda::available(&why))
+    throw sv::Error("--backend cuda cannot run here: " + why + "; use --backend cpu");
 
   const auto t_load = std::chrono::steady_clock::now();
   sv::Loaded in = sv::load_any(args.in, args.channels);
@@ -267,8 +277,10 @@ void run_filter(Kind kind, const FilterArgs& args) {
   opt.threads = args.threads;
   opt.input_is_coefficients = args.no_prefilter;
   const bool single = args.precision == "single";
+  const bool cuda = args.backend == "cuda";
   const auto t0 = std::chrono::steady_clock::now();
-  Result r = single ? compute<float>(kind, a, order, opt) : compute<double>(kind, a, order, opt);
+  Result r = single ? compute<float>(kind, a, order, opt, cuda)
+                    : compute<double>(kind, a, order, opt, cuda);
   const double seconds = seconds_since(t0);
 
   double lo = HUGE_VAL, hi = -HUGE_VAL;
@@ -372,7 +384,8 @@ void add_filter_options(CLI::App* sub, FilterArgs& f) {
       ->type_name("P")
       ->check(CLI::IsMember({"single", "double"}))
       ->capture_default_str();
-  sub->add_option("--backend", f.backend, "cpu (cuda: not there yet, issue 17)")
+  sub->add_option("--backend", f.backend,
+                  "cpu or cuda (the same filters on the GPU, float or double, every mode)")
       ->type_name("B")
       ->check(CLI::IsMember({"cpu", "cuda"}))
       ->capture_default_str();

@@ -1,7 +1,7 @@
 // splinetool smooth, indirect, reduce and expand (spline_commands.h): load IN, check it, run the
-// core's transform in the chosen precision, write OUT through the core's savers (which replace
-// files atomically; NRRD and NIfTI keep IN's geometry, moved to the new grid by reduce and
-// expand), and report.
+// core's transform (or, with --backend cuda for smooth and indirect, sv::cuda's) in the chosen
+// precision, write OUT through the core's savers (which replace files atomically; NRRD and NIfTI
+// keep IN's geometry, moved to the new grid by reduce and expand), and report.
 #include "spline_commands.h"
 
 #include <algorithm>
@@ -20,6 +20,8 @@
 #include <nlohmann/json.hpp>
 
 #include "splineview/bspline.h"
+#include "splineview/cuda_bspline.h"
+#include "splineview/cuda_memory.h"
 #include "splineview/error.h"
 #include "splineview/finite.h"
 #include "splineview/geometry.h"
@@ -73,7 +75,7 @@ std::vector<double> per_axis(const std::vector<double>& v, std::size_t rank, con
                   sv::describe_shape(a.dims(), a.channels()) + "); give one, or one per axis");
 }
 
-void check_paths(const SplineArgs& args, const char* command) {
+void check_paths(const SplineArgs& args, const char* command, bool cuda_ok = false) {
   const std::string e = extension(args.out);
   if (std::find(kOutputs.begin(), kOutputs.end(), e) == kOutputs.end())
     throw UsageError(std::string(command) + ": cannot write '" + shown(args.out) +
@@ -85,10 +87,13 @@ void check_paths(const SplineArgs& args, const char* command) {
       si.st_dev == so.st_dev && si.st_ino == so.st_ino)
     throw UsageError(std::string(command) + ": OUT '" + shown(args.out) +
                      "' is the same file as IN; write the result elsewhere");
-  if (args.backend == "cuda")
+  if (args.backend == "cuda" && !cuda_ok)
     throw UsageError(std::string(command) +
-                     ": --backend cuda is not there yet (issue 17: the CUDA B-spline transforms "
-                     "come later); use --backend cpu");
+                     ": --backend cuda is not there yet (issue 17: the CUDA pyramid comes "
+                     "later; smooth and indirect have it); use --backend cpu");
+  std::string why;  // without a device: stop before IN is read, as the other cuda commands do
+  if (args.backend == "cuda" && !sv::cuda::available(&why))
+    throw sv::Error("--backend cuda cannot run here: " + why + "; use --backend cpu");
 }
 
 sv::Loaded load(const SplineArgs& args, const char* command) {
@@ -137,7 +142,7 @@ double seconds_since(std::chrono::steady_clock::time_point t) {
 Json base_json(const char* command, const SplineArgs& args, sv::Boundary b, const sv::ArrayD& in,
                const sv::ArrayD& out, double seconds) {
   return Json{{"command", command},
-              {"backend", "cpu"},
+              {"backend", args.backend},
               {"boundary", sv::boundary_name(b)},
               {"mode", sv::boundary_scipy_name(b)},
               {"precision", args.precision},
@@ -154,7 +159,7 @@ void save(const SplineArgs& args, const sv::ArrayD& a, const sv::Loaded& in,
 }
 
 void run_smooth(const SplineArgs& args) {
-  check_paths(args, "smooth");
+  check_paths(args, "smooth", true);
   sv::Loaded in = load(args, "smooth");
   sv::SplineTransformOptions opt;
   opt.degrees = degrees(args, in.array.rank(), "smooth", in.array);
@@ -164,7 +169,13 @@ void run_smooth(const SplineArgs& args) {
   for (int n : opt.degrees) sv::smoothing_poles(n, opt.lambda);  // refuses before any work
   const sv::ArrayD input_shape(in.array.dims(), in.array.channels());
   const auto t0 = std::chrono::steady_clock::now();
+  const bool cuda = args.backend == "cuda";
   auto work = [&](auto& a) {
+    if (cuda) {
+      sv::cuda::direct_transform(a, opt);
+      if (!args.coefficients) sv::cuda::indirect_transform(a, opt);
+      return;
+    }
     sv::direct_transform(a, opt);
     if (!args.coefficients) sv::indirect_transform(a, opt);
   };
@@ -191,7 +202,7 @@ void run_smooth(const SplineArgs& args) {
 }
 
 void run_indirect(const SplineArgs& args) {
-  check_paths(args, "indirect");
+  check_paths(args, "indirect", true);
   sv::Loaded in = load(args, "indirect");
   sv::SplineTransformOptions opt;
   opt.degrees = degrees(args, in.array.rank(), "indirect", in.array);
@@ -199,12 +210,16 @@ void run_indirect(const SplineArgs& args) {
   opt.threads = args.threads;
   const sv::ArrayD input_shape(in.array.dims(), in.array.channels());
   const auto t0 = std::chrono::steady_clock::now();
+  const bool cuda = args.backend == "cuda";
+  auto work = [&](auto& a) {
+    if (cuda)
+      sv::cuda::indirect_transform(a, opt);
+    else
+      sv::indirect_transform(a, opt);
+  };
   sv::ArrayD out = args.precision == "single"
-                       ? in_precision<float>(std::move(in.array),
-                                             [&](sv::ArrayF& a) { sv::indirect_transform(a, opt); })
-                       : in_precision<double>(std::move(in.array), [&](sv::ArrayD& a) {
-                           sv::indirect_transform(a, opt);
-                         });
+                       ? in_precision<float>(std::move(in.array), [&](sv::ArrayF& a) { work(a); })
+                       : in_precision<double>(std::move(in.array), [&](sv::ArrayD& a) { work(a); });
   const double seconds = seconds_since(t0);
   save(args, out, in, in.geometry);
   if (args.json) {
@@ -365,7 +380,8 @@ void add_common(CLI::App* sub, SplineArgs& a, const char* in_help, const char* o
       ->type_name("P")
       ->check(CLI::IsMember({"single", "double"}))
       ->capture_default_str();
-  sub->add_option("--backend", a.backend, "cpu (cuda: not yet, issue 17)")
+  sub->add_option("--backend", a.backend,
+                  "cpu or cuda (smooth and indirect; reduce and expand: cpu only for now)")
       ->type_name("B")
       ->check(CLI::IsMember({"cpu", "cuda"}))
       ->capture_default_str();

@@ -19,7 +19,7 @@
             the coarse Nyquist comes out with the amplitude |A(w, 1/2)| (the point sampling's
             alias keeps its amplitude); --point-sample is scipy.ndimage.zoom; a mode without an
             exact reduction point-samples and says so.
-  errors    --backend cuda refused naming issue 17 (exit 2), negative lambda, even degree with
+  errors    reduce --backend cuda refused (issue 17, exit 2), negative lambda, even degree with
             lambda > 0, OUT = IN, non-finite IN, bad --zoom/--mode/--shape/OUT; one line on
             stderr, no OUT.
 
@@ -354,7 +354,6 @@ def main():
         # ---- errors ------------------------------------------------------------------------
         bad = np.array([[1.0, np.nan], [0.0, 1.0]])
         cases = [
-            (["smooth", src, w.path("o.npy"), "--lambda", 1, "--backend", "cuda"], 2, "issue 17"),
             (["reduce", src, w.path("o.npy"), "--backend", "cuda"], 2, "issue 17"),
             (["smooth", src, w.path("o.npy"), "--lambda", -1], 1, "lambda"),
             (["smooth", src, w.path("o.npy"), "--lambda", 1, "--degree", 2], 1, "odd degree"),
