@@ -68,3 +68,25 @@ bool sv_quantity_is_value() {
   return all(equal(o, SV_IVEC(0)));
 #endif
 }
+
+// ---- Display of a quantity (the viewer's passes) ----
+// `map` = (1 / range, signed, colour, 0): a signed quantity q shows s = clamp(q / range, -1, 1)
+// through a diverging map centred at 0: with `colour` (one-channel data) blue (-1), light grey
+// (0), red (+1), the "cool to warm" end points of Moreland's diverging maps; without it (colour
+// images, per channel) grey 0.5 + s / 2. A non-negative one (gradient magnitude) shows
+// clamp(q / range, 0, 1) as grey (per channel). app/viewer/method_pass.cpp draws the same map as
+// the legend (quantity_colour).
+vec3 sv_diverging(float s) {
+  const vec3 lo = vec3(0.230, 0.299, 0.754);
+  const vec3 mid = vec3(0.865, 0.865, 0.865);
+  const vec3 hi = vec3(0.706, 0.016, 0.150);
+  return s < 0.0 ? mix(mid, lo, -s) : mix(mid, hi, s);
+}
+vec3 sv_quantity_colour(vec3 q, vec4 map) {
+  vec3 t = q * map.x;
+  if (map.y > 0.5) {
+    vec3 s = clamp(t, -1.0, 1.0);
+    return map.z > 0.5 ? sv_diverging(s.r) : 0.5 + 0.5 * s;
+  }
+  return clamp(t, 0.0, 1.0);
+}

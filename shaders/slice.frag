@@ -3,9 +3,11 @@
 // of and b pixels above the viewport's bottom-left corner; the host computes it in double, see
 // app/viewer/slice_geometry.h), reconstructs the volume there with the fetch variant chosen by
 // the host (SV_RANK 3, bspline_fetch.glsl), maps the value through window/level to grey, and
-// paints a dark checkerboard outside the volume. Drawn with view.vert.
+// paints a dark checkerboard outside the volume. Drawn with view.vert. Variants compiled with a
+// quantity (bspline_quantity.glsl) show it, per mm along the volume's axes (u_axis_scale = 1 /
+// spacing), through u_quantity_map instead of window/level.
 #define SV_RANK 3
-#include "bspline_fetch.glsl"
+#include "bspline_quantity.glsl"
 
 // Samples or B-spline coefficients, R32F (the value is in .r), GL_MIRRORED_REPEAT.
 layout(binding = 0) uniform sampler3D u_volume;
@@ -20,6 +22,10 @@ layout(location = 3) uniform vec2 u_viewport_origin;
 layout(location = 4) uniform vec2 u_low_scale;
 // Side of one checkerboard square in window pixels.
 layout(location = 5) uniform float u_checker_px;
+// The quantity's display (sv_quantity_colour): (1 / range, signed, colour map, 0).
+layout(location = 6) uniform vec4 u_quantity_map = vec4(1.0, 1.0, 1.0, 0.0);
+// Per texture axis (x, y, z): the factor of a derivative along it, 1 / spacing (per mm).
+layout(location = 7) uniform vec3 u_axis_scale = vec3(1.0);
 
 layout(location = 0) out vec4 out_color;
 
@@ -37,6 +43,11 @@ void main() {
   // The volume covers positions [-0.5, N - 0.5] on each axis.
   if (any(lessThan(p, vec3(-0.5))) || any(greaterThan(p, extent - 0.5))) {
     out_color = vec4(background(gl_FragCoord.xy), 1.0);
+    return;
+  }
+  if (!sv_quantity_is_value()) {
+    float q = sv_quantity(u_volume, p, u_axis_scale).r;
+    out_color = vec4(sv_quantity_colour(vec3(q), u_quantity_map), 1.0);
     return;
   }
   float value = sv_fetch(u_volume, p).r;

@@ -2,8 +2,10 @@
 // matrix (zoom and pan), reconstructs the image there with the fetch variant chosen by the
 // host (see bspline_fetch.glsl), applies the display window to the result (after the
 // interpolation, so the methods reconstruct unclamped data), and paints a dark checkerboard
-// outside the image extent.
-#include "bspline_fetch.glsl"
+// outside the image extent. Variants compiled with a quantity (bspline_quantity.glsl: a partial
+// derivative, gradient magnitude, Laplacian, per texel) show it through u_quantity_map instead of
+// the window.
+#include "bspline_quantity.glsl"
 
 // Samples or B-spline coefficients, RGBA (grey images are swizzled to RGBA by the host).
 layout(binding = 0) uniform sampler2D u_image;
@@ -16,6 +18,8 @@ layout(location = 1) uniform float u_checker_px;
 // (low, gain) = (0, 1), the initial value (passes that never set it), shows [0, 1] as it is
 // (app/viewer/display_window.h, DisplayMap).
 layout(location = 2) uniform vec2 u_low_gain = vec2(0.0, 1.0);
+// The quantity's display (sv_quantity_colour): (1 / range, signed, colour map, 0).
+layout(location = 3) uniform vec4 u_quantity_map = vec4(1.0, 1.0, 1.0, 0.0);
 
 layout(location = 0) out vec4 out_color;
 
@@ -35,6 +39,12 @@ void main() {
   }
   // The reconstruction overshoots (and so do coefficients): window, then clamp to the
   // displayable range. Alpha is not windowed.
+  if (!sv_quantity_is_value()) {
+    // Derivatives are opaque (alpha's derivative is not a coverage).
+    out_color = vec4(sv_quantity_colour(sv_quantity(u_image, p, vec2(1.0)).rgb, u_quantity_map),
+                     1.0);
+    return;
+  }
   vec4 v = sv_fetch(u_image, p);
   vec4 c = clamp(vec4((v.rgb - u_low_gain.x) * u_low_gain.y, v.a), 0.0, 1.0);
   out_color = vec4(mix(bg, c.rgb, c.a), 1.0);

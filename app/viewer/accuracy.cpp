@@ -13,6 +13,7 @@
 #include "splineview/gl/gl.h"
 #include "splineview/prefilter.h"
 #include "splineview/sampler.h"
+#include "splineview/smoothing.h"
 
 namespace sv::viewer {
 namespace {
@@ -89,8 +90,9 @@ bool same_jobs(const std::vector<AccuracyJob>& a, const std::vector<AccuracyJob>
   if (a.size() != b.size()) return false;
   for (std::size_t i = 0; i < a.size(); ++i) {
     const gl::GridMapping &x = a[i].grid, &y = b[i].grid;
-    if (a[i].method != b[i].method || x.rows != y.rows || x.cols != y.cols ||
-        x.origin != y.origin || x.step_row != y.step_row || x.step_col != y.step_col)
+    if (a[i].method != b[i].method || a[i].quantity != b[i].quantity || x.rows != y.rows ||
+        x.cols != y.cols || x.origin != y.origin || x.step_row != y.step_row ||
+        x.step_col != y.step_col)
       return false;
   }
   return true;
@@ -120,6 +122,120 @@ void job_positions(const gl::GridMapping& grid, const std::vector<std::size_t>& 
       pixels->push_back(r * grid.cols + c);
     }
   }
+}
+
+void quantity_reference(const SplineDerivatives<double>& spline, const gl::Quantity& q,
+                        const std::array<double, 3>& axis_scale, const double* positions,
+                        std::size_t m, double* out) {
+  const std::size_t rank = spline.rank(), ch = spline.channels();
+  // The parts (array-order multi-indices) and their factors.
+  std::vector<std::vector<int>> orders;
+  std::vector<double> factor;
+  const auto add = [&](std::array<int, 3> tex_order) {  // texture order -> array order
+    std::vector<int> o(rank, 0);
+    double f = 1;
+    for (std::size_t d = 0; d < rank; ++d) {
+      o[rank - 1 - d] = tex_order[d];
+      f *= std::pow(axis_scale[d], tex_order[d]);
+    }
+    orders.push_back(std::move(o));
+    factor.push_back(f);
+  };
+  switch (q.kind) {
+    case gl::QuantityKind::Value:
+      add({0, 0, 0});
+      break;
+    case gl::QuantityKind::Partial:
+      add(q.order);
+      break;
+    case gl::QuantityKind::GradientMagnitude:
+      for (std::size_t d = 0; d < rank; ++d) {
+        std::array<int, 3> o{0, 0, 0};
+        o[d] = 1;
+        add(o);
+      }
+      break;
+    case gl::QuantityKind::Laplacian:
+      for (std::size_t d = 0; d < rank; ++d) {
+        std::array<int, 3> o{0, 0, 0};
+        o[d] = 2;
+        add(o);
+      }
+      break;
+    case gl::QuantityKind::HessianDeterminant:
+      for (std::size_t a = 0; a < rank; ++a)
+        for (std::size_t b = 0; b < rank; ++b) {
+          std::array<int, 3> o{0, 0, 0};
+          ++o[a];
+          ++o[b];
+          add(o);
+        }
+      break;
+  }
+  const std::size_t k = orders.size();
+  std::vector<double> parts(m * k * ch);
+  spline.partials(orders, positions, m, parts.data());
+  for (std::size_t i = 0; i < m; ++i)
+    for (std::size_t c = 0; c < ch; ++c) {
+      const auto part = [&](std::size_t j) { return parts[(i * k + j) * ch + c] * factor[j]; };
+      double v = 0;
+      switch (q.kind) {
+        case gl::QuantityKind::Value:
+        case gl::QuantityKind::Partial:
+          v = part(0);
+          break;
+        case gl::QuantityKind::GradientMagnitude:
+          for (std::size_t j = 0; j < k; ++j) v += part(j) * part(j);
+          v = std::sqrt(v);
+          break;
+        case gl::QuantityKind::Laplacian:
+          for (std::size_t j = 0; j < k; ++j) v += part(j);
+          break;
+        case gl::QuantityKind::HessianDeterminant: {
+          const auto h = [&](std::size_t a, std::size_t b) { return part(a * rank + b); };
+          if (rank == 2) {
+            v = h(0, 0) * h(1, 1) - h(0, 1) * h(1, 0);
+          } else {
+            v = h(0, 0) * (h(1, 1) * h(2, 2) - h(1, 2) * h(2, 1)) -
+                h(0, 1) * (h(1, 0) * h(2, 2) - h(1, 2) * h(2, 0)) +
+                h(0, 2) * (h(1, 0) * h(2, 1) - h(1, 1) * h(2, 0));
+          }
+          break;
+        }
+      }
+      out[i * ch + c] = v;
+    }
+}
+
+double quantity_range(const ArrayF& coefficients, const gl::Quantity& q,
+                      const std::array<double, 3>& axis_scale) {
+  const std::size_t rank = coefficients.rank();
+  if (coefficients.size() == 0 || rank < 2 || rank > 3) return 1.0;
+  DerivativeOptions opt;
+  opt.degree = 3;
+  opt.boundary = Boundary::Reflect;
+  opt.input_is_coefficients = true;
+  opt.threads = 1;
+  // A rational lattice of positions (golden-ratio steps per axis) inside the array.
+  constexpr std::size_t kPoints = 8192;
+  const double steps[3] = {0.6180339887498949, 0.7548776662466927, 0.5698402909980532};
+  std::vector<double> pos(kPoints * rank);
+  for (std::size_t i = 0; i < kPoints; ++i)
+    for (std::size_t d = 0; d < rank; ++d) {
+      const double t = std::fmod((static_cast<double>(i) + 0.5) * steps[d], 1.0);
+      pos[i * rank + d] = t * static_cast<double>(coefficients.dim(d) - 1);
+    }
+  const std::size_t ch = coefficients.channels();
+  std::vector<double> values(kPoints * ch);
+  {
+    const SplineDerivatives<double> d(ArrayD::from(coefficients), opt);
+    quantity_reference(d, q, axis_scale, pos.data(), kPoints, values.data());
+  }
+  for (double& v : values) v = std::fabs(v);
+  const std::size_t k = static_cast<std::size_t>(0.995 * static_cast<double>(values.size() - 1));
+  std::nth_element(values.begin(), values.begin() + static_cast<std::ptrdiff_t>(k), values.end());
+  const double r = values[k];
+  return std::isfinite(r) && r > 0 ? r : 1.0;
 }
 
 std::uint32_t heat_colour(float error) {
@@ -162,9 +278,12 @@ struct AccuracyMeter::Pending {
 };
 
 AccuracyMeter::AccuracyMeter(std::shared_ptr<const ArrayD> exact, const ArrayF& samples,
-                             const ArrayF& coefficients, AnalyticTruth truth)
+                             const ArrayF& coefficients, AnalyticTruth truth, double lambda,
+                             const std::array<double, 3>& axis_scale)
     : exact_(std::move(exact)),
       truth_(std::move(truth)),
+      lambda_(lambda),
+      axis_scale_(axis_scale),
       samples_tex_(samples, gl::TexFormat::R32F),
       coefficients_tex_(coefficients, gl::TexFormat::R32F) {
   if (!exact_ || exact_->dims() != samples.dims() || exact_->channels() != samples.channels() ||
@@ -193,7 +312,11 @@ void AccuracyMeter::measure(std::vector<AccuracyJob> jobs, AccuracyReference ref
   for (const AccuracyJob& job : p->jobs) {
     std::vector<float> pos;
     std::vector<std::size_t> pix;
-    job_positions(job.grid, exact_->dims(), &pos, &pix);
+    const bool derivative = job.quantity.kind != gl::QuantityKind::Value;
+    const bool measurable =
+        gl::quantity_problem(job.method, job.quantity, exact_->rank()).empty() &&
+        !(derivative && reference.kind == ReferenceKind::Truth);
+    if (measurable) job_positions(job.grid, exact_->dims(), &pos, &pix);
     p->total_points += pix.size();
     p->gpu.emplace_back(pix.size() * channels);
     p->reference.emplace_back(pix.size() * channels);
@@ -212,15 +335,31 @@ void AccuracyMeter::start_reference() {
   const auto reference_method = [p](const AccuracyJob& j) {
     return p->against.kind == ReferenceKind::Method ? p->against.method : j.method;
   };
+  // Derivative jobs compare with a cubic: the reference method's if it is one (the unfiltered
+  // cubic: the spline of the samples), else the prefiltered cubic.
+  const auto derivative_prefiltered = [reference_method](const AccuracyJob& j) {
+    return reference_method(j) != gl::Fetch::CubicUnfiltered;
+  };
+  const auto is_derivative = [](const AccuracyJob& j) {
+    return j.quantity.kind != gl::QuantityKind::Value;
+  };
   const bool need_coefficients =
       !exact_coefficients_ && p->against.kind != ReferenceKind::Truth &&
-      std::any_of(p->jobs.begin(), p->jobs.end(),
-                  [&](const AccuracyJob& j) { return gl::fetch_prefiltered(reference_method(j)); });
-  worker_ = std::thread([this, p, need_coefficients, reference_method] {
+      std::any_of(p->jobs.begin(), p->jobs.end(), [&](const AccuracyJob& j) {
+        return is_derivative(j) ? derivative_prefiltered(j)
+                                : gl::fetch_prefiltered(reference_method(j));
+      });
+  worker_ = std::thread([this, p, need_coefficients, reference_method, derivative_prefiltered,
+                         is_derivative] {
     try {
       if (need_coefficients) {
+        // The coefficients of the same lambda as the GPU's (lambda 0: sv::prefilter's bits).
         auto c = std::make_shared<ArrayD>(*exact_);
-        prefilter(*c, PrefilterOptions{3, Boundary::Reflect, 0});
+        SplineTransformOptions t;
+        t.degree = 3;
+        t.lambda = lambda_;
+        t.boundary = Boundary::Reflect;
+        direct_transform(*c, t);
         exact_coefficients_ = std::move(c);
       }
       const std::size_t rank = exact_->rank();
@@ -246,6 +385,30 @@ void AccuracyMeter::start_reference() {
       }
       for (std::size_t j = 0; j < p->jobs.size(); ++j) {
         const gl::Fetch method = reference_method(p->jobs[j]);
+        if (is_derivative(p->jobs[j])) {
+          const bool pre = derivative_prefiltered(p->jobs[j]);
+          std::shared_ptr<SplineDerivatives<double>>& spline =
+              pre ? prefiltered_derivatives_ : unfiltered_derivatives_;
+          if (!spline) {
+            DerivativeOptions d;
+            d.degree = 3;
+            d.boundary = Boundary::Reflect;
+            d.input_is_coefficients = true;
+            spline = std::make_shared<SplineDerivatives<double>>(
+                pre ? ArrayD(*exact_coefficients_) : ArrayD(*exact_), d);
+          }
+          const std::size_t m = p->pixels[j].size();
+          for (std::size_t begin = 0; begin < m; begin += kReferenceChunk) {
+            if (cancel_) return;
+            const std::size_t n = std::min(kReferenceChunk, m - begin);
+            pos.assign(p->positions[j].begin() + static_cast<std::ptrdiff_t>(begin * rank),
+                       p->positions[j].begin() + static_cast<std::ptrdiff_t>((begin + n) * rank));
+            quantity_reference(*spline, p->jobs[j].quantity, axis_scale_, pos.data(), n,
+                               p->reference[j].data() + begin * channels);
+            p->reference_done += n;
+          }
+          continue;
+        }
         SamplerOptions opt;
         opt.degree = method_degree(method);
         opt.boundary = Boundary::Reflect;
@@ -284,15 +447,20 @@ void AccuracyMeter::step(double budget_ms) {
   const std::size_t channels = exact_->channels();
   for (std::size_t j = 0; j < p.jobs.size(); ++j) {
     const gl::Fetch method = p.jobs[j].method;
-    auto it = evaluators_.find(method);
+    const std::size_t m = p.pixels[j].size();
+    if (m == 0) continue;  // nothing to measure (no positions, or a quantity it cannot show)
+    const gl::Quantity& q = p.jobs[j].quantity;
+    const std::string key = std::string(gl::fetch_name(method)) + "/" + gl::quantity_name(q);
+    auto it = evaluators_.find(key);
     if (it == evaluators_.end()) {
       gl::EvalOptions opt;
       opt.fetch = method;
       opt.boundary = Boundary::Reflect;
-      it = evaluators_.emplace(method, std::make_unique<gl::Evaluator>(opt, rank)).first;
+      opt.quantity = q;
+      if (q.kind != gl::QuantityKind::Value) opt.axis_scale = axis_scale_;
+      it = evaluators_.emplace(key, std::make_unique<gl::Evaluator>(opt, rank)).first;
     }
     const gl::SplineTexture& tex = gl::fetch_prefiltered(method) ? coefficients_tex_ : samples_tex_;
-    const std::size_t m = p.pixels[j].size();
     while (p.gpu_done[j] < m) {
       if (budget_ms >= 0 && ms_since(start) > budget_ms) return;
       const std::size_t begin = p.gpu_done[j];

@@ -34,6 +34,7 @@
 // modes share it (and the panel and overlay widgets of panel_widgets.h that draw it).
 #pragma once
 
+#include <array>
 #include <atomic>
 #include <cstddef>
 #include <functional>
@@ -45,6 +46,7 @@
 #include <vector>
 
 #include "splineview/array.h"
+#include "splineview/derivative.h"
 #include "splineview/gl/evaluator.h"
 #include "splineview/gl/objects.h"
 #include "splineview/metrics.h"
@@ -88,7 +90,27 @@ AccuracyReference parse_reference(const std::string& name);
 struct AccuracyJob {
   gl::Fetch method = gl::Fetch::CubicOtf;
   gl::GridMapping grid;
+  // A derivative quantity instead of the value (gl::Quantity): measured against the same
+  // quantity of the reference spline in double (sv::SplineDerivatives, degree 3), scaled per
+  // axis as the meter's axis_scale says. A job whose method cannot show the quantity, or a
+  // derivative job against ReferenceKind::Truth (the analytic functions have no derivatives
+  // here), measures no points.
+  gl::Quantity quantity{};
 };
+
+// The quantity `q` in double at m positions (array axis order, rank components each) of the
+// cubic spline `spline`, one value per channel: out[i * channels + c]. axis_scale (texture
+// order x, y, z) multiplies each derivative along an axis per order (1: per sample).
+void quantity_reference(const SplineDerivatives<double>& spline, const gl::Quantity& q,
+                        const std::array<double, 3>& axis_scale, const double* positions,
+                        std::size_t m, double* out);
+
+// A display range for a derivative view of `q`: the 99.5th percentile of |q| (of q for the
+// gradient magnitude) over up to 8192 evenly spread positions inside the array, evaluated on
+// the CPU from `coefficients` (the B-spline coefficients the GPU views sample; all channels);
+// 1 where that is 0 or not finite.
+double quantity_range(const ArrayF& coefficients, const gl::Quantity& q,
+                      const std::array<double, 3>& axis_scale = {1.0, 1.0, 1.0});
 
 struct AccuracyResult {
   AccuracyJob job;
@@ -105,8 +127,15 @@ class AccuracyMeter {
   // the float arrays the GPU textures hold (same shape); `truth`: the function the data was
   // sampled from, for ReferenceKind::Truth (empty for files). Uploads float textures of both;
   // needs a current GL 4.5 context, as do step() and finish().
+  // `lambda`: the smoothing parameter the GPU coefficients were made with (sv::direct_transform;
+  // 0 = the interpolating prefilter); the double reference's coefficients use the same.
+  // `axis_scale` (texture order x, y, z): the derivative jobs' factor per order along each axis
+  // (1 / spacing in mm for the volume mode), as the views apply it.
   AccuracyMeter(std::shared_ptr<const ArrayD> exact, const ArrayF& samples,
-                const ArrayF& coefficients, AnalyticTruth truth = {});
+                const ArrayF& coefficients, AnalyticTruth truth = {}, double lambda = 0.0,
+                const std::array<double, 3>& axis_scale = {1.0, 1.0, 1.0});
+  double lambda() const { return lambda_; }
+  const std::array<double, 3>& axis_scale() const { return axis_scale_; }
   ~AccuracyMeter();
   AccuracyMeter(const AccuracyMeter&) = delete;
   AccuracyMeter& operator=(const AccuracyMeter&) = delete;
@@ -138,10 +167,16 @@ class AccuracyMeter {
 
   std::shared_ptr<const ArrayD> exact_;
   std::shared_ptr<ArrayD> exact_coefficients_;  // computed once, on the worker
+  // The derivative references (made on the worker when first needed): the prefiltered spline
+  // (exact_coefficients_) and the spline of the samples (the unfiltered cubic).
+  std::shared_ptr<SplineDerivatives<double>> prefiltered_derivatives_;
+  std::shared_ptr<SplineDerivatives<double>> unfiltered_derivatives_;
   AnalyticTruth truth_;
+  double lambda_ = 0.0;
+  std::array<double, 3> axis_scale_{1.0, 1.0, 1.0};
   gl::SplineTexture samples_tex_;
   gl::SplineTexture coefficients_tex_;
-  std::map<gl::Fetch, std::unique_ptr<gl::Evaluator>> evaluators_;
+  std::map<std::string, std::unique_ptr<gl::Evaluator>> evaluators_;  // "method/quantity"
 
   std::unique_ptr<Pending> pending_;
   std::thread worker_;

@@ -234,6 +234,25 @@ int main(int argc, char** argv) {
         ->check(CLI::PositiveNumber);
     app.add_option("--level", window_level,
                    "display window centre in the data's raw values (volume, zoom, rotate, video)");
+    std::string quantity;
+    app.add_option("--quantity", quantity,
+                   "zoom and volume: what the views show: value (default), a partial derivative "
+                   "(dx, dy, dz, dxx, dxy, ..., up to order 2 per axis), gradient-magnitude, "
+                   "laplacian or hessian-det; one name for every view, or comma-separated names "
+                   "per view in layout order (volume: plane order). Derivatives per texel (zoom) "
+                   "or per mm (volume); methods without them (nearest, linear, lut; otf: first "
+                   "derivatives only) say so on the view");
+    std::optional<double> quantity_range;
+    app.add_option("--quantity-range", quantity_range,
+                   "zoom and volume: the derivative views' display range R: -R..R for signed "
+                   "quantities, 0..R for the gradient magnitude (default: automatic per quantity)")
+        ->check(CLI::PositiveNumber);
+    double lambda = 0.0;
+    app.add_option("--lambda", lambda,
+                   "zoom: the smoothing spline's lambda for the prefiltered views' coefficients "
+                   "(sv::direct_transform on the CPU; 0, the default: the interpolating "
+                   "prefilter)")
+        ->check(CLI::NonNegativeNumber);
     std::vector<std::string> probes;
     app.add_option("--probe", probes,
                    "zoom, rotate and video, with --report: add the readout at image (video: frame) "
@@ -350,6 +369,22 @@ int main(int argc, char** argv) {
           return 1;
         }
       }
+      // --quantity: one name for all views, or one per view; parsed for the mode's rank.
+      const auto quantities = [&quantity](std::size_t rank) {
+        std::array<std::optional<sv::gl::Quantity>, 4> q;
+        if (quantity.empty()) return q;
+        const std::vector<std::string> names = split_commas(quantity);
+        if (names.size() > q.size())
+          throw sv::Error("--quantity takes at most 4 names, got " + std::to_string(names.size()));
+        for (std::size_t i = 0; i < q.size(); ++i)
+          if (names.size() == 1 || i < names.size())
+            q[i] = sv::gl::parse_quantity(names[names.size() == 1 ? 0 : i], rank);
+        return q;
+      };
+      if (mode == "zoom") zoom_options.quantities = quantities(2);
+      zoom_options.quantity_range = quantity_range;
+      if (!std::isfinite(lambda)) throw sv::Error("--lambda must be finite");
+      zoom_options.lambda = lambda;
       zoom_options.image = mode == "zoom" ? image : std::string();
       zoom_options.accuracy = !no_accuracy;
       if (!reference.empty()) zoom_options.reference = sv::viewer::parse_reference(reference);
@@ -385,6 +420,8 @@ int main(int argc, char** argv) {
       volume_options.accuracy = !no_accuracy;
       volume_options.heat_map = zoom_options.heat_map;
       volume_options.reference = zoom_options.reference;
+      if (mode == "volume") volume_options.quantities = quantities(3);
+      volume_options.quantity_range = quantity_range;
       volume_options.texture_budget =
           static_cast<std::size_t>(texture_budget_mib * 1024.0 * 1024.0);
       if (detail_budget_mib >= 0)

@@ -1,6 +1,7 @@
 // The viewer's image pass for the six reconstruction methods (see method_pass.h).
 #include "method_pass.h"
 
+#include <algorithm>
 #include <string>
 #include <vector>
 
@@ -14,6 +15,7 @@ namespace {
 constexpr GLint kFragToImage = 0;
 constexpr GLint kCheckerPx = 1;
 constexpr GLint kLowGain = 2;
+constexpr GLint kQuantityMap = 3;
 constexpr GLuint kImageUnit = 0;
 constexpr GLuint kLutUnit = 1;
 
@@ -115,6 +117,38 @@ int method_degree(gl::Fetch f) {
   }
 }
 
+glm::vec3 quantity_colour(double q, const QuantityView& view) {
+  const double t = q / view.range;
+  if (!gl::quantity_signed(view.quantity)) {
+    const auto g = static_cast<float>(std::clamp(t, 0.0, 1.0));
+    return glm::vec3(g);
+  }
+  const auto s = static_cast<float>(std::clamp(t, -1.0, 1.0));
+  if (!view.colour) return glm::vec3(0.5f + 0.5f * s);
+  // The shader's sv_diverging (bspline_quantity.glsl).
+  const glm::vec3 lo(0.230f, 0.299f, 0.754f), mid(0.865f), hi(0.706f, 0.016f, 0.150f);
+  return s < 0 ? glm::mix(mid, lo, -s) : glm::mix(mid, hi, s);
+}
+
+ShaderDefines view_defines(gl::Fetch method, const gl::Quantity& q, std::size_t rank) {
+  ShaderDefines d = {{method_fetch_define(method), ""}};
+  for (const auto& x : gl::quantity_defines(q, rank)) d.push_back(x);
+  return d;
+}
+
+gl::Program& MethodPass::program(gl::Fetch method, const gl::Quantity& q) {
+  if (q.kind == gl::QuantityKind::Value) return programs_[method_index(method)];
+  const std::string key = std::string(gl::fetch_name(method)) + "/" + gl::quantity_name(q);
+  auto it = quantity_programs_.find(key);
+  if (it == quantity_programs_.end())
+    it = quantity_programs_
+             .emplace(key, gl::Program(
+                               {{GL_VERTEX_SHADER, "view.vert"}, {GL_FRAGMENT_SHADER, "view.frag"}},
+                               view_defines(method, q, 2)))
+             .first;
+  return it->second;
+}
+
 MethodPass::MethodPass() : lut_(make_lut_texture()), empty_vao_(gl::VertexArray::create()) {
   for (gl::Fetch f : kMethods) {
     programs_[method_index(f)] =
@@ -123,13 +157,18 @@ MethodPass::MethodPass() : lut_(make_lut_texture()), empty_vao_(gl::VertexArray:
   }
 }
 
-void MethodPass::draw(const gl::ImageTextures& images, gl::Fetch method,
+bool MethodPass::draw(const gl::ImageTextures& images, gl::Fetch method,
                       const glm::mat3& frag_to_image, const gl::Viewport& viewport,
-                      float checker_px, const DisplayMap& display) {
-  gl::Program& program = programs_[method_index(method)];
+                      float checker_px, const DisplayMap& display, const QuantityView& quantity) {
+  if (!gl::quantity_problem(method, quantity.quantity, 2).empty()) return false;
+  gl::Program& program = this->program(method, quantity.quantity);
   program.set(kFragToImage, frag_to_image);
   program.set(kCheckerPx, checker_px);
   program.set(kLowGain, glm::vec2(display.low, display.gain));
+  if (!quantity.is_value())
+    program.set(kQuantityMap, glm::vec4(static_cast<float>(1.0 / quantity.range),
+                                        gl::quantity_signed(quantity.quantity) ? 1.0f : 0.0f,
+                                        quantity.colour ? 1.0f : 0.0f, 0.0f));
 
   gl::ScopedState saved;
   glViewport(viewport.x, viewport.y, viewport.width, viewport.height);
@@ -140,6 +179,7 @@ void MethodPass::draw(const gl::ImageTextures& images, gl::Fetch method,
   texture.bind(kImageUnit);
   if (method == gl::Fetch::CubicLut) lut_.bind(kLutUnit);
   SV_GL_CHECK(glDrawArrays(GL_TRIANGLES, 0, 3));
+  return true;
 }
 
 }  // namespace sv::viewer

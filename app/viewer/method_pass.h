@@ -7,6 +7,8 @@
 #pragma once
 
 #include <array>
+#include <map>
+#include <string>
 
 #include <glm/glm.hpp>
 
@@ -53,6 +55,23 @@ const char* method_fetch_define(gl::Fetch f);
 // rounded to halves, so the RGB16F upload stores exactly these values).
 gl::Texture make_lut_texture();
 
+// What a derivative view shows and how (shaders/bspline_quantity.glsl's sv_quantity_colour): the
+// quantity (the value: the ordinary view through the display window), and its display range:
+// signed quantities over [-range, range] through a diverging map centred at 0 (blue, light grey,
+// red for one-channel data; per-channel grey 0.5 + q / (2 range) for colour images),
+// non-negative ones (gradient magnitude) over [0, range] as grey.
+struct QuantityView {
+  gl::Quantity quantity{};
+  double range = 1.0;  // > 0
+  bool colour = true;  // the diverging colour map (one-channel data)
+  bool is_value() const { return quantity.kind == gl::QuantityKind::Value; }
+};
+// The colour (RGB in [0, 1]) the shader gives a one-channel quantity q under `view` (for the
+// legend and the tests).
+glm::vec3 quantity_colour(double q, const QuantityView& view);
+// The #defines of a program: the method's fetch variant plus the quantity's.
+ShaderDefines view_defines(gl::Fetch method, const gl::Quantity& q, std::size_t rank);
+
 class MethodPass {
  public:
   // Compiles the six programs and the lookup table; needs a current GL 4.5 context. Throws
@@ -63,11 +82,17 @@ class MethodPass {
   // draw framebuffer; `frag_to_image` as for gl::ViewPass::draw; `display` maps the
   // reconstructed colour channels to grey before the clamp (the identity shows [0, 1]). Leaves
   // the GL state as it was.
-  void draw(const gl::ImageTextures& images, gl::Fetch method, const glm::mat3& frag_to_image,
-            const gl::Viewport& viewport, float checker_px, const DisplayMap& display = {});
+  // `quantity`: a derivative quantity instead of the value (its program is compiled on first
+  // use); a method that cannot show it (gl::quantity_problem) draws nothing and returns false.
+  bool draw(const gl::ImageTextures& images, gl::Fetch method, const glm::mat3& frag_to_image,
+            const gl::Viewport& viewport, float checker_px, const DisplayMap& display = {},
+            const QuantityView& quantity = {});
 
  private:
+  gl::Program& program(gl::Fetch method, const gl::Quantity& q);
+
   std::array<gl::Program, kMethods.size()> programs_;
+  std::map<std::string, gl::Program> quantity_programs_;  // by "method/quantity"
   gl::Texture lut_;  // the Sigg-Hadwiger table, default layout (gl::LutOptions{})
   gl::VertexArray empty_vao_;
 };

@@ -53,6 +53,23 @@ bool method_combo(const char* label, gl::Fetch* method) {
   return changed;
 }
 
+bool quantity_combo(const char* label, gl::Quantity* quantity, std::size_t rank, gl::Fetch method) {
+  bool changed = false;
+  if (ImGui::BeginCombo(label, gl::quantity_label(*quantity).c_str())) {
+    for (const gl::Quantity& q : gl::quantity_choices(rank)) {
+      const std::string problem = gl::quantity_problem(method, q, rank);
+      const std::string item =
+          gl::quantity_label(q) + (problem.empty() ? "" : "   (" + problem + ")");
+      if (ImGui::Selectable(item.c_str(), *quantity == q)) {
+        *quantity = q;
+        changed = true;
+      }
+    }
+    ImGui::EndCombo();
+  }
+  return changed;
+}
+
 namespace {
 template <std::size_t N>
 float history_value(void* data, int i) {
@@ -238,6 +255,40 @@ void draw_heat_legend(ImDrawList* list, const Rect& area, const glm::dvec2& fb_s
   const ImVec2 size = ImGui::CalcTextSize(text);
   list->AddText(ImVec2(pt(x1, y0 - 22 * s).x - size.x, pt(x1, y0 - 22 * s).y),
                 IM_COL32(235, 235, 235, 255), text);
+}
+
+void draw_quantity_legend(ImDrawList* list, const Rect& rect, const QuantityView& view,
+                          const char* units, const glm::dvec2& fb_scale, float ui_scale) {
+  const float s = ui_scale;
+  const auto pt = [&](double x, double y) { return to_imgui(x, y, fb_scale); };
+  const bool is_signed = gl::quantity_signed(view.quantity);
+  const double margin = 6.0 * s, width = std::min(220.0 * s, rect.width - 2 * margin),
+               bar = 12.0 * s;
+  if (width < 40.0 * s) return;
+  const double x0 = rect.x + margin, x1 = x0 + width;
+  const double y1 = rect.y + rect.height - margin, y0 = y1 - bar;
+  list->AddRectFilled(pt(x0 - 4 * s, y0 - 22 * s), pt(x1 + 4 * s, y1 + 4 * s),
+                      IM_COL32(0, 0, 0, 190), 3.0f * s);
+  constexpr int kSteps = 64;
+  for (int k = 0; k < kSteps; ++k) {
+    const double t = (k + 0.5) / kSteps;
+    const double q = (is_signed ? 2.0 * t - 1.0 : t) * view.range;
+    const glm::vec3 c = quantity_colour(q, view);
+    const auto byte = [](float v) { return static_cast<int>(std::lround(v * 255.0f)); };
+    list->AddRectFilled(pt(x0 + width * k / kSteps, y0), pt(x0 + width * (k + 1) / kSteps, y1),
+                        IM_COL32(byte(c.r), byte(c.g), byte(c.b), 255));
+  }
+  char lo[32], hi[48];
+  std::snprintf(lo, sizeof lo, "%.3g", is_signed ? -view.range : 0.0);
+  std::snprintf(hi, sizeof hi, "%+.3g", view.range);
+  const ImU32 text = IM_COL32(235, 235, 235, 255);
+  list->AddText(pt(x0, y0 - 20 * s), text, lo);
+  const ImVec2 hs = ImGui::CalcTextSize(hi);
+  list->AddText(ImVec2(pt(x1, 0).x - hs.x, pt(0, y0 - 20 * s).y), text, hi);
+  const std::string middle = is_signed ? std::string("0  ") + units : std::string(units);
+  const ImVec2 ms = ImGui::CalcTextSize(middle.c_str());
+  list->AddText(ImVec2(pt((x0 + x1) / 2, 0).x - ms.x / 2, pt(0, y0 - 20 * s).y), text,
+                middle.c_str());
 }
 
 }  // namespace sv::viewer

@@ -9,6 +9,7 @@
 
 #include "accuracy.h"
 #include "frame_history.h"
+#include "method_pass.h"
 #include "splineview/gl/evaluator.h"
 #include "view_transform.h"
 
@@ -22,6 +23,9 @@ constexpr std::size_t kHistoryLength = 240;
 void section(const char* title);
 // A combo box choosing one of the six methods (kMethods); returns true when changed.
 bool method_combo(const char* label, gl::Fetch* method);
+// A combo box choosing a quantity for a `rank`-D view (gl::quantity_choices); returns true when
+// changed. Choices the view's `method` cannot show are listed with the reason.
+bool quantity_combo(const char* label, gl::Quantity* quantity, std::size_t rank, gl::Fetch method);
 // One sentence on what the method does, for the panel.
 const char* method_explanation(gl::Fetch m);
 // A line plot of a history with "avg .. max .." over it, full panel width.
@@ -49,5 +53,10 @@ void draw_heat_map(ImDrawList* list, const gl::Texture& heat, const Rect& rect, 
                    const glm::dvec2& fb_scale);
 void draw_heat_legend(ImDrawList* list, const Rect& area, const glm::dvec2& fb_scale,
                       float ui_scale);
+// The colour scale of a derivative view (quantity_colour), bottom left of `rect`: the bar from
+// -range (0 for a non-negative quantity) to +range with its end and centre values and the unit
+// ("per texel", "per mm").
+void draw_quantity_legend(ImDrawList* list, const Rect& rect, const QuantityView& view,
+                          const char* units, const glm::dvec2& fb_scale, float ui_scale);
 
 }  // namespace sv::viewer

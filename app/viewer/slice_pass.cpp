@@ -16,6 +16,8 @@ constexpr GLint kUp = 2;
 constexpr GLint kViewportOrigin = 3;
 constexpr GLint kLowScale = 4;
 constexpr GLint kCheckerPx = 5;
+constexpr GLint kQuantityMap = 6;
+constexpr GLint kAxisScale = 7;
 constexpr GLuint kVolumeUnit = 0;
 constexpr GLuint kLutUnit = 1;
 
@@ -87,11 +89,33 @@ SlicePass::SlicePass() : lut_(make_lut_texture()), empty_vao_(gl::VertexArray::c
   }
 }
 
-void SlicePass::draw(const VolumeTextures& volume, gl::Fetch method, const SliceMapping& mapping,
-                     const gl::Viewport& viewport, const WindowLevel& wl, float checker_px) {
+gl::Program& SlicePass::program(gl::Fetch method, const gl::Quantity& q) {
+  if (q.kind == gl::QuantityKind::Value) return programs_[method_index(method)];
+  const std::string key = std::string(gl::fetch_name(method)) + "/" + gl::quantity_name(q);
+  auto it = quantity_programs_.find(key);
+  if (it == quantity_programs_.end())
+    it = quantity_programs_
+             .emplace(key, gl::Program({{GL_VERTEX_SHADER, "view.vert"},
+                                        {GL_FRAGMENT_SHADER, "slice.frag"}},
+                                       view_defines(method, q, 3)))
+             .first;
+  return it->second;
+}
+
+bool SlicePass::draw(const VolumeTextures& volume, gl::Fetch method, const SliceMapping& mapping,
+                     const gl::Viewport& viewport, const WindowLevel& wl, float checker_px,
+                     const QuantityView& quantity, const glm::vec3& axis_scale) {
+  if (!gl::quantity_problem(method, quantity.quantity, 3).empty()) return false;
   const gl::Texture* texture = gl::fetch_prefiltered(method) ? volume.coefficients : volume.samples;
   if (!texture || !*texture) throw Error("slice pass: no volume texture for this method");
-  gl::Program& program = programs_[method_index(method)];
+  gl::Program& program = this->program(method, quantity.quantity);
+  if (!quantity.is_value()) {
+    program.set(kQuantityMap, glm::vec4(static_cast<float>(1.0 / quantity.range),
+                                        gl::quantity_signed(quantity.quantity) ? 1.0f : 0.0f,
+                                        quantity.colour ? 1.0f : 0.0f, 0.0f));
+    SV_GL_CHECK(
+        glProgramUniform3f(program.id(), kAxisScale, axis_scale.x, axis_scale.y, axis_scale.z));
+  }
   program.set(kCorner, texture_order(mapping.corner));
   program.set(kRight, texture_order(mapping.right));
   program.set(kUp, texture_order(mapping.up));
@@ -109,6 +133,7 @@ void SlicePass::draw(const VolumeTextures& volume, gl::Fetch method, const Slice
   texture->bind(kVolumeUnit);
   if (method == gl::Fetch::CubicLut) lut_.bind(kLutUnit);
   SV_GL_CHECK(glDrawArrays(GL_TRIANGLES, 0, 3));
+  return true;
 }
 
 }  // namespace sv::viewer

@@ -6,6 +6,8 @@
 #pragma once
 
 #include <array>
+#include <map>
+#include <string>
 
 #include "display_window.h"
 #include "method_pass.h"
@@ -47,11 +49,18 @@ class SlicePass {
   // Draws the slice `mapping` (slice_geometry.h; its corner at the viewport's bottom-left
   // corner) into `viewport` of the bound draw framebuffer. Leaves the GL state as it was,
   // texture bindings of units 0 and 1 included.
-  void draw(const VolumeTextures& volume, gl::Fetch method, const SliceMapping& mapping,
-            const gl::Viewport& viewport, const WindowLevel& wl, float checker_px);
+  // `quantity`: a derivative quantity instead of the value (compiled on first use), derivatives
+  // along the volume's array axes times `axis_scale` (texture order x, y, z; 1 / spacing: per
+  // mm); a method that cannot show it (gl::quantity_problem) draws nothing and returns false.
+  bool draw(const VolumeTextures& volume, gl::Fetch method, const SliceMapping& mapping,
+            const gl::Viewport& viewport, const WindowLevel& wl, float checker_px,
+            const QuantityView& quantity = {}, const glm::vec3& axis_scale = glm::vec3(1.0f));
 
  private:
+  gl::Program& program(gl::Fetch method, const gl::Quantity& q);
+
   std::array<gl::Program, kMethods.size()> programs_;
+  std::map<std::string, gl::Program> quantity_programs_;  // by "method/quantity"
   gl::Texture lut_;  // the Sigg-Hadwiger table, default layout (gl::LutOptions{})
   gl::VertexArray empty_vao_;
 };

@@ -110,6 +110,8 @@ VolumeMode::VolumeMode(VolumeOptions options) : options_(std::move(options)) {
       one_method_ = false;
     }
   }
+  for (std::size_t i = 0; i < quantities_.size(); ++i)
+    if (options_.quantities[i]) quantities_[i] = *options_.quantities[i];
   accuracy_.enabled = options_.accuracy;
   accuracy_.heat_map = options_.heat_map;
   accuracy_.reference = options_.reference;
@@ -195,6 +197,7 @@ void VolumeMode::complete_load() {
     first_load_ = false;
     accuracy_.reset(nullptr);  // the meter of the previous volume goes first
     meter_made_ = false;
+    quantity_ranges_.clear();
     streamer_.reset(doc->volume.full_resolution);
     doc_ = std::move(doc);
     fit_pending_ = true;
@@ -274,11 +277,49 @@ std::string VolumeMode::detail_status(Plane p, const DetailPlan& plan) const {
   return level + ": " + plan.why;
 }
 
+std::array<double, 3> VolumeMode::axis_scale(bool streamed) const {
+  if (!doc_) return {1.0, 1.0, 1.0};
+  const DecodedVolume& v = doc_->volume;
+  // Texture order (x, y, z) = array axes 2, 1, 0; a streamed box has the file's spacing, the
+  // overview's divided by its step.
+  std::array<double, 3> s{};
+  for (std::size_t t = 0; t < 3; ++t) {
+    const std::size_t a = 2 - t;
+    const double spacing = v.spacing[static_cast<int>(a)] / (streamed ? v.overview_step[a] : 1.0);
+    s[t] = spacing > 0 && std::isfinite(spacing) ? 1.0 / spacing : 1.0;
+  }
+  return s;
+}
+
+std::string VolumeMode::quantity_problem(Plane p) const {
+  return gl::quantity_problem(method(p), quantities_[plane_index(p)], 3);
+}
+
+QuantityView VolumeMode::quantity_view(Plane p) const {
+  QuantityView v;
+  v.quantity = quantities_[plane_index(p)];
+  if (v.is_value() || !doc_) return v;
+  v.colour = true;
+  if (options_.quantity_range) {
+    v.range = *options_.quantity_range;
+    return v;
+  }
+  const std::string key = gl::quantity_name(v.quantity);
+  auto it = quantity_ranges_.find(key);
+  if (it == quantity_ranges_.end())
+    it = quantity_ranges_
+             .emplace(key, quantity_range(doc_->coefficients, v.quantity, axis_scale(false)))
+             .first;
+  v.range = it->second;
+  return v;
+}
+
 std::vector<AccuracyJob> VolumeMode::accuracy_jobs() const {
   std::vector<AccuracyJob> jobs;
   for (Plane p : kPlanes) {
     AccuracyJob job;
     job.method = method(p);
+    job.quantity = quantities_[plane_index(p)];
     job.grid = slice_grid(geometry_, p, cell(p));
     jobs.push_back(job);
   }
@@ -294,7 +335,8 @@ void VolumeMode::update_accuracy(double time_s, bool now) {
     } else {
       try {
         accuracy_.reset(std::make_unique<AccuracyMeter>(doc_->volume.exact, doc_->volume.samples,
-                                                        doc_->coefficients, doc_->volume.truth));
+                                                        doc_->coefficients, doc_->volume.truth, 0.0,
+                                                        axis_scale(false)));
         if (!accuracy_.reference_problem().empty())
           std::fprintf(stderr, "splineview: error: %s: %s\n", doc_->volume.name.c_str(),
                        accuracy_.reference_problem().c_str());
@@ -503,6 +545,42 @@ void VolumeMode::panel(const FrameInfo& f) {
     ImGui::TextWrapped("%s", method_explanation(methods_[0]));
   } else {
     for (Plane p : kPlanes) method_combo(plane_name(p), &methods_[plane_index(p)]);
+  }
+  section("Quantity");
+  for (Plane p : kPlanes) {
+    quantity_combo((std::string(plane_name(p)) + "##quantity").c_str(),
+                   &quantities_[plane_index(p)], 3, method(p));
+    if (const std::string problem = quantity_problem(p); !problem.empty())
+      ImGui::TextColored(ImVec4(1.0f, 0.6f, 0.3f, 1.0f), "  %s", problem.c_str());
+  }
+  {
+    std::vector<std::string> shown;
+    for (Plane p : kPlanes) {
+      const gl::Quantity& q = quantities_[plane_index(p)];
+      const std::string key = gl::quantity_name(q);
+      if (q.kind == gl::QuantityKind::Value ||
+          std::find(shown.begin(), shown.end(), key) != shown.end())
+        continue;
+      shown.push_back(key);
+      const QuantityView qv = quantity_view(p);
+      if (options_.quantity_range) {
+        ImGui::TextDisabled("%s range %.4g (--quantity-range)", gl::quantity_label(q).c_str(),
+                            qv.range);
+        continue;
+      }
+      double r = qv.range;
+      const double lo = r / 100.0, hi = r * 100.0;
+      if (ImGui::SliderScalar((gl::quantity_label(q) + " range").c_str(), ImGuiDataType_Double, &r,
+                              &lo, &hi, "+-%.4g", ImGuiSliderFlags_Logarithmic) &&
+          r > 0)
+        quantity_ranges_[key] = r;
+    }
+    if (!shown.empty()) {
+      if (ImGui::Button("automatic ranges")) quantity_ranges_.clear();
+      ImGui::TextDisabled(
+          "derivatives along the volume's array axes x, y, z (file order), per mm (divided by "
+          "the voxel spacing); signed ones through a diverging map centred at 0");
+    }
   }
 
   AccuracyPanel text;
@@ -724,6 +802,15 @@ void VolumeMode::overlays(const FrameInfo& f, ImDrawList* list) {
                     kIndexNames[axis], format_index(sp.index).c_str(), geometry_.dims()[axis] - 1,
                     format_mm(sp.mm, false).c_str(), method_short_name(method(p)));
     }
+    if (const gl::Quantity& q = quantities_[i]; q.kind != gl::QuantityKind::Value) {
+      const std::string problem = quantity_problem(p);
+      const std::string extra =
+          "\n" + gl::quantity_label(q) +
+          (problem.empty() ? std::string(" (per mm)") : ": not shown, " + problem);
+      const std::size_t n = std::strlen(text);
+      std::snprintf(text + n, sizeof text - n, "%s", extra.c_str());
+      if (problem.empty()) draw_quantity_legend(list, c, quantity_view(p), "per mm", s, ui);
+    }
     if (const std::size_t n = std::strlen(text); measured && measured->points > 0)
       std::snprintf(text + n, sizeof text - n, "   RMS %.2e  max %.2e%s", measured->stats.rms,
                     measured->stats.max_abs, reference_tag(measured->reference).c_str());
@@ -834,12 +921,19 @@ void VolumeMode::draw(const FrameInfo& f) {
       gl::ScopedGpuTimer timing(timers_[i]);
       // A streamed view draws the file's own voxels: the same map, moved to its box's index.
       const SliceMapping mapping = geometry_.mapping(p, c);
+      const QuantityView q = quantity_view(p);
+      if (!q.is_value()) pass_names_[i] += ", " + gl::quantity_label(q.quantity);
+      const auto scale = [this](bool streamed) {
+        const std::array<double, 3> a = axis_scale(streamed);
+        return glm::vec3(static_cast<float>(a[0]), static_cast<float>(a[1]),
+                         static_cast<float>(a[2]));
+      };
       if (const DetailTextures* d = streamer_.detail(i, plans[i])) {
         pass_->draw(d->textures(), method(p), detail_mapping(doc_->volume, mapping, d->box),
-                    to_viewport(c, f.fb_height), window_level_, checker);
+                    to_viewport(c, f.fb_height), window_level_, checker, q, scale(true));
       } else {
         pass_->draw(doc_->textures(), method(p), mapping, to_viewport(c, f.fb_height),
-                    window_level_, checker);
+                    window_level_, checker, q, scale(false));
       }
     }
   } catch (const Error& e) {
@@ -906,6 +1000,8 @@ nlohmann::json VolumeMode::report() const {
     nlohmann::json view = {{"plane", plane_name(p)},
                            {"name", geometry_.view_name(p)},
                            {"method", gl::fetch_name(method(p))},
+                           {"quantity", gl::quantity_name(quantities_[plane_index(p)])},
+                           {"quantity_label", gl::quantity_label(quantities_[plane_index(p)])},
                            {"zoom_px_per_mm", geometry_.view(p).zoom},
                            {"slice_mm", sp.mm},
                            {"normal_ras", vec_json(frame.normal)},
@@ -952,8 +1048,9 @@ nlohmann::json VolumeMode::report() const {
     if (streamed && accuracy_.enabled)
       view["accuracy_note"] =
           "not measured: the accuracy overlay measures the overview's textures, not a streamed box";
-    if (const AccuracyResult* a =
-            accuracy_.enabled && !streamed ? accuracy_.result(plane_index(p)) : nullptr) {
+    if (const AccuracyResult* a = accuracy_.enabled && !streamed && quantity_problem(p).empty()
+                                      ? accuracy_.result(plane_index(p))
+                                      : nullptr) {
       // The measured grid (the one above, once measured; accuracy.h's job_positions round it
       // once to float).
       view["grid"] = grid_json(a->job.grid);
@@ -967,6 +1064,18 @@ nlohmann::json VolumeMode::report() const {
                           {"points", a->points},
                           {"error_max", a->error_max},
                           {"reference", reference_id(a->reference)}};
+    }
+    if (const gl::Quantity& q = quantities_[plane_index(p)]; q.kind != gl::QuantityKind::Value) {
+      view["quantity_units"] = "per mm (along the volume's array axes x, y, z)";
+      if (const std::string problem = quantity_problem(p); !problem.empty()) {
+        view["quantity_problem"] = problem;
+      } else {
+        view["quantity_range"] = quantity_view(p).range;
+        view["quantity_map"] =
+            gl::quantity_signed(q) ? "diverging blue-grey-red centred at 0" : "grey from 0";
+      }
+      const std::array<double, 3> a = axis_scale(false);
+      view["axis_scale_xyz"] = {a[0], a[1], a[2]};
     }
     views.push_back(view);
   }

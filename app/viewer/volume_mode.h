@@ -43,6 +43,7 @@
 #include <array>
 #include <functional>
 #include <future>
+#include <map>
 #include <memory>
 #include <optional>
 #include <string>
@@ -95,6 +96,13 @@ struct VolumeOptions {
   bool accuracy = true;         // measure the views against the double reference
   bool heat_map = false;        // show the error heat map over the views
   AccuracyReference reference;  // what the views are measured against (--reference)
+  // What each view shows (plane order; --quantity): the value (default) or a derivative
+  // quantity (gl::Quantity) along the volume's array axes x, y, z, per mm (each axis's
+  // derivative divided by its voxel spacing; the gradient magnitude and the Laplacian are then
+  // the physical ones where the voxel axes are orthogonal).
+  std::array<std::optional<gl::Quantity>, 4> quantities;
+  // The derivative views' display range (as ZoomOptions::quantity_range); unset: automatic.
+  std::optional<double> quantity_range;
 };
 
 class VolumeMode : public Mode {
@@ -190,6 +198,12 @@ class VolumeMode : public Mode {
   const Rect& cell(Plane p) const { return cells_[plane_index(p)]; }
   std::optional<Plane> plane_at(const glm::dvec2& w) const;
   void readout_panel();
+  // Derivative views: what view p shows and its display range (the range computed on first
+  // need), why its method cannot show it (empty when it can), and the factors of the derivatives
+  // per axis (texture order x, y, z): 1 / spacing of the textures view p draws from (per mm).
+  QuantityView quantity_view(Plane p) const;
+  std::string quantity_problem(Plane p) const;
+  std::array<double, 3> axis_scale(bool streamed) const;
 
   VolumeOptions options_;
   VolumeLimits limits_;
@@ -212,6 +226,8 @@ class VolumeMode : public Mode {
   WindowLevel window_level_;
   std::array<gl::Fetch, 4> methods_{};
   bool one_method_ = true;
+  std::array<gl::Quantity, 4> quantities_{};               // by plane
+  mutable std::map<std::string, double> quantity_ranges_;  // automatic ones, per document
 
   std::optional<Plane> hover_;
   glm::dvec2 cursor_{0.0};

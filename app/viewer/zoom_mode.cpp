@@ -14,6 +14,7 @@
 #include "panel_widgets.h"
 #include "splineview/error.h"
 #include "splineview/gl/gl.h"
+#include "splineview/smoothing.h"
 #include "splineview/synthetic.h"
 
 namespace sv::viewer {
@@ -48,12 +49,51 @@ nlohmann::json number_or_null(double v) {
   return std::isfinite(v) ? nlohmann::json(v) : nlohmann::json(nullptr);
 }
 
+// The slider's debounce: a new lambda is applied once it has been unchanged this long.
+constexpr double kLambdaDebounceS = 0.2;
+constexpr double kLambdaMax = 1000.0;
+
+// The cubic coefficients of the smoothing spline of `samples` with `lambda` (reflect, as the
+// textures; lambda 0: the interpolating prefilter, sv::prefilter's bits).
+ArrayF smoothed(const ArrayF& samples, double lambda) {
+  ArrayF c = samples;
+  SplineTransformOptions t;
+  t.degree = 3;
+  t.lambda = lambda;
+  t.boundary = Boundary::Reflect;
+  direct_transform(c, t);
+  return c;
+}
+
+// Uploads coefficients into the document's coefficient texture (R32F for grey, else RGBA32F
+// with the interop's layout: unused colour channels 0, alpha 1 unless given).
+void upload_coefficients(gl::Texture& texture, const ArrayF& c) {
+  const std::size_t ch = c.channels();
+  if (ch == 1) {
+    texture.upload_2d(GL_RED, GL_FLOAT, c.data());
+    return;
+  }
+  const std::size_t n = c.dim(0) * c.dim(1);
+  std::vector<float> rgba(n * 4, 0.0f);
+  for (std::size_t i = 0; i < n; ++i) {
+    if (ch < 4) rgba[i * 4 + 3] = 1.0f;
+    for (std::size_t k = 0; k < ch; ++k) rgba[i * 4 + k] = c.data()[i * ch + k];
+  }
+  texture.upload_2d(GL_RGBA, GL_FLOAT, rgba.data());
+}
+
+// The units of the zoom mode's derivative views.
+constexpr const char* kQuantityUnits = "per texel";
+
 }  // namespace
 
 ZoomMode::ZoomMode(const ZoomOptions& options, MethodPass& pass) : options_(options), pass_(pass) {
   settings_.layout = options.layout;
   for (std::size_t i = 0; i < options.methods.size(); ++i)
     if (options.methods[i]) settings_.methods[i] = *options.methods[i];
+  for (std::size_t i = 0; i < options.quantities.size(); ++i)
+    if (options.quantities[i]) settings_.quantities[i] = *options.quantities[i];
+  settings_.lambda = options.lambda;
   settings_.angle_deg = wrap_degrees(static_cast<float>(options.angle_deg));
   accuracy_.enabled = options.accuracy;
   accuracy_.heat_map = options.heat_map;
@@ -70,6 +110,7 @@ ZoomMode::ZoomMode(const ZoomOptions& options, MethodPass& pass) : options_(opti
 
 ZoomMode::~ZoomMode() {
   if (decoding_.valid()) decoding_.wait();
+  if (smoothing_.valid()) smoothing_.wait();
 }
 
 void ZoomMode::start_decode(std::function<DecodedImage()> decode, std::string what) {
@@ -112,12 +153,8 @@ void ZoomMode::adopt(DecodedImage decoded) {
   if (!doc.prefilter_notice.empty() && doc.prefilter_notice != notice_)
     std::fprintf(stderr, "splineview: %s\n", doc.prefilter_notice.c_str());
   notice_ = doc.prefilter_notice;
-  accuracy_.reset(nullptr);
-  accuracy_.reset(
-      std::make_unique<AccuracyMeter>(doc.exact, doc.samples, doc.coefficients, doc.truth));
-  if (accuracy_.enabled && !accuracy_.reference_problem().empty())
-    std::fprintf(stderr, "splineview: error: %s: %s\n", doc.label.c_str(),
-                 accuracy_.reference_problem().c_str());
+  if (smoothing_.valid()) smoothing_.wait();  // of the previous image: dropped
+  smoothing_ = {};
   if (first_document_) {
     window_.reset(doc.range, options_.window, options_.level);
   } else {
@@ -126,6 +163,83 @@ void ZoomMode::adopt(DecodedImage decoded) {
   first_document_ = false;
   document_ = std::move(doc);
   view_pending_ = true;
+  lambda_ = 0.0;
+  if (settings_.lambda > 0) {
+    // The image's smoothing spline at once (the command line's lambda, or the slider's).
+    const auto start = std::chrono::steady_clock::now();
+    ArrayF c = smoothed(document_->samples, settings_.lambda);
+    smoothing_ms_ =
+        std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
+    apply_coefficients(std::move(c), settings_.lambda);
+  } else {
+    quantity_ranges_.clear();
+    make_meter();
+  }
+  if (accuracy_.enabled && !accuracy_.reference_problem().empty())
+    std::fprintf(stderr, "splineview: error: %s: %s\n", document_->label.c_str(),
+                 accuracy_.reference_problem().c_str());
+}
+
+void ZoomMode::make_meter() {
+  const ImageDocument& doc = *document_;
+  accuracy_.reset(nullptr);
+  accuracy_.reset(std::make_unique<AccuracyMeter>(doc.exact, doc.samples, doc.coefficients,
+                                                  doc.truth, lambda_));
+}
+
+void ZoomMode::apply_coefficients(ArrayF coefficients, double lambda) {
+  if (!document_) return;
+  upload_coefficients(document_->textures.coefficients, coefficients);
+  document_->coefficients = std::move(coefficients);  // the readout evaluates these
+  lambda_ = lambda;
+  quantity_ranges_.clear();
+  make_meter();
+}
+
+void ZoomMode::start_smoothing(double lambda) {
+  if (!document_) return;
+  if (smoothing_.valid()) smoothing_.wait();
+  smoothing_lambda_ = lambda;
+  smoothing_start_ = std::chrono::steady_clock::now();
+  smoothing_ = std::async(std::launch::async, [samples = document_->samples, lambda] {
+    return smoothed(samples, lambda);
+  });
+}
+
+void ZoomMode::poll_smoothing(bool wait) {
+  if (!smoothing_.valid()) return;
+  if (!wait && smoothing_.wait_for(std::chrono::seconds(0)) != std::future_status::ready) return;
+  try {
+    ArrayF c = smoothing_.get();
+    smoothing_ms_ = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() -
+                                                              smoothing_start_)
+                        .count();
+    apply_coefficients(std::move(c), smoothing_lambda_);
+  } catch (const std::exception& e) {
+    error_ = std::string("smoothing: ") + e.what();
+    settings_.lambda = lambda_;  // back to what is shown
+  }
+}
+
+std::string ZoomMode::quantity_problem(std::size_t slot) const {
+  return gl::quantity_problem(settings_.methods[slot], settings_.quantities[slot], 2);
+}
+
+QuantityView ZoomMode::quantity_view(std::size_t slot) const {
+  QuantityView v;
+  v.quantity = settings_.quantities[slot];
+  if (v.is_value() || !document_) return v;
+  v.colour = document_->samples.channels() == 1;
+  if (options_.quantity_range) {
+    v.range = *options_.quantity_range;
+    return v;
+  }
+  const std::string key = gl::quantity_name(v.quantity);
+  auto it = quantity_ranges_.find(key);
+  if (it == quantity_ranges_.end())
+    it = quantity_ranges_.emplace(key, quantity_range(document_->coefficients, v.quantity)).first;
+  v.range = it->second;
+  return v;
 }
 
 void ZoomMode::poll_decode() {
@@ -181,6 +295,7 @@ std::vector<AccuracyJob> ZoomMode::accuracy_jobs(const std::vector<Rect>& cells)
     const glm::dvec2 dr = view_.image_position({p.x_in_cell + 0.5, 1.5}) - o;
     AccuracyJob job;
     job.method = settings_.methods[p.slot];
+    job.quantity = settings_.quantities[p.slot];
     job.grid.rows = static_cast<std::size_t>(p.rect.height);
     job.grid.cols = static_cast<std::size_t>(p.rect.width);
     job.grid.origin = {o.y, o.x, 0.0};  // array axis order (y, x)
@@ -288,6 +403,13 @@ void ZoomMode::follow_layout(const std::vector<Rect>& cells) {
 void ZoomMode::update(const FrameInfo& f) {
   ui_scale_ = f.ui_scale;
   poll_decode();
+  // The smoothing: adopt a finished transform; start the next once the slider has rested.
+  poll_smoothing(f.batch);
+  if (document_ && !smoothing_.valid() && settings_.lambda != lambda_ &&
+      (f.batch || f.time_s - lambda_changed_s_ >= kLambdaDebounceS)) {
+    start_smoothing(settings_.lambda);
+    if (f.batch) poll_smoothing(true);
+  }
   const std::vector<Rect> c = cells(f);
   if (document_ && view_pending_ && !c.empty() && f.fb_width > 0 && f.fb_height > 0) {
     if (first_view_) {
@@ -358,6 +480,63 @@ void ZoomMode::panel(const FrameInfo& f) {
     }
     ImGui::SetNextItemWidth(-80.0f * scale);
     method_combo(label, &settings_.methods[static_cast<std::size_t>(i)]);
+    char qlabel[48];
+    std::snprintf(qlabel, sizeof qlabel, "  shows##q%d", i);
+    ImGui::SetNextItemWidth(-80.0f * scale);
+    quantity_combo(qlabel, &settings_.quantities[static_cast<std::size_t>(i)], 2,
+                   settings_.methods[static_cast<std::size_t>(i)]);
+    if (const std::string problem = quantity_problem(static_cast<std::size_t>(i)); !problem.empty())
+      ImGui::TextColored(ImVec4(1.0f, 0.6f, 0.3f, 1.0f), "  %s", problem.c_str());
+  }
+  {
+    // The derivative views' display ranges (one per quantity shown).
+    std::vector<std::string> shown_q;
+    for (int i = 0; i < shown; ++i) {
+      const gl::Quantity& q = settings_.quantities[static_cast<std::size_t>(i)];
+      const std::string key = gl::quantity_name(q);
+      if (q.kind == gl::QuantityKind::Value || !document_ ||
+          std::find(shown_q.begin(), shown_q.end(), key) != shown_q.end())
+        continue;
+      shown_q.push_back(key);
+      const QuantityView v = quantity_view(static_cast<std::size_t>(i));
+      if (options_.quantity_range) {
+        ImGui::TextDisabled("%s range %.4g (--quantity-range)", gl::quantity_label(q).c_str(),
+                            v.range);
+        continue;
+      }
+      double r = v.range;
+      const double lo = r / 100.0, hi = r * 100.0;
+      ImGui::SetNextItemWidth(-80.0f * scale);
+      const std::string label = gl::quantity_label(q) + " range";
+      if (ImGui::SliderScalar(label.c_str(), ImGuiDataType_Double, &r, &lo, &hi, "+-%.4g",
+                              ImGuiSliderFlags_Logarithmic) &&
+          r > 0)
+        quantity_ranges_[key] = r;
+    }
+    if (!shown_q.empty()) {
+      if (ImGui::Button("automatic ranges")) quantity_ranges_.clear();
+      ImGui::TextDisabled(
+          "derivatives in normalised units per texel (sample spacing); signed ones through a "
+          "diverging map centred at 0, the gradient magnitude from 0; automatic range: the "
+          "99.5th percentile of |value| over the image");
+    }
+  }
+  section("Smoothing");
+  {
+    ImGui::SetNextItemWidth(-80.0f * scale);
+    const double lo = 0.0, hi = kLambdaMax;
+    if (ImGui::SliderScalar("lambda", ImGuiDataType_Double, &settings_.lambda, &lo, &hi, "%.4g",
+                            ImGuiSliderFlags_Logarithmic))
+      lambda_changed_s_ = f.time_s;
+    ImGui::TextDisabled(
+        "the coefficients of the cubic smoothing spline (sv::direct_transform, lambda; 0: the "
+        "interpolating prefilter), on the CPU then uploaded; the prefiltered views and the "
+        "accuracy reference use them");
+    if (smoothing_.valid()) {
+      ImGui::TextDisabled("smoothing with lambda %.4g ...", smoothing_lambda_);
+    } else if (lambda_ > 0) {
+      ImGui::TextDisabled("shown: lambda %.4g (CPU, %.1f ms)", lambda_, smoothing_ms_);
+    }
   }
   if (ImGui::Button(settings_.layout == Layout::Single ? "A/B: show the other method [Space]"
                                                        : "A/B: swap the first two [Space]"))
@@ -481,11 +660,19 @@ void ZoomMode::overlays(const FrameInfo& f, ImDrawList* list) {
   const double margin = 6.0 * s;
   for (std::size_t i = 0; i < p.size(); ++i) {
     const Pane& pane = p[i];
-    char text[160];
-    const char* name = method_short_name(settings_.methods[pane.slot]);
+    char text[320];
+    std::string name = method_short_name(settings_.methods[pane.slot]);
+    const gl::Quantity& q = settings_.quantities[pane.slot];
+    const std::string problem = quantity_problem(pane.slot);
+    if (!problem.empty()) {
+      name += "\n" + gl::quantity_label(q) + ": not shown, " + problem;
+    } else if (q.kind != gl::QuantityKind::Value) {
+      name += "\n" + gl::quantity_label(q) + " (" + kQuantityUnits + ")";
+      draw_quantity_legend(list, pane.rect, quantity_view(pane.slot), kQuantityUnits, fs, s);
+    }
     int n = settings_.layout == Layout::Single || settings_.layout == Layout::Wipe
-                ? std::snprintf(text, sizeof text, "%s", name)
-                : std::snprintf(text, sizeof text, "%zu  %s", pane.slot + 1, name);
+                ? std::snprintf(text, sizeof text, "%s", name.c_str())
+                : std::snprintf(text, sizeof text, "%zu  %s", pane.slot + 1, name.c_str());
     if (const AccuracyResult* r = accuracy_.enabled ? accuracy_.result(i) : nullptr;
         r && r->points > 0 && n > 0 && n < static_cast<int>(sizeof text))
       std::snprintf(text + n, sizeof text - static_cast<std::size_t>(n), "   RMS %.2e  max %.2e%s",
@@ -534,9 +721,11 @@ void ZoomMode::draw(const FrameInfo& f) {
         (settings_.layout == Layout::Wipe ? (p.slot == 0 ? "left: " : "right: ")
                                           : "view " + std::to_string(p.slot + 1) + ": ") +
         std::string(method_display_name(method));
+    const QuantityView q = quantity_view(p.slot);
+    if (!q.is_value()) pass_names_[p.slot] += ", " + gl::quantity_label(q.quantity);
     gl::ScopedGpuTimer timing(timers_[p.slot]);
     pass_.draw(document_->textures, method, m, to_viewport(p.rect, f.fb_height), checker,
-               window_.map());
+               window_.map(), q);
   }
   if (settings_.loupe && hover_ && hover_->cell < c.size()) {
     const Rect loupe = loupe_rect(c[hover_->cell]);
@@ -548,7 +737,8 @@ void ZoomMode::draw(const FrameInfo& f) {
     gl::ScopedGpuTimer timing(timers_[kLoupeSlot]);
     pass_.draw(document_->textures, settings_.methods[hover_->slot],
                magnified.shifted({loupe.x, loupe.y}).frag_to_image(f.fb_height),
-               to_viewport(loupe, f.fb_height), checker, window_.map());
+               to_viewport(loupe, f.fb_height), checker, window_.map(),
+               quantity_view(hover_->slot));
   }
 }
 
@@ -560,13 +750,19 @@ std::optional<Progress> ZoomMode::progress() const {
 }
 
 bool ZoomMode::settled() const {
-  return document_ && !decoding_.valid() && !view_pending_ && accuracy_.settled();
+  return document_ && !decoding_.valid() && !view_pending_ && !smoothing_.valid() &&
+         settings_.lambda == lambda_ && accuracy_.settled();
 }
 
 void ZoomMode::finish() {
   while (decoding_.valid()) {
     decoding_.wait();
     poll_decode();
+  }
+  poll_smoothing(true);
+  if (document_ && settings_.lambda != lambda_) {
+    start_smoothing(settings_.lambda);
+    poll_smoothing(true);
   }
 }
 
@@ -603,6 +799,11 @@ nlohmann::json ZoomMode::report() const {
   j["prefilter"] = document_->prefilter_on_gpu ? "cuda" : "cpu";
   j["prefilter_call_ms"] = document_->prefilter_ms;
   if (document_->prefilter_kernel_ms) j["prefilter_kernel_ms"] = *document_->prefilter_kernel_ms;
+  j["lambda"] = lambda_;
+  j["smoothing"] = {{"lambda", lambda_},
+                    {"path", lambda_ > 0 ? "cpu" : (document_->prefilter_on_gpu ? "cuda" : "cpu")},
+                    {"transform", lambda_ > 0 ? "sv::direct_transform" : "prefilter"},
+                    {"ms", smoothing_ms_}};
   j["layout"] = layout_name(settings_.layout);
   j["angle_deg"] = settings_.angle_deg;
   j["zoom"] = view_.zoom();
@@ -611,8 +812,24 @@ nlohmann::json ZoomMode::report() const {
   for (std::size_t i = 0; i < p.size(); ++i) {
     nlohmann::json v;
     v["method"] = gl::fetch_name(settings_.methods[p[i].slot]);
+    const gl::Quantity& q = settings_.quantities[p[i].slot];
+    v["quantity"] = gl::quantity_name(q);
+    v["quantity_label"] = gl::quantity_label(q);
+    if (q.kind != gl::QuantityKind::Value) {
+      v["quantity_units"] = std::string("normalised units ") + kQuantityUnits;
+      const std::string problem = quantity_problem(p[i].slot);
+      if (!problem.empty()) {
+        v["quantity_problem"] = problem;
+      } else {
+        const QuantityView qv = quantity_view(p[i].slot);
+        v["quantity_range"] = qv.range;
+        v["quantity_map"] = !gl::quantity_signed(q) ? "grey from 0"
+                            : qv.colour             ? "diverging blue-grey-red centred at 0"
+                                                    : "diverging grey per channel centred at 0";
+      }
+    }
     v["rect"] = {p[i].rect.x, p[i].rect.y, p[i].rect.width, p[i].rect.height};
-    if (const AccuracyResult* r = accuracy_.result(i)) {
+    if (const AccuracyResult* r = accuracy_.result(i); r && quantity_problem(p[i].slot).empty()) {
       const gl::GridMapping& g = r->job.grid;
       v["grid"] = {{"rows", g.rows},
                    {"cols", g.cols},

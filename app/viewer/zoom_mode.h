@@ -8,7 +8,9 @@
 #pragma once
 
 #include <array>
+#include <chrono>
 #include <future>
+#include <map>
 #include <memory>
 #include <optional>
 #include <string>
@@ -46,6 +48,16 @@ struct ZoomOptions {
   std::vector<glm::dvec2> probes;
   // The image failing to load is final (screenshot mode) rather than a fallback to the default.
   bool strict = false;
+  // What the views show (--quantity NAME or N1,N2,..., layout order): the value (default), a
+  // partial derivative, the gradient magnitude, ... (gl::parse_quantity), per texel; std::nullopt
+  // keeps the value for that view.
+  std::array<std::optional<gl::Quantity>, 4> quantities;
+  // The derivative views' display range (--quantity-range): +-R for signed quantities, [0, R]
+  // for the gradient magnitude; unset: automatic per quantity (quantity_range).
+  std::optional<double> quantity_range;
+  // The smoothing parameter of the coefficients (--lambda, >= 0; 0: the interpolating
+  // prefilter): sv::direct_transform with lambda on the CPU, applied to every image.
+  double lambda = 0.0;
 };
 
 class ZoomMode final : public Mode {
@@ -86,6 +98,8 @@ class ZoomMode final : public Mode {
     float wipe = 0.5f;
     bool loupe = false;
     float loupe_factor = 4.0f;
+    std::array<gl::Quantity, 4> quantities{};  // per view, as methods
+    double lambda = 0.0;                       // the panel's slider (applied when settled)
   };
   struct Hover {
     std::size_t cell = 0;
@@ -106,6 +120,17 @@ class ZoomMode final : public Mode {
   std::vector<Pane> panes(const std::vector<Rect>& cells) const;
   std::vector<AccuracyJob> accuracy_jobs(const std::vector<Rect>& cells) const;
   void update_accuracy(const FrameInfo& f, bool now);
+  // What view `slot` shows (its quantity and display range; the range computed on first need).
+  QuantityView quantity_view(std::size_t slot) const;
+  // Why view `slot`'s method cannot show its quantity; empty when it can.
+  std::string quantity_problem(std::size_t slot) const;
+  // The smoothing: applies `lambda` to the document now (CPU direct_transform, upload, a new
+  // accuracy meter with the same lambda); start_smoothing runs the transform on a worker thread
+  // and poll_smoothing adopts its result on the GL thread.
+  void apply_coefficients(ArrayF coefficients, double lambda);
+  void start_smoothing(double lambda);
+  void poll_smoothing(bool wait);
+  void make_meter();
   void reset_view(const Rect& cell, std::optional<double> zoom = std::nullopt,
                   std::optional<glm::dvec2> center = std::nullopt);
   std::optional<Hover> hover_at(const std::vector<Rect>& cells, const glm::dvec2& cursor) const;
@@ -138,6 +163,18 @@ class ZoomMode final : public Mode {
 
   // Accuracy: one job per pane, the heat maps of the last results (one per pane).
   AccuracyOverlay accuracy_;
+
+  // Derivative views: display range per quantity name (automatic ones are computed on first
+  // need and forgotten with the coefficients).
+  mutable std::map<std::string, double> quantity_ranges_;
+  // Smoothing: the lambda the coefficients were made with, the pending job, the slider's last
+  // change (debounce), and the last transform's time.
+  double lambda_ = 0.0;
+  std::future<ArrayF> smoothing_;
+  double smoothing_lambda_ = 0.0;  // of the pending job
+  double lambda_changed_s_ = -1.0;
+  double smoothing_ms_ = 0.0;
+  std::chrono::steady_clock::time_point smoothing_start_{};
 
   // GPU time per pane slot (view 1..4, and the loupe), buffered timer queries.
   std::array<gl::GpuTimer, 5> timers_;
