@@ -62,6 +62,15 @@ struct RegistrationOptions {
   std::uint64_t seed = 1;
 };
 
+struct BsplineOptions {
+  bool quick = false;  // the smallest 2-D and 3-D sizes, few repeats
+  std::string only;    // only the size whose name starts with this (e.g. "400x300")
+  int repeats = 20;    // timed GPU runs per operation (median reported)
+  bool cpu = true;     // time our CPU too (every core)
+  std::uint64_t seed = 1;
+};
+
+Json run_bspline(const BsplineOptions& opt);
 Json run_ffd(const FfdOptions& opt);
 Json run_registration(const RegistrationOptions& opt);
 Json run_prefilter(const PrefilterOptions& opt);

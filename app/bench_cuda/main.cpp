@@ -1,8 +1,7 @@
 // splinebench-cuda: CUDA prefilter, reconstruction and upscaling speed on the current device.
-// Subcommands: prefilter, reconstruct, upscale, out-of-core, ffd, registration. Each writes a JSON
-// report to
-// --out and prints a Markdown table on stdout. Exit status: 0 success, 1 the benchmark failed (e.g.
-// no CUDA device), 2 bad command line.
+// Subcommands: prefilter, reconstruct, upscale, out-of-core, ffd, registration, bspline. Each
+// writes a JSON report to --out and prints a Markdown table on stdout. Exit status: 0 success,
+// 1 the benchmark failed (e.g. no CUDA device), 2 bad command line.
 #include <cstdio>
 #include <exception>
 #include <fstream>
@@ -118,6 +117,22 @@ int main(int argc, char** argv) {
   reg->add_option("--seed", ro.seed, "seed of the synthetic volumes and fields")
       ->capture_default_str();
 
+  cbench::BsplineOptions bo;
+  CLI::App* bspline = app.add_subcommand(
+      "bspline",
+      "issue 17 at the sizes of the thesis 'Scalable GPU acceleration of b-spline signal "
+      "processing operations': direct (lambda 0 and > 0), indirect, Laplacian, d/dx, "
+      "interpolation and the practical pipeline, against a device-to-device copy, our CPU and "
+      "the thesis's published figures");
+  bspline->add_option("--out,--json", out, "JSON report file")->type_name("FILE");
+  bspline->add_flag("--quick", bo.quick, "the smallest 2-D and 3-D sizes, few repeats");
+  bspline->add_option("--only", bo.only, "only the size whose name starts with this")
+      ->type_name("NAME");
+  bspline->add_option("--repeats", bo.repeats, "timed GPU runs per operation")
+      ->capture_default_str();
+  bspline->add_flag("!--no-cpu", bo.cpu, "skip the CPU column");
+  bspline->add_option("--seed", bo.seed, "seed of the random data")->capture_default_str();
+
   CLI11_PARSE(app, argc, argv);
   try {
     sv::cuda::require("splinebench-cuda");
@@ -126,6 +141,7 @@ int main(int argc, char** argv) {
                           : ooc->parsed()         ? cbench::run_out_of_core(oc)
                           : ffd->parsed()         ? cbench::run_ffd(fo)
                           : reg->parsed()         ? cbench::run_registration(ro)
+                          : bspline->parsed()     ? cbench::run_bspline(bo)
                                                   : cbench::run_upscale(up);
     if (!out.empty()) {
       std::ofstream f(out);

@@ -325,7 +325,8 @@ struct Outs {
 template <class T>
 __global__ void __launch_bounds__(kThreads)
     stencil_kernel(const T* __restrict__ src, Outs<T> dst, Stencil S) {
-  extern __shared__ unsigned char smem_raw[];
+  extern __shared__ __align__(16) unsigned char smem_raw[];
+  __shared__ T s_taps[3][kMaxSets][kMaxTaps];  // uniform reads: broadcast, no conflicts
   T* sh = reinterpret_cast<T*>(smem_raw);
   const int BY = S.BY, BZ = S.BZ;
   const int IX = kBX + S.span[2] - 1, IY = BY + S.span[1] - 1, IZ = BZ + S.span[0] - 1;
@@ -333,15 +334,15 @@ __global__ void __launch_bounds__(kThreads)
   T* s_x = s_in + IZ * IY * IX;               // sets[2] x IZ x IY x kBX
   T* s_xy = s_x + S.sets[2] * IZ * IY * kBX;  // pairs x IZ x BY x kBX
   const int tiles_x = (S.out[2] + kBX - 1) / kBX;
-  const int tiles_y = (S.out[1] + BY - 1) / BY;
   const int x0 = (blockIdx.x % tiles_x) * kBX;
   const int y0 = (blockIdx.x / tiles_x) * BY;
   const int tiles_z = (S.out[0] + BZ - 1) / BZ;
   const int z0 = (blockIdx.y % tiles_z) * BZ;
   const int c = blockIdx.y / tiles_z;
-  (void)tiles_y;
   const int C = S.channels;
   const T outside = static_cast<T>(S.outside);
+  for (int t = threadIdx.x; t < 3 * kMaxSets * kMaxTaps; t += kThreads)
+    (&s_taps[0][0][0])[t] = static_cast<T>((&S.taps[0][0][0])[t]);
 
   // 1. The input tile with its halo: rows of IX along x (coalesced but for the channel stride).
   const int total = IZ * IY * IX;
@@ -359,41 +360,33 @@ __global__ void __launch_bounds__(kThreads)
   __syncthreads();
 
   // 2. x FIRs: s_x[set][z][y][x] = sum_u K[u] s_in[z][y][x + u].
-  {
-    const int rows = IZ * IY;
-    for (int sx = 0; sx < S.sets[2]; ++sx) {
-      T k[kMaxTaps];
-#pragma unroll
-      for (int u = 0; u < kMaxTaps; ++u) k[u] = static_cast<T>(S.taps[2][sx][u]);
-      T* out = s_x + sx * rows * kBX;
-      for (int t = threadIdx.x; t < rows * kBX; t += kThreads) {
-        const int x = t % kBX, r = t / kBX;
-        const T* in = s_in + r * IX + x;
-        T acc = T(0);
-        for (int u = 0; u < S.span[2]; ++u) acc += k[u] * in[u];
-        out[t] = acc;
-      }
+  const int rows = IZ * IY;
+  for (int sx = 0; sx < S.sets[2]; ++sx) {
+    const T* k = s_taps[2][sx];
+    T* out = s_x + sx * rows * kBX;
+    for (int t = threadIdx.x; t < rows * kBX; t += kThreads) {
+      const int x = t % kBX, r = t / kBX;
+      const T* in = s_in + r * IX + x;
+      T acc = T(0);
+      for (int u = 0; u < S.span[2]; ++u) acc += k[u] * in[u];
+      out[t] = acc;
     }
   }
   __syncthreads();
 
   // 3. y FIRs of each (y, x) pair: s_xy[p][z][y][x] = sum_u K[u] s_x[set x][z][y + u][x].
-  {
-    const int items = IZ * BY * kBX;
-    for (int p = 0; p < S.pairs; ++p) {
-      T k[kMaxTaps];
-#pragma unroll
-      for (int u = 0; u < kMaxTaps; ++u) k[u] = static_cast<T>(S.taps[1][S.pair_y[p]][u]);
-      const T* in0 = s_x + S.pair_x[p] * IZ * IY * kBX;
-      T* out = s_xy + p * items;
-      for (int t = threadIdx.x; t < items; t += kThreads) {
-        const int x = t % kBX, r = t / kBX;
-        const int y = r % BY, z = r / BY;
-        const T* in = in0 + (z * IY + y) * kBX + x;
-        T acc = T(0);
-        for (int u = 0; u < S.span[1]; ++u) acc += k[u] * in[u * kBX];
-        out[t] = acc;
-      }
+  const int pstride = IZ * BY * kBX;
+  for (int p = 0; p < S.pairs; ++p) {
+    const T* k = s_taps[1][S.pair_y[p]];
+    const T* in0 = s_x + S.pair_x[p] * rows * kBX;
+    T* out = s_xy + p * pstride;
+    for (int t = threadIdx.x; t < pstride; t += kThreads) {
+      const int x = t % kBX, r = t / kBX;
+      const int y = r % BY, z = r / BY;
+      const T* in = in0 + (z * IY + y) * kBX + x;
+      T acc = T(0);
+      for (int u = 0; u < S.span[1]; ++u) acc += k[u] * in[u * kBX];
+      out[t] = acc;
     }
   }
   __syncthreads();
@@ -408,10 +401,10 @@ __global__ void __launch_bounds__(kThreads)
     const long long o = ((static_cast<long long>(gz) * S.out[1] + gy) * S.out[2] + gx) * C + c;
     T comb = T(0);
     for (int q = 0; q < S.terms; ++q) {
-      const T* in = s_xy + S.term_pair[q] * items + (z * BY + y) * kBX + x;
-      const double* kz = S.taps[0][S.term_z[q]];
+      const T* in = s_xy + S.term_pair[q] * pstride + (z * BY + y) * kBX + x;
+      const T* k = s_taps[0][S.term_z[q]];
       T acc = T(0);
-      for (int u = 0; u < S.span[0]; ++u) acc += static_cast<T>(kz[u]) * in[u * BY * kBX];
+      for (int u = 0; u < S.span[0]; ++u) acc += k[u] * in[u * BY * kBX];
       if (S.combine == kEach)
         dst.p[q][o] = acc;
       else if (S.combine == kSum)
@@ -552,10 +545,10 @@ void run_stencil(const T* src, const std::vector<T*>& dst, const Layout& in, std
     S.term_pair[q] = p;
     S.term_z[q] = term_set[q][0];
   }
-  // Tile: the largest BZ x BY (3-D 4 x 8, 2-D 1 x 16, 1-D 1 x 1) whose shared memory stays within
+  // Tile: the largest BZ x BY (3-D 8 x 8, 2-D 1 x 16, 1-D 1 x 1) whose shared memory stays within
   // 100 KB (two blocks per multiprocessor), halved until it does.
   int by = rank >= 2 ? (rank == 3 ? 8 : 16) : 1;
-  int bz = rank == 3 ? 4 : 1;
+  int bz = rank == 3 ? 8 : 1;
   by = std::min(by, S.out[1]);
   bz = std::min(bz, S.out[0]);
   constexpr int kBudget = 100 * 1024;
