@@ -17,6 +17,7 @@
 #include "commands.h"
 #include "ffd_commands.h"
 #include "filter_commands.h"
+#include "grbf_commands.h"
 #include "spline_commands.h"
 #include "splineview/cuda_device.h"
 #include "splineview/error.h"
@@ -398,6 +399,8 @@ int main(int argc, char** argv) {
                       "spreads each one along its lines), and write NaN for COORDS rows with a "
                       "non-finite coordinate");
   add_common(sample, smp.common);
+  splinetool::GrbfArgs smp_grbf;  // --method grbf (grbf_commands.cpp)
+  splinetool::add_grbf_options(sample, smp_grbf, true);
 
   splinetool::ResampleArgs res;
   std::string res_zoom, res_shape, res_shift, res_axes, res_grid_mode;
@@ -471,11 +474,11 @@ int main(int argc, char** argv) {
       ->type_name("K")
       ->check(integer_in(1, 1000000, "in 1..1000000"))
       ->capture_default_str();
-  CLI::Option* res_method =
-      resample->add_option("--method", res.method, "interpolation method")
-          ->type_name("M")
-          ->check(one_of({"nearest", "linear", "cubic-unfiltered", "cubic", "quintic", "septic"}))
-          ->capture_default_str();
+  CLI::Option* res_method = resample->add_option("--method", res.method, "interpolation method")
+                                ->type_name("M")
+                                ->check(one_of({"nearest", "linear", "cubic-unfiltered", "cubic",
+                                                "quintic", "septic", "grbf"}))
+                                ->capture_default_str();
   CLI::Option* res_degree =
       resample
           ->add_option("--degree", res.degree,
@@ -525,6 +528,8 @@ int main(int argc, char** argv) {
                   "window with the derived halo, so the data need not fit on the GPU (every "
                   "mode and --degree as on the CPU; one channel, once; progress on stderr)");
   add_common(resample, res.common);
+  splinetool::GrbfArgs res_grbf;  // --method grbf (grbf_commands.cpp)
+  splinetool::add_grbf_options(resample, res_grbf, false);
 
   splinetool::CompareArgs cmp;
   CLI::App* compare = app.add_subcommand(
@@ -677,7 +682,10 @@ int main(int argc, char** argv) {
     if (prefilter->parsed()) splinetool::run_prefilter(pre);
     if (sample->parsed()) {
       smp.degree_given = sample_degree->count() > 0;
-      splinetool::run_sample(smp);
+      if (splinetool::grbf_requested(smp_grbf, smp_grbf.method, "sample"))
+        splinetool::run_grbf_sample(smp, smp_grbf);
+      else
+        splinetool::run_sample(smp);
     }
     if (resample->parsed()) {
       res.has_zoom = zoom->count() > 0;
@@ -699,7 +707,10 @@ int main(int argc, char** argv) {
         res.grid_mode = res_grid_mode == "true";
       }
       res.has_peak = res_peak->count() > 0;
-      splinetool::run_resample(res);
+      if (splinetool::grbf_requested(res_grbf, res.method, "resample"))
+        splinetool::run_grbf_resample(res, res_grbf);
+      else
+        splinetool::run_resample(res);
     }
     if (compare->parsed()) {
       cmp.has_disc = disc->count() > 0;

@@ -26,6 +26,8 @@ std::string fmt(double v, const char* f = "%.3g") {
 }
 
 std::string join(const std::vector<double>& v, const char* sep = ",") {
+  if (std::all_of(v.begin(), v.end(), [&](double x) { return x == v[0]; }))
+    return fmt(v[0], "%.6g");
   std::string s;
   for (std::size_t i = 0; i < v.size(); ++i) s += (i ? sep : "") + fmt(v[i], "%.6g");
   return s;

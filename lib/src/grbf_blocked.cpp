@@ -174,9 +174,10 @@ std::vector<GrbfBlockSpan> grbf_block_spans(std::size_t n, std::size_t block, st
     const double boundary = static_cast<double>((t + 1) * tile) - 0.5;
     if (overlap == 0) {
       s[t].ramp_lo = s[t].ramp_hi = boundary;
-    } else {  // the positions both blocks' samples cover
-      s[t].ramp_lo = static_cast<double>(s[t + 1].start);
-      s[t].ramp_hi = static_cast<double>(s[t].start + s[t].size - 1);
+    } else {  // from the first sample of block t + 1 to the last of block t, around the border
+      const double te = static_cast<double>((t + 1) * tile), k = static_cast<double>(overlap);
+      s[t].ramp_lo = te - k;
+      s[t].ramp_hi = std::min(te + k - 1, static_cast<double>(n) - 1);
     }
     if (t > 0 && s[t].ramp_lo <= s[t - 1].ramp_hi)
       throw Error("GRBF blocks: the overlap " + std::to_string(overlap) +
@@ -213,10 +214,14 @@ GrbfBlocked<T> grbf_blocked_solve(const Array<T>& f, const GrbfBlockOptions& opt
   r.dims = f.dims();
   r.channels = C;
   r.sigma = grbf_sigma_per_axis(opt.sigma, rank);
+  if (opt.block.size() != 1 && opt.block.size() != rank)
+    throw Error("GRBF blocks: the block size takes one value or one per axis (" +
+                std::to_string(rank) + "), got " + std::to_string(opt.block.size()));
   std::size_t points = 1;
   for (std::size_t d = 0; d < rank; ++d) {
-    r.spans.push_back(grbf_block_spans(f.dim(d), opt.block, opt.overlap));
-    points *= std::min(f.dim(d), opt.block);
+    const std::size_t bd = opt.block.size() == 1 ? opt.block[0] : opt.block[d];
+    r.spans.push_back(grbf_block_spans(f.dim(d), bd, opt.overlap));
+    points *= std::min(f.dim(d), bd);
   }
   if (points > 20000)
     throw Error("GRBF blocks: a block of " + std::to_string(points) +

@@ -475,6 +475,8 @@ TEST(Grbf, BlockSpansFollowThePaper) {
   EXPECT_EQ(s[0].size, 62u);
   EXPECT_EQ(s[1].start, 58u);
   EXPECT_EQ(s[1].size, 62u);
+  EXPECT_EQ(s[0].ramp_lo, 59.0);  // the blend runs over the samples both blocks hold
+  EXPECT_EQ(s[0].ramp_hi, 60.0);
   const auto h = sv::grbf_block_spans(120, 60, 0);
   ASSERT_EQ(h.size(), 2u);
   EXPECT_EQ(h[1].start, 60u);
@@ -496,10 +498,10 @@ TEST(Grbf, BlockedSchemeShowsSeamsTheExactSolveDoesNot) {
   const auto exact = sv::grbf_solve(f, o);
   sv::GrbfBlockOptions bo;
   bo.sigma = {1.0};
-  bo.block = 20;  // tiles of 20 along x (and 20 + 4 along y): a border at x = 19.5
+  bo.block = {20};  // tiles of 20 along x (and 20 + 4 along y): a border at x = 19.5
   bo.overlap = 0;
   const auto blocked = sv::grbf_blocked_solve(f, bo);
-  bo.block = 22;
+  bo.block = {22};
   bo.overlap = 1;
   const auto stitched = sv::grbf_blocked_solve(f, bo);
   // Across the border x = 19.5 on a fine set of rows: the jump from 19.5 - d to 19.5 + d.

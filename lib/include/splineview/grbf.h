@@ -138,10 +138,10 @@ std::vector<double> grbf_dense_matrix(const std::vector<std::size_t>& dims,
 
 struct GrbfBlockOptions {
   std::vector<double> sigma{1.0};
-  // B: samples per block and axis (every block solves a B^d system; blocks at the borders are
-  // shifted inwards to keep B samples where the axis allows). The tiles that blocks own are
-  // B - 2K samples long.
-  std::size_t block = 60;
+  // B: samples per block, one value for every axis or one per axis (array order); every block
+  // solves a dense system of prod B_d unknowns (blocks at the borders are shifted inwards to
+  // keep B_d samples where the axis allows). The tiles that blocks own are B_d - 2K long.
+  std::vector<std::size_t> block{60};
   // K: samples each block reaches beyond its tile on every side. 0: non-overlapping blocks,
   // each position evaluated from its tile's block only (the paper's seams); K > 0: positions
   // where two blocks overlap take a linear blend of both (the stitching).
@@ -150,8 +150,9 @@ struct GrbfBlockOptions {
 };
 
 // One block per axis: the samples [start, start + size) it solves, and the positions where its
-// blend weight ramps from 1 to 0 towards the next block ([ramp_lo, ramp_hi]; equal values mean
-// a hard switch there).
+// blend weight ramps linearly from 1 to 0 towards the next block: with K > 0 from the next
+// tile's first sample - K to this tile's last sample + K (the samples both blocks hold around
+// the border), with K = 0 a hard switch half-way between the tiles (ramp_lo = ramp_hi).
 struct GrbfBlockSpan {
   std::size_t start = 0, size = 0;
   double ramp_lo = 0.0, ramp_hi = 0.0;
