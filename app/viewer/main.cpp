@@ -67,6 +67,7 @@ constexpr const char* kExamples =
     "  splineview --mode volume assets/mri_t1_head.nrrd --methods nearest,otf,otf,precise "
     "--heat-map\n"
     "  splineview --mode volume scan.raw --raw 32x64x48:u16:le:spacing=2x1x1\n"
+    "  splineview --mode volume assets/mri_t1_head.nrrd --view3d iso\n"
     "  splineview --mode video assets/coffee_pan.mp4 --layout wipe --compare nearest\n"
     "  splineview --mode video synthetic:1280x720 --path tiles --factor 3\n"
     "  splineview --mode video /dev/video0 --decode-size 640x360\n"
@@ -195,6 +196,27 @@ int main(int argc, char** argv) {
     app.add_option("--crosshair", crosshair,
                    "volume mode: the crosshair at the file's voxel I,J,K (x, y, z index; an "
                    "overview maps it to its own grid) (default: the volume's central voxel)");
+    std::string view3d, view3d_methods, view3d_angles, tf_preset;
+    std::optional<double> iso, opacity, ray_step;
+    app.add_option("--view3d", view3d,
+                   "volume mode: start in the ray-cast 3-D view: mip (maximum intensity), iso "
+                   "(shaded isosurface) or dvr (volume rendering through a transfer function)")
+        ->check(CLI::IsMember({"mip", "iso", "dvr"}));
+    app.add_option("--view3d-methods", view3d_methods,
+                   "volume mode, 3-D view: comma-separated methods of its side-by-side panes "
+                   "(precise, otf, linear, cubic-unfiltered; default precise,otf,linear)");
+    app.add_option("--view3d-angles", view3d_angles,
+                   "volume mode, 3-D view: the camera's YAW,PITCH in degrees (0,0 looks from "
+                   "anterior; default 120,10)");
+    app.add_option("--iso", iso, "volume mode, 3-D view: the isosurface value (raw units)");
+    app.add_option("--tf", tf_preset,
+                   "volume mode, 3-D view: the transfer function preset (\"CT bone\", \"MRI soft "
+                   "tissue\", \"grey ramp\"), over the display window");
+    app.add_option("--opacity", opacity, "volume mode, 3-D view: DVR opacity per mm (default 0.05)")
+        ->check(CLI::Range(1e-6, 100.0));
+    app.add_option("--ray-step", ray_step,
+                   "volume mode, 3-D view: the ray's step in voxels (0.05..1, default 0.5)")
+        ->check(CLI::Range(0.05, 1.0));
     double detail_budget_mib = -1;
     app.add_option("--detail-budget", detail_budget_mib,
                    "volume mode, overviews: MiB of GPU textures for the full-resolution boxes "
@@ -438,6 +460,44 @@ int main(int argc, char** argv) {
         }
         volume_options.crosshair = glm::dvec3(k, j, i);
       }
+      if (!view3d.empty()) {
+        volume_options.view3d.active = true;
+        volume_options.view3d.mode = sv::viewer::parse_ray_mode(view3d);
+      }
+      if (!view3d_methods.empty()) {
+        volume_options.view3d.methods.clear();
+        for (const std::string& name : split_commas(view3d_methods)) {
+          const sv::gl::Fetch f = sv::viewer::parse_method(name);
+          if (!sv::viewer::is_ray_method(f)) {
+            std::fprintf(stderr,
+                         "splineview: error: --view3d-methods takes precise, otf, linear or "
+                         "cubic-unfiltered, got %s\n",
+                         name.c_str());
+            return 2;
+          }
+          volume_options.view3d.methods.push_back(f);
+        }
+      }
+      if (!view3d_angles.empty()) {
+        double yaw = 0, pitch = 0;
+        char extra = 0;
+        if (std::sscanf(view3d_angles.c_str(), "%lf,%lf%c", &yaw, &pitch, &extra) != 2 ||
+            !std::isfinite(yaw) || !std::isfinite(pitch)) {
+          std::fprintf(stderr, "splineview: error: --view3d-angles must be YAW,PITCH, got %s\n",
+                       view3d_angles.c_str());
+          return 2;
+        }
+        volume_options.view3d.yaw_deg = yaw;
+        volume_options.view3d.pitch_deg = pitch;
+      }
+      volume_options.view3d.iso = iso;
+      volume_options.view3d.opacity = opacity;
+      if (ray_step) volume_options.view3d.step = *ray_step;
+      if (!tf_preset.empty()) {
+        (void)sv::viewer::make_transfer_function(tf_preset, 0.0, 1.0);  // refuses unknown names
+        volume_options.view3d.tf_preset = tf_preset;
+      }
+      volume_options.view3d.accuracy = !no_accuracy;
       options.modes.push_back({"volume", "Volume", [volume_options](sv::viewer::MethodPass&) {
                                  return std::make_unique<sv::viewer::VolumeMode>(volume_options);
                                }});

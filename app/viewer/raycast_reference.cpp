@@ -125,7 +125,7 @@ RayFrame ray_frame(const OrbitCamera& c, const Geometry& g, const std::array<std
   f.width = width;
   f.height = height;
   const glm::dvec3 fw = c.forward(), r = c.right(), u = c.up();
-  const double s = 2.0 * std::tan(radians(c.fov_deg / 2.0)) / height;
+  const double s = 2.0 * std::tan(radians(c.fov_deg / 2.0)) / std::min(width, height);
   f.w0 = fw + (0.5 - width / 2.0) * s * r + (0.5 - height / 2.0) * s * u;
   f.wx = s * r;
   f.wy = s * u;
@@ -334,6 +334,51 @@ RayResult march_ray(const RaySpline& s, const RayFrame& f, const RaySettings& st
     }
   }
   return out;
+}
+
+double angle_between_deg(const glm::dvec3& a, const glm::dvec3& b) {
+  return 2.0 * std::asin(std::min(1.0, glm::length(a - b) / 2.0)) * 180.0 / kPi;
+}
+
+RayErrors compare_rays(RayMode mode, const std::vector<glm::vec4>& gpu,
+                       const std::vector<RayResult>& reference) {
+  if (gpu.size() != reference.size())
+    throw Error("ray-cast accuracy: " + std::to_string(gpu.size()) + " GPU rays against " +
+                std::to_string(reference.size()) + " reference rays");
+  RayErrors e;
+  double sum = 0.0, sum_angle = 0.0;
+  for (std::size_t i = 0; i < gpu.size(); ++i) {
+    const glm::vec4& g = gpu[i];
+    const RayResult& r = reference[i];
+    double err = 0.0;
+    if (mode == RayMode::Mip) {
+      if (!r.hit || g.y < 0.5f) continue;
+      err = std::abs(static_cast<double>(g.x) - r.value);
+    } else if (mode == RayMode::Iso) {
+      const bool gpu_hit = g.x >= 0.0f;
+      if (gpu_hit != r.hit) {
+        ++e.mismatched;
+        continue;
+      }
+      if (!r.hit) continue;
+      err = std::abs(static_cast<double>(g.x) - r.depth_mm);
+      const double angle = angle_between_deg(glm::dvec3(g.y, g.z, g.w), r.normal);
+      sum_angle += angle * angle;
+      e.angle_max = std::max(e.angle_max, angle);
+    } else {
+      if (!r.hit) continue;
+      for (int c = 0; c < 4; ++c)
+        err = std::max(err, std::abs(static_cast<double>(g[c]) - r.rgba[c]));
+    }
+    sum += err * err;
+    e.max = std::max(e.max, err);
+    ++e.rays;
+  }
+  if (e.rays > 0) {
+    e.rms = std::sqrt(sum / static_cast<double>(e.rays));
+    e.angle_rms = std::sqrt(sum_angle / static_cast<double>(e.rays));
+  }
+  return e;
 }
 
 }  // namespace sv::viewer

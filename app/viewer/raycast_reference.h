@@ -7,7 +7,8 @@
 // Rays (shared with the shader, which receives the RayFrame's vectors rounded to float):
 //  - the camera lives in the patient frame (RAS+ mm, splineview/geometry.h); pixel (x, y) of a
 //    W x H pane (y up from the bottom row) looks along w(x, y) = forward + (x + 1/2 - W/2) s right
-//    + (y + 1/2 - H/2) s up, s = 2 tan(fov/2) / H (a vertical field of view);
+//    + (y + 1/2 - H/2) s up, s = 2 tan(fov/2) / min(W, H) (the field of view spans the pane's
+//    shorter side, so narrow side-by-side panes still show the whole volume);
 //  - the march happens in voxel index space (i, j, k = texture x, y, z; voxel k at position k):
 //    the eye E = A^-1 (eye), the direction d = M w / |M w| with M the inverse of the affine's
 //    3x3 part, so anisotropic voxels keep their proportions and oriented files look as they do
@@ -53,7 +54,7 @@ struct OrbitCamera {
   double yaw_deg = 0.0;
   double pitch_deg = 0.0;  // clamped to +-89
   double distance_mm = 500.0;
-  double fov_deg = 30.0;  // vertical
+  double fov_deg = 30.0;  // across the pane's shorter side
 
   glm::dvec3 eye() const;
   glm::dvec3 forward() const;  // unit, from the eye to the target
@@ -65,7 +66,7 @@ struct OrbitCamera {
   void zoom(double notches);
 };
 // Looks at the volume's centre from its default direction, far enough that its bounding sphere
-// fits the vertical field of view with a margin. dims in array order (z, y, x).
+// fits the field of view with a margin. dims in array order (z, y, x).
 OrbitCamera fit_camera(const Geometry& g, const std::array<std::size_t, 3>& dims,
                        double yaw_deg = 0.0, double pitch_deg = 0.0);
 
@@ -150,5 +151,23 @@ class RaySpline {
 // The march of pixel (x, y) of `frame` (pixel centre as in the shader).
 RayResult march_ray(const RaySpline& s, const RayFrame& frame, const RaySettings& settings, int x,
                     int y);
+
+// A pane's GPU rays against the reference march, over the rays compared:
+//   MIP  |value - reference| (rms, max);
+//   iso  |depth - reference| in mm (rms, max) and the normal's angle in degrees (angle_rms,
+//        angle_max) over rays both call a hit; `mismatched` counts rays only one calls a hit
+//        (grazing rays, where a float rounding decides);
+//   DVR  the largest |channel - reference| of premultiplied RGBA (rms, max).
+struct RayErrors {
+  double rms = 0.0, max = 0.0;
+  double angle_rms = 0.0, angle_max = 0.0;
+  std::size_t rays = 0;        // compared
+  std::size_t mismatched = 0;  // iso: hit on one side only
+};
+// `gpu`: the data image's values (shaders/raycast.comp), one per reference result.
+RayErrors compare_rays(RayMode mode, const std::vector<glm::vec4>& gpu,
+                       const std::vector<RayResult>& reference);
+// The angle between two unit vectors in degrees, well conditioned near 0.
+double angle_between_deg(const glm::dvec3& a, const glm::dvec3& b);
 
 }  // namespace sv::viewer

@@ -32,12 +32,13 @@ const char* fetch_define(gl::Fetch f) {
     case gl::Fetch::Linear:
       return "SV_FETCH_LINEAR";
     case gl::Fetch::CubicOtf:
+    case gl::Fetch::CubicUnfiltered:
       return "SV_FETCH_CUBIC";
     case gl::Fetch::CubicPrecise:
       return "SV_FETCH_CUBIC_PRECISE";
     default:
       throw Error(std::string("the 3-D view has no \"") + gl::fetch_name(f) +
-                  "\" method (trilinear, otf or precise)");
+                  "\" method (trilinear, otf, precise or cubic-unfiltered)");
   }
 }
 
@@ -80,13 +81,16 @@ const char* ray_method_label(gl::Fetch f) {
       return "cubic otf";
     case gl::Fetch::Linear:
       return "trilinear";
+    case gl::Fetch::CubicUnfiltered:
+      return "cubic unfiltered";
     default:
       return gl::fetch_name(f);
   }
 }
 
 bool is_ray_method(gl::Fetch f) {
-  return f == gl::Fetch::CubicPrecise || f == gl::Fetch::CubicOtf || f == gl::Fetch::Linear;
+  return f == gl::Fetch::CubicPrecise || f == gl::Fetch::CubicOtf || f == gl::Fetch::Linear ||
+         f == gl::Fetch::CubicUnfiltered;
 }
 
 void RayTarget::ensure(int w, int h) {

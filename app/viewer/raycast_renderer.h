@@ -27,7 +27,11 @@ namespace sv::viewer {
 // cubic precise (on the coefficients).
 constexpr std::array<gl::Fetch, 3> kRayMethods = {gl::Fetch::CubicPrecise, gl::Fetch::CubicOtf,
                                                   gl::Fetch::Linear};
-// "cubic precise", "cubic otf", "trilinear".
+// Every method a pane may take: the three above and the unfiltered cubic B-spline on the samples
+// (approximating, not interpolating: the smoothest surface, shown for comparison).
+constexpr std::array<gl::Fetch, 4> kRayMethodChoices = {
+    gl::Fetch::CubicPrecise, gl::Fetch::CubicOtf, gl::Fetch::Linear, gl::Fetch::CubicUnfiltered};
+// "cubic precise", "cubic otf", "trilinear", "cubic unfiltered".
 const char* ray_method_label(gl::Fetch f);
 bool is_ray_method(gl::Fetch f);
 

@@ -102,7 +102,8 @@ std::string file_name(const std::string& path) {
 
 }  // namespace
 
-VolumeMode::VolumeMode(VolumeOptions options) : options_(std::move(options)) {
+VolumeMode::VolumeMode(VolumeOptions options)
+    : options_(std::move(options)), view3d_(options_.view3d) {
   methods_.fill(options_.method);
   for (std::size_t i = 0; i < methods_.size(); ++i) {
     if (options_.methods[i]) {
@@ -227,6 +228,7 @@ void VolumeMode::finish() {
   fit_if_pending();
   if (laid_out_) update_streaming(time_s_, true);
   if (laid_out_) update_accuracy(time_s_, true);
+  if (view3d_.active()) view3d_.finish();
 }
 
 std::optional<Progress> VolumeMode::progress() const {
@@ -244,7 +246,8 @@ bool VolumeMode::accuracy_settled() const {
 
 bool VolumeMode::settled() const {
   return !pending_ && (doc_ || !error_.empty()) && accuracy_settled() &&
-         (!doc_ || !laid_out_ || (!fit_pending_ && streamer_.settled(detail_plans())));
+         (!doc_ || !laid_out_ || (!fit_pending_ && streamer_.settled(detail_plans()))) &&
+         (!doc_ || view3d_.settled());
 }
 
 std::array<DetailPlan, 4> VolumeMode::detail_plans() const {
@@ -378,6 +381,12 @@ std::optional<Plane> VolumeMode::plane_at(const glm::dvec2& w) const {
 void VolumeMode::update(const FrameInfo& f) {
   time_s_ = f.time_s;
   poll_load();
+  if (view3d_.active() && doc_) {  // the ray-cast 3-D view takes the whole area
+    view3d_.update(f, *doc_, window_level_);
+    if (!view3d_.error().empty()) error_ = view3d_.error();
+    view3d_.clear_error();
+    return;
+  }
   lay_out(f);
   handle_input(f);
   update_streaming(f.time_s, f.batch);
@@ -651,6 +660,8 @@ void VolumeMode::panel(const FrameInfo& f) {
       "left drag: crosshair; wheel, Up/Down: slice; Ctrl+wheel: zoom; right drag: pan; "
       "1..6: method of the view under the cursor");
 
+  view3d_.panel(f, doc_.get());
+
   section("Cursor");
   readout_panel();
 }
@@ -742,6 +753,7 @@ void VolumeMode::readout_panel() {
 
 void VolumeMode::overlays(const FrameInfo& f, ImDrawList* list) {
   if (!doc_) return;
+  if (view3d_.active()) return view3d_.overlays(f, list);
   const glm::dvec2 s = f.fb_scale;
   const auto pt = [&](const glm::dvec2& w) {
     return ImVec2(static_cast<float>(w.x / s.x), static_cast<float>(w.y / s.y));
@@ -897,6 +909,7 @@ void VolumeMode::overlays(const FrameInfo& f, ImDrawList* list) {
 
 void VolumeMode::draw(const FrameInfo& f) {
   if (!doc_ || f.fb_width <= 0 || f.fb_height <= 0) return;
+  if (view3d_.active()) return view3d_.draw(f);
   if (!pass_ && !pass_failed_) {
     try {
       pass_ = std::make_unique<SlicePass>();
@@ -943,6 +956,7 @@ void VolumeMode::draw(const FrameInfo& f) {
 
 std::vector<PassTiming> VolumeMode::timings() const {
   std::vector<PassTiming> out;
+  if (view3d_.active()) return view3d_.timings();
   if (!timers_meaningful_) return out;
   for (std::size_t i = 0; i < pass_ms_.size(); ++i)
     if (pass_ms_[i].count() > 0) out.push_back({pass_names_[i], &pass_ms_[i]});
@@ -1107,6 +1121,7 @@ nlohmann::json VolumeMode::report() const {
   } else {
     r["accuracy"] = accuracy_.result(0) ? "measured" : "pending";
   }
+  r["view3d"] = view3d_.report();
   return r;
 }
 

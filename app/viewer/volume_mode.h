@@ -51,6 +51,7 @@
 
 #include "accuracy.h"
 #include "mode.h"
+#include "raycast_view.h"
 #include "slice_geometry.h"
 #include "slice_pass.h"
 #include "splineview/gl/evaluator.h"
@@ -96,6 +97,8 @@ struct VolumeOptions {
   bool accuracy = true;         // measure the views against the double reference
   bool heat_map = false;        // show the error heat map over the views
   AccuracyReference reference;  // what the views are measured against (--reference)
+  // The ray-cast 3-D view (raycast_view.h): on, it takes the whole area instead of the slices.
+  RaycastOptions view3d;
   // What each view shows (plane order; --quantity): the value (default) or a derivative
   // quantity (gl::Quantity) along the volume's array axes x, y, z, per mm (each axis's
   // derivative divided by its voxel spacing; the gradient magnitude and the Laplacian are then
@@ -154,6 +157,8 @@ class VolumeMode : public Mode {
   // The accuracy overlay (its results by plane index, once measured).
   AccuracyOverlay& accuracy() { return accuracy_; }
   const AccuracyOverlay& accuracy() const { return accuracy_; }
+  // The ray-cast 3-D view (active or not).
+  RaycastView& view3d() { return view3d_; }
   // The accuracy jobs of the current views (by plane: method and slice_grid of its cell).
   std::vector<AccuracyJob> accuracy_jobs() const;
   // Streaming of an overview's full resolution (volume_stream.h): each view's plan for its
@@ -238,6 +243,7 @@ class VolumeMode : public Mode {
 
   VolumeStreamer streamer_;
   AccuracyOverlay accuracy_;
+  RaycastView view3d_;
   bool meter_made_ = false;  // for doc_: the meter made, or refused (accuracy_.note())
   double time_s_ = 0.0;      // of the last update()
 };

@@ -95,7 +95,7 @@ struct TestRay {
   glm::dvec3 eye_w, dir_w;  // world, dir_w unit
 };
 TestRay test_ray(const OrbitCamera& cam, const sv::Geometry& g, int w, int h, int x, int y) {
-  const double s = 2.0 * std::tan(cam.fov_deg * 3.14159265358979323846 / 360.0) / h;
+  const double s = 2.0 * std::tan(cam.fov_deg * 3.14159265358979323846 / 360.0) / std::min(w, h);
   const glm::dvec3 world_dir =
       cam.forward() + (x + 0.5 - w / 2.0) * s * cam.right() + (y + 0.5 - h / 2.0) * s * cam.up();
   const glm::dvec3 e = cam.eye();
