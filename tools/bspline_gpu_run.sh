@@ -25,7 +25,7 @@ if [ "$what" = tests ] || [ "$what" = all ]; then
     --gtest_filter='CudaBspline.HostConveniences*:CudaBspline.Refusals*:CudaBspline.IndirectAfter*:CudaBspline.DirectTransformLambdaZero*' \
     > $OUT/memcheck.txt 2>&1
   echo "memcheck rc=$?"; tail -3 $OUT/memcheck.txt
-  timeout 100 python3 tests/cli/test_bspline_cuda_cli.py $B/splinetool device > $OUT/cli.txt 2>&1
+  PYTHONUNBUFFERED=1 timeout 100 python3 tests/cli/test_bspline_cuda_cli.py $B/splinetool device > $OUT/cli.txt 2>&1
   echo "cli_bspline_cuda rc=$?"; grep -E "FAIL|measured|passed|failures|SKIP" $OUT/cli.txt | head -30
 fi
 if [ "$what" = bench ] || [ "$what" = all ]; then

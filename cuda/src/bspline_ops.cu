@@ -146,6 +146,7 @@ struct LinePole {
   long long pterms;   // periodic anticausal start: terms
   double ps_r, ps_i;  // -z (/ (1 - z^n) when pterms == n)
   double mr_r, mr_i;  // reflect: z / (z - 1); mirror: z / (z^2 - 1)
+  long long warm;     // the horizon: terms after which |z|^k is below half an ulp of T
 };
 
 constexpr int kMaxLinePoles = 4;
@@ -185,6 +186,7 @@ LinePoles line_poles(const std::vector<std::complex<double>>& z, double gain, Bo
     P.zi = zd.imag();
     if (zd.imag() != 0) out.complex_any = true;
     const long long h = static_cast<long long>(line_horizon<T>(std::abs(zd)));
+    P.warm = h;
     P.terms = std::min(h, per);
     C cs(1);
     if (P.terms == per) {
@@ -208,83 +210,125 @@ LinePoles line_poles(const std::vector<std::complex<double>>& z, double gain, Bo
   return out;
 }
 
-// The line's value k (real part in re, imaginary part in im when kC).
+// Line value k of a line starting at re (+ i im when kC), stride s.
 template <class T, bool kC>
 __device__ __forceinline__ Cx<T> at(const T* re, const T* im, long long k, long long s) {
   return {re[k * s], kC ? im[k * s] : T(0)};
 }
 
-// One pole over the line re (+ i im), in place: 1 / (Z + 1/Z - z - 1/z) with exact starts.
-// kIn: the line is complex on entry; kOut: keep the imaginary part (else only the real part is
-// written, the imaginary part dropped at the end of the pass).
+// Segments of lines: thread (segment, line), the line index fastest (coalesced on every axis but
+// x). A segment's recursion starts `warm` samples early from a zero state (|z|^warm / (1 - |z|)
+// is below half an ulp of T, the CPU's horizon), except where the line's exact start is within
+// reach (the first segment of the causal pass, the last of the anticausal), which runs from it.
+// Out of place, so a warm-up reads values nobody writes.
+struct Segments {
+  long long outer, n, inner, L, segs, warm;
+  int mode;
+};
+
+__device__ __forceinline__ bool segment_of(const Segments& G, long long& base, long long& s0,
+                                           long long& s1) {
+  const long long id = static_cast<long long>(blockIdx.x) * blockDim.x + threadIdx.x;
+  const long long lines = G.outer * G.inner;
+  if (id >= lines * G.segs) return false;
+  const long long seg = id / lines, line = id % lines;
+  base = (line / G.inner) * G.n * G.inner + line % G.inner;
+  s0 = seg * G.L;
+  s1 = min(G.n, s0 + G.L);
+  return s0 < s1;
+}
+
+// c+[k] = g x[k] + z c+[k-1], x real (kIn false) or complex, c+ complex (kOut) or real.
 template <class T, bool kIn, bool kOut>
-__device__ void line_pole(T* re, T* im, long long n, long long s, int mode, const LinePole& P) {
+__global__ void causal_segments(const T* __restrict__ xr, const T* __restrict__ xi,
+                                T* __restrict__ cr, T* __restrict__ ci, Segments G, LinePole P,
+                                T g) {
+  long long base, s0, s1;
+  if (!segment_of(G, base, s0, s1)) return;
+  const long long s = G.inner, n = G.n;
+  xr += base;
+  cr += base;
+  if (kIn) xi += base;
+  if (kOut) ci += base;
   const Cx<T> z{static_cast<T>(P.zr), static_cast<T>(P.zi)};
-  constexpr bool kC = kIn || kOut;
-  // Causal start over one period of the extended line.
-  Cx<T> acc{T(0), T(0)}, zk{T(1), T(0)};
-  for (long long k = 0; k < P.terms; ++k) {
-    const long long e = ext(static_cast<int>(-k), static_cast<int>(n), mode);
-    acc = cadd(acc, cmul(zk, at<T, kIn>(re, im, e, s)));
-    zk = cmul(zk, z);
-  }
-  acc = cmul(acc, Cx<T>{static_cast<T>(P.cs_r), static_cast<T>(P.cs_i)});
-  // The causal sweep keeps the complex state; stored complex only when kC.
-  re[0] = acc.re;
-  if (kC) im[0] = acc.im;
-  Cx<T> prev = acc;
-  for (long long k = 1; k < n; ++k) {
-    prev = cadd(at<T, kIn>(re, im, k, s), cmul(z, prev));
-    re[k * s] = prev.re;
-    if (kC) im[k * s] = prev.im;
-  }
-  // Anticausal start.
-  Cx<T> last;
-  const Cx<T> cl = at<T, kC>(re, im, n - 1, s);
-  if (mode == kExtReflect) {
-    last = cmul(Cx<T>{static_cast<T>(P.mr_r), static_cast<T>(P.mr_i)}, cl);
-  } else if (mode == kExtMirror) {
-    last = cmul(Cx<T>{static_cast<T>(P.mr_r), static_cast<T>(P.mr_i)},
-                cadd(cl, cmul(z, at<T, kC>(re, im, n - 2, s))));
-  } else {
-    Cx<T> sum{T(0), T(0)}, zj{T(1), T(0)};
-    for (long long j = 0; j < P.pterms; ++j) {
-      sum = cadd(sum, cmul(zj, at<T, kC>(re, im, (n - 1 + j) % n, s)));
-      zj = cmul(zj, z);
+  Cx<T> acc{T(0), T(0)};
+  long long k;
+  auto in = [&](long long j) {
+    const Cx<T> v = at<T, kIn>(xr, xi, j, s);
+    return Cx<T>{g * v.re, g * v.im};
+  };
+  if (s0 - G.warm <= 0) {
+    // The exact start: one period of the extended line, closed by 1 / (1 - z^P).
+    Cx<T> zk{T(1), T(0)};
+    for (long long q = 0; q < P.terms; ++q) {
+      acc = cadd(acc, cmul(zk, in(ext(static_cast<int>(-q), static_cast<int>(n), G.mode))));
+      zk = cmul(zk, z);
     }
-    last = cmul(Cx<T>{static_cast<T>(P.ps_r), static_cast<T>(P.ps_i)}, sum);
+    acc = cmul(acc, Cx<T>{static_cast<T>(P.cs_r), static_cast<T>(P.cs_i)});
+    if (s0 == 0) {
+      cr[0] = acc.re;
+      if (kOut) ci[0] = acc.im;
+    }
+    for (k = 1; k < s0; ++k) acc = cadd(in(k), cmul(z, acc));
+    k = s0 == 0 ? 1 : s0;
+  } else {
+    for (long long q = s0 - G.warm; q < s0; ++q) acc = cadd(in(q), cmul(z, acc));
+    k = s0;
   }
-  re[(n - 1) * s] = last.re;
-  if (kOut) im[(n - 1) * s] = last.im;
-  Cx<T> next = last;
-  for (long long k = n - 1; k-- > 0;) {
-    next = cmul(z, csub(next, at<T, kC>(re, im, k, s)));
-    re[k * s] = next.re;
-    if (kOut) im[k * s] = next.im;
+  for (; k < s1; ++k) {
+    acc = cadd(in(k), cmul(z, acc));
+    cr[k * s] = acc.re;
+    if (kOut) ci[k * s] = acc.im;
   }
 }
 
-template <class T>
-__global__ void filter_lines(T* data, T* imag, long long outer, long long n, long long inner,
-                             int mode, LinePoles poles) {
-  const long long line = static_cast<long long>(blockIdx.x) * blockDim.x + threadIdx.x;
-  if (line >= outer * inner) return;
-  const long long o = line / inner, i = line % inner;
-  T* re = data + o * n * inner + i;
-  T* im = imag ? imag + o * n * inner + i : nullptr;
-  const long long s = inner;
-  const T gain = static_cast<T>(poles.gain);
-  for (long long k = 0; k < n; ++k) re[k * s] *= gain;
-  for (int q = 0; q < poles.count; ++q) {
-    const LinePole& P = poles.p[q];
-    if (P.zi == 0) {
-      line_pole<T, false, false>(re, im, n, s, mode, P);
+// c-[k] = z (c-[k+1] - c+[k]) from the whole causal output c+ (real or complex, kIn), into y
+// (complex when kOut, else the real part).
+template <class T, bool kIn, bool kOut>
+__global__ void anticausal_segments(const T* __restrict__ cr, const T* __restrict__ ci,
+                                    T* __restrict__ yr, T* __restrict__ yi, Segments G,
+                                    LinePole P) {
+  long long base, s0, s1;
+  if (!segment_of(G, base, s0, s1)) return;
+  const long long s = G.inner, n = G.n;
+  cr += base;
+  yr += base;
+  if (kIn) ci += base;
+  if (kOut) yi += base;
+  const Cx<T> z{static_cast<T>(P.zr), static_cast<T>(P.zi)};
+  Cx<T> acc{T(0), T(0)};
+  long long k;
+  if (s1 - 1 + G.warm >= n - 1) {
+    // The exact start c-[n-1]: closed forms (reflect, mirror), the period sum (periodic).
+    const Cx<T> cl = at<T, kIn>(cr, ci, n - 1, s);
+    const Cx<T> m{static_cast<T>(P.mr_r), static_cast<T>(P.mr_i)};
+    if (G.mode == kExtReflect) {
+      acc = cmul(m, cl);
+    } else if (G.mode == kExtMirror) {
+      acc = cmul(m, cadd(cl, cmul(z, at<T, kIn>(cr, ci, n - 2, s))));
     } else {
-      // z then conj z: complex in between, the real part kept at the end.
-      line_pole<T, false, true>(re, im, n, s, mode, P);
-      line_pole<T, true, false>(re, im, n, s, mode, poles.p[q + 1]);
-      ++q;
+      Cx<T> zj{T(1), T(0)};
+      for (long long j = 0; j < P.pterms; ++j) {
+        acc = cadd(acc, cmul(zj, at<T, kIn>(cr, ci, (n - 1 + j) % n, s)));
+        zj = cmul(zj, z);
+      }
+      acc = cmul(Cx<T>{static_cast<T>(P.ps_r), static_cast<T>(P.ps_i)}, acc);
     }
+    if (s1 == n) {
+      yr[(n - 1) * s] = acc.re;
+      if (kOut) yi[(n - 1) * s] = acc.im;
+    }
+    for (k = n - 2; k >= s1; --k) acc = cmul(z, csub(acc, at<T, kIn>(cr, ci, k, s)));
+    k = s1 == n ? n - 2 : s1 - 1;
+  } else {
+    for (long long q = s1 - 1 + G.warm; q >= s1; --q)
+      acc = cmul(z, csub(acc, at<T, kIn>(cr, ci, q, s)));
+    k = s1 - 1;
+  }
+  for (; k >= s0; --k) {
+    acc = cmul(z, csub(acc, at<T, kIn>(cr, ci, k, s)));
+    yr[k * s] = acc.re;
+    if (kOut) yi[k * s] = acc.im;
   }
 }
 
@@ -314,22 +358,29 @@ struct Stencil {
   int terms;
   int term_z[kMaxTerms], term_pair[kMaxTerms];
   int combine;
-  int BY, BZ;  // outputs of a tile along y and z
+  int BY, BZ;            // outputs of a tile along y and z
+  void* dst[kMaxTerms];  // the outputs (T*)
 };
 
-template <class T>
-struct Outs {
-  T* p[kMaxTerms];
-};
-
-template <class T>
+// The description is copied once per block into shared memory (one thread, fixed offsets): kernel
+// parameters indexed at run time would be copied to every thread's local memory.
+// SZ, SY, SX > 0: the spans known at compile time (the FIR loops unroll, the tile's extents are
+// constants); 0: read from the description.
+template <class T, int SZ, int SY, int SX>
 __global__ void __launch_bounds__(kThreads)
-    stencil_kernel(const T* __restrict__ src, Outs<T> dst, Stencil S) {
+    stencil_kernel(const T* __restrict__ src, const Stencil desc) {
   extern __shared__ __align__(16) unsigned char smem_raw[];
   __shared__ T s_taps[3][kMaxSets][kMaxTaps];  // uniform reads: broadcast, no conflicts
+  __shared__ Stencil S;
+  if (threadIdx.x == 0) S = desc;
+  __syncthreads();
+  for (int t = threadIdx.x; t < 3 * kMaxSets * kMaxTaps; t += kThreads)
+    (&s_taps[0][0][0])[t] = static_cast<T>((&S.taps[0][0][0])[t]);
   T* sh = reinterpret_cast<T*>(smem_raw);
   const int BY = S.BY, BZ = S.BZ;
-  const int IX = kBX + S.span[2] - 1, IY = BY + S.span[1] - 1, IZ = BZ + S.span[0] - 1;
+  const int spx = SX > 0 ? SX : S.span[2], spy = SY > 0 ? SY : S.span[1];
+  const int spz = SZ > 0 ? SZ : S.span[0];
+  const int IX = kBX + spx - 1, IY = BY + spy - 1, IZ = BZ + spz - 1;
   T* s_in = sh;                               // IZ x IY x IX
   T* s_x = s_in + IZ * IY * IX;               // sets[2] x IZ x IY x kBX
   T* s_xy = s_x + S.sets[2] * IZ * IY * kBX;  // pairs x IZ x BY x kBX
@@ -341,21 +392,27 @@ __global__ void __launch_bounds__(kThreads)
   const int c = blockIdx.y / tiles_z;
   const int C = S.channels;
   const T outside = static_cast<T>(S.outside);
-  for (int t = threadIdx.x; t < 3 * kMaxSets * kMaxTaps; t += kThreads)
-    (&s_taps[0][0][0])[t] = static_cast<T>((&S.taps[0][0][0])[t]);
 
-  // 1. The input tile with its halo: rows of IX along x (coalesced but for the channel stride).
-  const int total = IZ * IY * IX;
-  for (int t = threadIdx.x; t < total; t += kThreads) {
-    const int x = t % IX, r = t / IX;
-    const int y = r % IY, z = r / IY;
-    const int ex = ext(S.crop[2] + x0 + S.first[2] + x, S.in[2], S.mode);
-    const int ey = ext(S.crop[1] + y0 + S.first[1] + y, S.in[1], S.mode);
-    const int ez = ext(S.crop[0] + z0 + S.first[0] + z, S.in[0], S.mode);
-    T v = outside;
-    if ((ex | ey | ez) >= 0)
-      v = src[((static_cast<long long>(ez) * S.in[1] + ey) * S.in[2] + ex) * C + c];
-    s_in[t] = v;
+  // 1. The input tile with its halo, a warp per row of IX samples along x (coalesced but for the
+  //    channel stride); the row's y and z extension computed once.
+  {
+    const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
+    const int xs = S.crop[2] + x0 + S.first[2];
+    for (int row = warp; row < IZ * IY; row += kThreads / 32) {
+      const int y = row % IY, z = row / IY;
+      const int ey = ext(S.crop[1] + y0 + S.first[1] + y, S.in[1], S.mode);
+      const int ez = ext(S.crop[0] + z0 + S.first[0] + z, S.in[0], S.mode);
+      T* d = s_in + row * IX;
+      if ((ey | ez) < 0) {
+        for (int x = lane; x < IX; x += 32) d[x] = outside;
+        continue;
+      }
+      const T* g = src + (static_cast<long long>(ez) * S.in[1] + ey) * S.in[2] * C + c;
+      for (int x = lane; x < IX; x += 32) {
+        const int ex = ext(xs + x, S.in[2], S.mode);
+        d[x] = ex >= 0 ? __ldg(g + static_cast<long long>(ex) * C) : outside;
+      }
+    }
   }
   __syncthreads();
 
@@ -368,7 +425,8 @@ __global__ void __launch_bounds__(kThreads)
       const int x = t % kBX, r = t / kBX;
       const T* in = s_in + r * IX + x;
       T acc = T(0);
-      for (int u = 0; u < S.span[2]; ++u) acc += k[u] * in[u];
+#pragma unroll
+      for (int u = 0; u < spx; ++u) acc += k[u] * in[u];
       out[t] = acc;
     }
   }
@@ -385,7 +443,8 @@ __global__ void __launch_bounds__(kThreads)
       const int y = r % BY, z = r / BY;
       const T* in = in0 + (z * IY + y) * kBX + x;
       T acc = T(0);
-      for (int u = 0; u < S.span[1]; ++u) acc += k[u] * in[u * kBX];
+#pragma unroll
+      for (int u = 0; u < spy; ++u) acc += k[u] * in[u * kBX];
       out[t] = acc;
     }
   }
@@ -404,18 +463,19 @@ __global__ void __launch_bounds__(kThreads)
       const T* in = s_xy + S.term_pair[q] * pstride + (z * BY + y) * kBX + x;
       const T* k = s_taps[0][S.term_z[q]];
       T acc = T(0);
-      for (int u = 0; u < S.span[0]; ++u) acc += k[u] * in[u * BY * kBX];
+#pragma unroll
+      for (int u = 0; u < spz; ++u) acc += k[u] * in[u * BY * kBX];
       if (S.combine == kEach)
-        dst.p[q][o] = acc;
+        static_cast<T*>(S.dst[q])[o] = acc;
       else if (S.combine == kSum)
         comb += acc;
       else
         comb += acc * acc;
     }
     if (S.combine == kSum)
-      dst.p[0][o] = comb;
+      static_cast<T*>(S.dst[0])[o] = comb;
     else if (S.combine == kNorm)
-      dst.p[0][o] = sqrt(comb);
+      static_cast<T*>(S.dst[0])[o] = sqrt(comb);
   }
 }
 
@@ -562,18 +622,24 @@ void run_stencil(const T* src, const std::vector<T*>& dst, const Layout& in, std
   S.BZ = bz;
   const int shmem = shared_bytes(S, by, bz, sizeof(T));
   if (shmem > 200 * 1024) throw Error(std::string(what) + ": the filter's tile is too large");
-  Outs<T> outs{};
-  for (std::size_t q = 0; q < dst.size() && q < kMaxTerms; ++q) outs.p[q] = dst[q];
+  for (std::size_t q = 0; q < dst.size() && q < kMaxTerms; ++q) S.dst[q] = dst[q];
   const long long tx = (S.out[2] + kBX - 1) / kBX, ty = (S.out[1] + by - 1) / by;
   const long long tz = (S.out[0] + bz - 1) / bz;
   const long long gx = tx * ty, gy = tz * S.channels;
   if (gx > 0x7fffffffLL || gy > 65535) throw Error(std::string(what) + ": array too large");
+  // The common spans (cubic: 3 on every axis, quintic 5) have their own unrolled kernels.
+  void (*kernel)(const T*, const Stencil) = stencil_kernel<T, 0, 0, 0>;
+  const int a = S.span[0], b = S.span[1], x = S.span[2];
+  if (x == 3 && b == 3 && a == 3) kernel = stencil_kernel<T, 3, 3, 3>;
+  if (x == 3 && b == 3 && a == 1) kernel = stencil_kernel<T, 1, 3, 3>;
+  if (x == 3 && b == 1 && a == 1) kernel = stencil_kernel<T, 1, 1, 3>;
+  if (x == 5 && b == 5 && a == 5) kernel = stencil_kernel<T, 5, 5, 5>;
+  if (x == 5 && b == 5 && a == 1) kernel = stencil_kernel<T, 1, 5, 5>;
+  if (x == 5 && b == 1 && a == 1) kernel = stencil_kernel<T, 1, 1, 5>;
   if (shmem > 48 * 1024)
-    check(
-        cudaFuncSetAttribute(stencil_kernel<T>, cudaFuncAttributeMaxDynamicSharedMemorySize, shmem),
-        what);
-  stencil_kernel<T><<<dim3(static_cast<unsigned>(gx), static_cast<unsigned>(gy)), kThreads,
-                      static_cast<std::size_t>(shmem)>>>(src, outs, S);
+    check(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, shmem), what);
+  kernel<<<dim3(static_cast<unsigned>(gx), static_cast<unsigned>(gy)), kThreads,
+           static_cast<std::size_t>(shmem)>>>(src, S);
   check_launch(what);
 }
 
@@ -655,17 +721,44 @@ std::vector<Poles> tiled_passes(const SmoothingPoles& sp) {
 template <class T>
 void direct_axis_lines(T* data, const Layout& layout, std::size_t axis, const SmoothingPoles& sp,
                        Boundary b) {
+  const char* what = "CUDA direct transform (lines)";
   const AxisView v = view_of(layout, axis);
   const LinePoles lp = line_poles<T>(sp.z, sp.gain, b, v.n);
-  Scratch<T> imag(lp.complex_any ? layout.size() : 0,
-                  "CUDA direct transform: allocating the imaginary parts");
   const long long lines = v.outer * v.inner;
-  const int threads = lines < 32768 ? 32 : 128;
-  const long long blocks = (lines + threads - 1) / threads;
+  // Segments enough for about 2^17 threads, each at least four horizons long.
+  long long warm = 1;
+  for (int q = 0; q < lp.count; ++q) warm = std::max(warm, lp.p[q].warm);
+  constexpr long long kWanted = 1LL << 17;
+  const long long segs =
+      std::max(1LL, std::min((kWanted + lines - 1) / lines, v.n / std::max(1LL, 4 * warm)));
+  Segments G{v.outer, v.n, v.inner, (v.n + segs - 1) / segs, segs, warm, ext_code(b)};
+  const long long work = lines * segs;
+  const long long blocks = (work + 127) / 128;
   if (blocks > 0x7fffffffLL) throw Error("CUDA direct transform: too many lines");
-  filter_lines<T><<<static_cast<unsigned>(blocks), threads>>>(data, imag.get(), v.outer, v.n,
-                                                              v.inner, ext_code(b), lp);
-  check_launch("CUDA direct transform (lines)");
+  const unsigned nb = static_cast<unsigned>(blocks);
+  const std::size_t size = layout.size();
+  Scratch<T> a_re(size, what), a_im(lp.complex_any ? size : 0, what);
+  Scratch<T> b_re(lp.complex_any ? size : 0, what), b_im(lp.complex_any ? size : 0, what);
+  for (int q = 0; q < lp.count; ++q) {
+    const LinePole& P = lp.p[q];
+    const T g = q == 0 ? static_cast<T>(lp.gain) : T(1);
+    if (P.zi == 0) {  // data -> a -> data
+      G.warm = P.warm;
+      causal_segments<T, false, false><<<nb, 128>>>(data, nullptr, a_re.get(), nullptr, G, P, g);
+      anticausal_segments<T, false, false><<<nb, 128>>>(a_re.get(), nullptr, data, nullptr, G, P);
+    } else {  // z then conj z: data -> a -> b -> a -> data (the real part)
+      const LinePole& Q = lp.p[q + 1];
+      G.warm = P.warm;
+      causal_segments<T, false, true><<<nb, 128>>>(data, nullptr, a_re.get(), a_im.get(), G, P, g);
+      anticausal_segments<T, true, true>
+          <<<nb, 128>>>(a_re.get(), a_im.get(), b_re.get(), b_im.get(), G, P);
+      causal_segments<T, true, true>
+          <<<nb, 128>>>(b_re.get(), b_im.get(), a_re.get(), a_im.get(), G, Q, T(1));
+      anticausal_segments<T, true, false><<<nb, 128>>>(a_re.get(), a_im.get(), data, nullptr, G, Q);
+      ++q;
+    }
+    check_launch(what);
+  }
 }
 
 SmoothingPoles as_smoothing(const Poles& p) {
