@@ -70,7 +70,15 @@ struct BsplineOptions {
   std::uint64_t seed = 1;
 };
 
+struct GrbfBenchOptions {
+  bool quick = false;                // the 60x60 image only, few repeats
+  int repeats = 10;                  // timed runs per task (median reported)
+  std::string asset_dir = "assets";  // where ascent.png and mri_t1_head.nrrd are
+  std::uint64_t seed = 1;
+};
+
 Json run_bspline(const BsplineOptions& opt);
+Json run_grbf(const GrbfBenchOptions& opt);
 Json run_ffd(const FfdOptions& opt);
 Json run_registration(const RegistrationOptions& opt);
 Json run_prefilter(const PrefilterOptions& opt);

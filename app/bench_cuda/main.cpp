@@ -133,6 +133,19 @@ int main(int argc, char** argv) {
   bspline->add_flag("!--no-cpu", bo.cpu, "skip the CPU column");
   bspline->add_option("--seed", bo.seed, "seed of the random data")->capture_default_str();
 
+  cbench::GrbfBenchOptions gb;
+  CLI::App* grbf = app.add_subcommand(
+      "grbf",
+      "GRBF interpolation (issue 18) at the sizes of 'GRBF interpolation of 2-D and 3-D medical "
+      "images with CUDA': solve and resampling on the GPU against the CPU, and the published "
+      "blocked scheme");
+  grbf->add_option("--out,--json", out, "JSON report file")->type_name("FILE");
+  grbf->add_flag("--quick", gb.quick, "the 60x60 image only, few repeats");
+  grbf->add_option("--repeats", gb.repeats, "timed runs per task")->capture_default_str();
+  grbf->add_option("--assets", gb.asset_dir, "the folder holding ascent.png and the MRI")
+      ->capture_default_str();
+  grbf->add_option("--seed", gb.seed, "seed of the synthetic volume")->capture_default_str();
+
   CLI11_PARSE(app, argc, argv);
   try {
     sv::cuda::require("splinebench-cuda");
@@ -142,6 +155,7 @@ int main(int argc, char** argv) {
                           : ffd->parsed()         ? cbench::run_ffd(fo)
                           : reg->parsed()         ? cbench::run_registration(ro)
                           : bspline->parsed()     ? cbench::run_bspline(bo)
+                          : grbf->parsed()        ? cbench::run_grbf(gb)
                                                   : cbench::run_upscale(up);
     if (!out.empty()) {
       std::ofstream f(out);
