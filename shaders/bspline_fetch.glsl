@@ -272,13 +272,17 @@ vec4 sv_fetch(SV_SAMPLER tex, SV_VEC p) { return sv_fetch_cubic_precise(tex, p);
 
 // The partial derivative of multi-index `order` (texture axis order) at p, per sample, for the
 // variants that have derivatives: precise (0..2 per axis) and on the fly (0..1 per axis; also
-// the unfiltered cubic); the others return the value (the host never asks them).
-vec4 sv_fetch_order(SV_SAMPLER tex, SV_VEC p, SV_IVEC order) {
+// the unfiltered cubic); the others return the value (the host never asks them). Defined only
+// where a variant is chosen (passes that use the building blocks alone, such as
+// ffd_field.comp, define none).
 #if defined(SV_FETCH_CUBIC_PRECISE)
+vec4 sv_fetch_order(SV_SAMPLER tex, SV_VEC p, SV_IVEC order) {
   return sv_fetch_cubic_precise_order(tex, p, order);
-#elif defined(SV_FETCH_CUBIC)
-  return sv_fetch_cubic_order(tex, p, order);
-#else
-  return sv_fetch(tex, p);
-#endif
 }
+#elif defined(SV_FETCH_CUBIC)
+vec4 sv_fetch_order(SV_SAMPLER tex, SV_VEC p, SV_IVEC order) {
+  return sv_fetch_cubic_order(tex, p, order);
+}
+#elif defined(SV_FETCH_NEAREST) || defined(SV_FETCH_LINEAR) || defined(SV_FETCH_CUBIC_LUT)
+vec4 sv_fetch_order(SV_SAMPLER tex, SV_VEC p, SV_IVEC order) { return sv_fetch(tex, p); }
+#endif
