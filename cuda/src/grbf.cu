@@ -16,7 +16,6 @@
 #include <vector>
 
 #include "check.cuh"
-#include "grbf_prepare.h"
 #include "splineview/cuda_grbf.h"
 #include "splineview/cuda_memory.h"
 #include "splineview/error.h"
@@ -325,7 +324,7 @@ void solve_on_device(GrbfWeights<T>& g, const std::vector<std::size_t>& dims, st
   mx.download(&bits, 1, "CUDA GRBF: max |w|");
   double m = 0;
   std::memcpy(&m, &bits, sizeof m);
-  detail_grbf::finish(g, m);
+  grbf_finish(g, m);
   if (timing) {
     timing->inverse_ms += inverse_ms;
     timing->solve_ms += solve_ms;
@@ -390,7 +389,7 @@ std::unique_ptr<DeviceArray<T>> upload(const Array<T>& a, GrbfTiming* timing) {
 template <class T>
 GrbfWeights<T> grbf_solve(const Array<T>& f, const GrbfOptions& opt, GrbfTiming* timing) {
   require("CUDA GRBF");
-  GrbfWeights<T> g = detail_grbf::prepare(f, opt);
+  GrbfWeights<T> g = grbf_prepare(f, opt);
   auto buf = upload(f, timing);
   solve_on_device(g, f.dims(), f.channels(), buf, timing);
   g.w = Array<T>(f.dims(), f.channels());
@@ -413,7 +412,7 @@ Array<T> grbf_interpolate_grid(const Array<T>& f, const GrbfOptions& opt,
                                const std::vector<std::vector<double>>& axis_positions,
                                GrbfTiming* timing, GrbfWeights<T>* weights) {
   require("CUDA GRBF");
-  GrbfWeights<T> g = detail_grbf::prepare(f, opt);
+  GrbfWeights<T> g = grbf_prepare(f, opt);
   auto buf = upload(f, timing);
   solve_on_device(g, f.dims(), f.channels(), buf, timing);
   if (weights) {

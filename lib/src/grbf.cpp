@@ -9,7 +9,9 @@
 #include <cstdio>
 #include <limits>
 #include <map>
+#include <mutex>
 #include <string>
+#include <tuple>
 #include <utility>
 
 #include "parallel.h"
@@ -355,7 +357,7 @@ std::vector<double> grbf_support_radius(const std::vector<double>& sigma, double
 }
 
 template <class T>
-GrbfWeights<T> grbf_solve(const Array<T>& f, const GrbfOptions& opt) {
+GrbfWeights<T> grbf_prepare(const Array<T>& f, const GrbfOptions& opt) {
   if (f.empty()) throw Error("GRBF: the samples are empty");
   GrbfWeights<T> g;
   g.sigma = grbf_sigma_per_axis(opt.sigma, f.rank());
@@ -365,7 +367,20 @@ GrbfWeights<T> grbf_solve(const Array<T>& f, const GrbfOptions& opt) {
       throw Error("GRBF: the samples hold NaN or inf (at scalar " + std::to_string(i) + ")");
     g.max_abs_sample = std::max(g.max_abs_sample, std::fabs(static_cast<double>(f[i])));
   }
-  g.system = grbf_system(f.dims(), opt);
+  {
+    // The spectra (O(n^3) per axis) are kept for the shapes already seen.
+    static std::mutex mutex;
+    static std::map<std::tuple<std::vector<std::size_t>, std::vector<double>, double>, GrbfSystem>
+        seen;
+    std::lock_guard<std::mutex> lock(mutex);
+    const auto key = std::make_tuple(f.dims(), g.sigma, opt.ridge);
+    auto it = seen.find(key);
+    if (it == seen.end()) {
+      if (seen.size() > 64) seen.clear();
+      it = seen.emplace(key, grbf_system(f.dims(), opt)).first;
+    }
+    g.system = it->second;
+  }
   const double eps = std::numeric_limits<T>::epsilon();
   const char* prec = sizeof(T) == 4 ? "float" : "double";
   if (!(g.system.condition * eps < kGrbfSingularLimit)) {
@@ -379,6 +394,12 @@ GrbfWeights<T> grbf_solve(const Array<T>& f, const GrbfOptions& opt) {
                 (opt.ridge > 0 ? " with ridge " + fmt(opt.ridge, "%.6g") : std::string()) +
                 "; use a smaller sigma, double precision, or a (larger) ridge");
   }
+  return g;
+}
+
+template <class T>
+GrbfWeights<T> grbf_solve(const Array<T>& f, const GrbfOptions& opt) {
+  GrbfWeights<T> g = grbf_prepare(f, opt);
   g.w = f;
   std::map<std::pair<std::size_t, double>, AxisFactor<T>> factors;
   for (std::size_t d = 0; d < f.rank(); ++d) {
@@ -391,11 +412,19 @@ GrbfWeights<T> grbf_solve(const Array<T>& f, const GrbfOptions& opt) {
                .first;
     solve_axis(g.w, d, it->second, opt.threads);
   }
+  double max_abs_weight = 0;
   for (std::size_t i = 0; i < g.w.size(); ++i)
-    g.max_abs_weight = std::max(g.max_abs_weight, std::fabs(static_cast<double>(g.w[i])));
+    max_abs_weight = std::max(max_abs_weight, std::fabs(static_cast<double>(g.w[i])));
+  grbf_finish(g, max_abs_weight);
+  return g;
+}
+
+template <class T>
+void grbf_finish(GrbfWeights<T>& g, double max_abs_weight) {
+  const double eps = std::numeric_limits<T>::epsilon();
+  g.max_abs_weight = max_abs_weight;
   g.radius = grbf_support_radius(g.sigma, g.max_abs_weight, g.max_abs_sample, 0.5 * eps);
   g.truncation_bound = grbf_truncation_bound(g.sigma, g.radius, g.max_abs_weight);
-  return g;
 }
 
 template <class T>
@@ -498,6 +527,10 @@ Array<T> grbf_grid(const GrbfWeights<T>& g, const std::vector<std::vector<double
 }
 
 template GrbfWeights<float> grbf_solve(const Array<float>&, const GrbfOptions&);
+template GrbfWeights<float> grbf_prepare(const Array<float>&, const GrbfOptions&);
+template GrbfWeights<double> grbf_prepare(const Array<double>&, const GrbfOptions&);
+template void grbf_finish(GrbfWeights<float>&, double);
+template void grbf_finish(GrbfWeights<double>&, double);
 template GrbfWeights<double> grbf_solve(const Array<double>&, const GrbfOptions&);
 template void grbf_sample(const GrbfWeights<float>&, const double*, std::size_t, double*,
                           const GrbfEvalOptions&);

@@ -89,6 +89,15 @@ struct GrbfWeights {
 template <class T>
 GrbfWeights<T> grbf_solve(const Array<T>& f, const GrbfOptions& opt = {});
 
+// grbf_solve's steps around the weights themselves, for the other solvers (sv::cuda's):
+// grbf_prepare checks f and the options, computes the system (kept for the shapes already seen)
+// and refuses a singular one, leaving w empty; grbf_finish sets max_abs_weight, the support
+// radius and the truncation bound once the weights are known.
+template <class T>
+GrbfWeights<T> grbf_prepare(const Array<T>& f, const GrbfOptions& opt = {});
+template <class T>
+void grbf_finish(GrbfWeights<T>& g, double max_abs_weight);
+
 // The tail of the truncated sum. With S_e = 1 + sqrt(2 pi) sigma_e (a bound on
 // sum_k exp(-(x - k)^2 / (2 sigma_e^2)) over all integers k, for any x) and
 // tail(R, sigma) = 2 exp(-R^2 / (2 sigma^2)) / (1 - exp(-R / sigma^2)) (a bound on the same sum
