@@ -580,7 +580,8 @@ void VolumeMode::panel(const FrameInfo& f) {
       double r = qv.range;
       const double lo = r / 100.0, hi = r * 100.0;
       if (ImGui::SliderScalar((gl::quantity_label(q) + " range").c_str(), ImGuiDataType_Double, &r,
-                              &lo, &hi, "+-%.4g", ImGuiSliderFlags_Logarithmic) &&
+                              &lo, &hi, gl::quantity_signed(q) ? "+-%.4g" : "0..%.4g",
+                              ImGuiSliderFlags_Logarithmic) &&
           r > 0)
         quantity_ranges_[key] = r;
     }
@@ -816,9 +817,16 @@ void VolumeMode::overlays(const FrameInfo& f, ImDrawList* list) {
     }
     if (const gl::Quantity& q = quantities_[i]; q.kind != gl::QuantityKind::Value) {
       const std::string problem = quantity_problem(p);
+      // A partial's axes are the file's (x = i, the fastest); an oriented volume says where
+      // each points ("x: L" for an LIP file).
+      std::string axes;
+      const std::string code = geometry_.orientation_code();
+      if (q.kind == gl::QuantityKind::Partial && code.size() == 3)
+        for (std::size_t t = 0; t < 3; ++t)
+          if (q.order[t] > 0) axes += std::string(", ") + "xyz"[t] + ": " + code[t];
       const std::string extra =
           "\n" + gl::quantity_label(q) +
-          (problem.empty() ? std::string(" (per mm)") : ": not shown, " + problem);
+          (problem.empty() ? " (per mm" + axes + ")" : ": not shown, " + problem);
       const std::size_t n = std::strlen(text);
       std::snprintf(text + n, sizeof text - n, "%s", extra.c_str());
       if (problem.empty()) draw_quantity_legend(list, c, quantity_view(p), "per mm", s, ui);

@@ -508,7 +508,8 @@ void ZoomMode::panel(const FrameInfo& f) {
       const double lo = r / 100.0, hi = r * 100.0;
       ImGui::SetNextItemWidth(-80.0f * scale);
       const std::string label = gl::quantity_label(q) + " range";
-      if (ImGui::SliderScalar(label.c_str(), ImGuiDataType_Double, &r, &lo, &hi, "+-%.4g",
+      if (ImGui::SliderScalar(label.c_str(), ImGuiDataType_Double, &r, &lo, &hi,
+                              gl::quantity_signed(q) ? "+-%.4g" : "0..%.4g",
                               ImGuiSliderFlags_Logarithmic) &&
           r > 0)
         quantity_ranges_[key] = r;
