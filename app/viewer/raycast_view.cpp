@@ -343,13 +343,13 @@ void RaycastView::overlays(const FrameInfo& f, ImDrawList* list) {
     } else if (options_.accuracy && p.accuracy && measured_key_ == state_key()) {
       const RayErrors& e = *p.accuracy;
       if (settings_.mode == RayMode::Iso)
-        std::snprintf(text, sizeof text, "vs double: depth %.2g mm, normal %.2g deg (max)", e.max,
+        std::snprintf(text, sizeof text, "float vs double: depth %.2g mm, normal %.2g deg", e.max,
                       e.angle_max);
       else
-        std::snprintf(text, sizeof text, "vs double: rms %.2g, max %.2g", e.rms, e.max);
+        std::snprintf(text, sizeof text, "float vs double: rms %.2g, max %.2g", e.rms, e.max);
       list->AddText(at, IM_COL32(140, 255, 160, 255), text);
     } else if (options_.accuracy) {
-      list->AddText(at, IM_COL32(200, 200, 200, 255), "vs double: measuring...");
+      list->AddText(at, IM_COL32(200, 200, 200, 255), "float vs double: measuring...");
     }
     at.y += line;
     if (timers_meaningful_ && p.ms.count() > 0) {
@@ -455,7 +455,7 @@ nlohmann::json RaycastView::report() const {
     nlohmann::json j = {{"method", method_cli_name(p.method)},
                         {"label", ray_method_label(p.method)},
                         {"size", {p.rect.width, p.rect.height}}};
-    if (p.ms.count() > 0) j["gpu_ms_avg"] = p.ms.average();
+    if (timers_meaningful_ && p.ms.count() > 0) j["gpu_ms_avg"] = p.ms.average();
     if (p.accuracy && current) {
       const RayErrors& e = *p.accuracy;
       j["accuracy"] = {{"rays", e.rays}, {"rms", e.rms}, {"max", e.max}};
