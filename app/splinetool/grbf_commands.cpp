@@ -1,7 +1,8 @@
 // splinetool sample/resample --method grbf (grbf_commands.h): load IN, solve for the GRBF weights
 // (exact and separable, or the published blocks with --grbf-blocks), evaluate at COORDS or on the
 // resampled grid, write OUT and report the system's condition number, the support radius and the
-// solve and evaluation times.
+// solve and evaluation times. --backend cuda solves and evaluates the exact scheme on the GPU
+// (cuda_grbf.h); the blocked scheme is the CPU's only.
 #include "grbf_commands.h"
 
 #include <algorithm>
@@ -17,6 +18,8 @@
 #include <nlohmann/json.hpp>
 
 #include "splineview/array.h"
+#include "splineview/cuda_grbf.h"
+#include "splineview/cuda_memory.h"
 #include "splineview/error.h"
 #include "splineview/geometry.h"
 #include "splineview/grbf.h"
@@ -92,10 +95,12 @@ sv::Loaded load(const std::string& path, bool channels, const CommonArgs& common
 
 void refuse_common(const CommonArgs& common, const std::string& precision, const std::string& mode,
                    const std::string& boundary, const char* command) {
-  if (common.backend != "cpu")
-    throw UsageError(std::string(command) + ": --method grbf runs on the CPU only; --backend " +
-                     common.backend +
-                     " has no GRBF yet (the CUDA GRBF of issue 18 is not built yet)");
+  if (common.backend != "cpu" && common.backend != "cuda")
+    throw UsageError(std::string(command) + ": --method grbf runs on --backend cpu or cuda; " +
+                     common.backend + " has no GRBF");
+  std::string why;
+  if (common.backend == "cuda" && !sv::cuda::available(&why))
+    throw sv::Error("--backend cuda cannot run here: " + why + "; use --backend cpu");
   if (!mode.empty() || boundary != "reflect")
     throw UsageError(std::string(command) +
                      ": --method grbf has no boundary mode (the sum runs over the grid's samples "
@@ -131,6 +136,7 @@ Json weights_json(const sv::GrbfWeights<T>& w) {
 template <class T>
 struct Solved {
   bool blocked = false;
+  bool cuda = false;  // solved on the GPU (sv::cuda, cuda_grbf.h), evaluated there too
   sv::GrbfWeights<T> exact;
   sv::GrbfBlocked<T> blocks;
   double seconds = 0;
@@ -139,8 +145,9 @@ struct Solved {
 
 template <class T>
 Solved<T> solve(const sv::ArrayD& samples, const GrbfArgs& g, const std::vector<double>& sigma,
-                const char* command, unsigned threads) {
+                const char* command, unsigned threads, bool cuda) {
   Solved<T> s;
+  s.cuda = cuda;
   const sv::Array<T> f = sv::Array<T>::from(samples);
   const auto t0 = std::chrono::steady_clock::now();
   try {
@@ -149,11 +156,14 @@ Solved<T> solve(const sv::ArrayD& samples, const GrbfArgs& g, const std::vector<
       o.sigma = sigma;
       o.ridge = g.ridge;
       o.threads = threads;
-      s.exact = sv::grbf_solve(f, o);
+      s.exact = cuda ? sv::cuda::grbf_solve(f, o) : sv::grbf_solve(f, o);
       s.seconds = seconds_since(t0);
       s.report = weights_json(s.exact);
       s.report["scheme"] = "exact";
     } else {
+      if (cuda)
+        throw UsageError(std::string(command) +
+                         ": --grbf-blocks (the published scheme) runs on --backend cpu only");
       if (g.ridge != 0)
         throw UsageError(std::string(command) +
                          ": --ridge applies to the exact solve, not to --grbf-blocks (the "
@@ -190,6 +200,8 @@ void evaluate(const Solved<T>& s, const std::vector<double>& positions, std::siz
               unsigned threads) {
   if (s.blocked) {
     sv::grbf_blocked_sample(s.blocks, positions.data(), m, out, threads);
+  } else if (s.cuda) {
+    sv::cuda::grbf_sample(s.exact, positions.data(), m, out);
   } else {
     sv::GrbfEvalOptions e;
     e.threads = threads;
@@ -216,7 +228,8 @@ void sample_in(const SampleArgs& args, const GrbfArgs& g, const char* prec) {
     throw sv::Error("sample: coordinates in '" + shown(args.coords) + "' must have shape (M, " +
                     std::to_string(rank) + ") for the " + std::to_string(rank) + "-D input");
   const std::size_t m = d[0];
-  const Solved<T> s = solve<T>(in.array, g, sigma, "sample", args.common.threads);
+  const Solved<T> s =
+      solve<T>(in.array, g, sigma, "sample", args.common.threads, args.common.backend == "cuda");
   sv::ArrayD out({m}, C);
   const auto t1 = std::chrono::steady_clock::now();
   evaluate(s, c.array.vec(), m, out.data(), args.common.threads);
@@ -229,7 +242,7 @@ void sample_in(const SampleArgs& args, const GrbfArgs& g, const char* prec) {
     Json j = s.report;
     j.update({{"command", "sample"},
               {"method", "grbf"},
-              {"backend", "cpu"},
+              {"backend", args.common.backend},
               {"sigma", sv::grbf_sigma_per_axis(sigma, rank)},
               {"ridge", g.ridge},
               {"precision", prec},
@@ -324,6 +337,7 @@ sv::ArrayD resample_step(const Solved<T>& s, const Grid& grid, std::size_t C, un
     evaluate(s, grid.points, m, out.data(), threads);
     return out;
   }
+  if (!s.blocked && s.cuda) return sv::Array<double>::from(sv::cuda::grbf_grid(s.exact, grid.axes));
   if (!s.blocked) {
     sv::GrbfEvalOptions e;
     e.threads = threads;
@@ -357,7 +371,8 @@ void resample_in(const ResampleArgs& args, const GrbfArgs& g, const char* prec) 
   Json last;
   for (int k = 0; k < args.repeat; ++k) {
     const Grid grid = plan_step(args, cur.dims());
-    const Solved<T> s = solve<T>(cur, g, sigma, "resample", args.common.threads);
+    const Solved<T> s =
+        solve<T>(cur, g, sigma, "resample", args.common.threads, args.common.backend == "cuda");
     seconds_solve += s.seconds;
     last = s.report;
     const auto t1 = std::chrono::steady_clock::now();
@@ -379,7 +394,7 @@ void resample_in(const ResampleArgs& args, const GrbfArgs& g, const char* prec) 
     Json j = last;
     j.update({{"command", "resample"},
               {"method", "grbf"},
-              {"backend", "cpu"},
+              {"backend", args.common.backend},
               {"sigma", sv::grbf_sigma_per_axis(sigma, rank)},
               {"ridge", g.ridge},
               {"precision", prec},

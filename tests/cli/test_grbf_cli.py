@@ -12,7 +12,10 @@
             positions; --ridge against the dense solve of the per-axis regularised Kronecker
             matrix; --grbf-blocks BxB (overlap 0) against a numpy solve per block, and the
             overlapping blocks' blend continuous across a block border.
-  errors    --backend cuda (the CUDA GRBF not built yet), --sigma without --method grbf, sigma
+  cuda      --backend cuda (cuda_grbf.h) against the CPU in double on the same input (resample
+            --zoom and sample); without a device: exit 1 with the reason and no OUT (skipped,
+            said so); --grbf-blocks with cuda refused.
+  errors    --backend gl, --sigma without --method grbf, sigma
             singular in the working precision (names sigma and the condition number), bad
             --sigma, --overlap without --grbf-blocks, --mode, --degree, sample OUT not .npy; one
             line on stderr, no OUT.
@@ -240,9 +243,40 @@ def main():
 
     # Refusals: one line, exit 1 or 2, no OUT.
     inp = wd.save("f2.npy", f2)
+
+    # The CUDA backend against the CPU, both in double.
+    r = tool.run("resample", inp, wd.path("gc.npy"), "--method", "grbf", "--zoom", "2",
+                 "--sigma", "0.9", "--backend", "cuda")
+    if r.returncode == 1 and "cannot run here" in r.stderr:
+        print("cuda: skipped, no device: " + r.stderr.strip())
+        check(not os.path.exists(wd.path("gc.npy")), "cuda without a device wrote OUT")
+    else:
+        check(r.returncode == 0, "cuda resample: exit %d (%s)" % (r.returncode, r.stderr))
+        r2 = tool.run("resample", inp, wd.path("gcc.npy"), "--method", "grbf", "--zoom", "2",
+                      "--sigma", "0.9")
+        check(r2.returncode == 0, "cpu resample: %s" % r2.stderr)
+        if r.returncode == 0 and r2.returncode == 0:
+            a, b = load(wd.path("gc.npy")), load(wd.path("gcc.npy"))
+            err = float(np.max(np.abs(a - b)))
+            worst[("cuda", "resample")] = err
+            check(err < 1e-11 * max(1.0, float(np.max(np.abs(b)))), "cuda resample: %.3g" % err)
+        pts = np.array([[0.3, 1.7], [5.5, 2.25], [-1.0, 3.0], [4.0, 4.0]])
+        cp = wd.save("cp.npy", pts)
+        r3 = tool.run("sample", inp, cp, wd.path("sc.npy"), "--method", "grbf", "--backend",
+                      "cuda")
+        r4 = tool.run("sample", inp, cp, wd.path("scc.npy"), "--method", "grbf")
+        check(r3.returncode == 0 and r4.returncode == 0, "cuda sample: %s %s" % (r3.stderr,
+                                                                               r4.stderr))
+        if r3.returncode == 0 and r4.returncode == 0:
+            err = float(np.max(np.abs(load(wd.path("sc.npy")) - load(wd.path("scc.npy")))))
+            worst[("cuda", "sample")] = err
+            check(err < 1e-11, "cuda sample: %.3g" % err)
+        r5 = tool.run("resample", inp, wd.path("gb.npy"), "--method", "grbf", "--zoom", "2",
+                      "--grbf-blocks", "4", "--backend", "cuda")
+        check(r5.returncode == 2 and "cpu only" in r5.stderr, "cuda blocks: %s" % r5.stderr)
     refusals = [
-        (["resample", inp, "x.npy", "--method", "grbf", "--zoom", "2", "--backend", "cuda"], 2,
-         "not built yet"),
+        (["resample", inp, "x.npy", "--method", "grbf", "--zoom", "2", "--backend", "gl"], 2,
+         "gl has no GRBF"),
         (["resample", inp, "x.npy", "--zoom", "2", "--sigma", "1"], 2, "--method grbf"),
         (["resample", inp, "x.npy", "--method", "grbf", "--zoom", "2", "--sigma", "3"], 1,
          "condition number"),
