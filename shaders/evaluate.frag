@@ -8,6 +8,7 @@
 // pipeline reaches only part of the chip, such as the H100, fragments run on a few SMs while
 // compute work uses all of them; docs/BENCHMARKS.md), otherwise as a fragment shader drawn
 // with view.vert (one triangle covering the viewport).
+#include "grbf_fetch.glsl"  // SV_FETCH_GRBF: the GRBF as sv_fetch (before the quantities)
 #include "bspline_quantity.glsl"
 
 // Per texture axis, the factor a derivative along it takes per order (bspline_quantity.glsl):

@@ -7,6 +7,7 @@
 // quantity (bspline_quantity.glsl) show it, per mm along the volume's axes (u_axis_scale = 1 /
 // spacing), through u_quantity_map instead of window/level.
 #define SV_RANK 3
+#include "grbf_fetch.glsl"  // SV_FETCH_GRBF: the GRBF as sv_fetch (before the quantities)
 #include "bspline_quantity.glsl"
 
 // Samples or B-spline coefficients, R32F (the value is in .r), GL_MIRRORED_REPEAT.

@@ -5,6 +5,7 @@
 // outside the image extent. Variants compiled with a quantity (bspline_quantity.glsl: a partial
 // derivative, gradient magnitude, Laplacian, per texel) show it through u_quantity_map instead of
 // the window.
+#include "grbf_fetch.glsl"  // SV_FETCH_GRBF: the GRBF as sv_fetch (before the quantities)
 #include "bspline_quantity.glsl"
 
 // Samples or B-spline coefficients, RGBA (grey images are swizzled to RGBA by the host).

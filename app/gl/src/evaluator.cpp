@@ -26,6 +26,8 @@ constexpr float kMaxPosition = 4194304.0f;  // 2^22
 constexpr GLint kWidth = 0, kCount = 1;                               // position list
 constexpr GLint kOrigin = 0, kStepRow = 1, kStepCol = 2, kFirst = 3;  // grid
 constexpr GLint kSize = 4;                                            // compute pass
+// shaders/grbf_fetch.glsl's uniforms (sigma, radius per texture axis; opaque alpha).
+constexpr GLint kGrbfSigma = 16, kGrbfRadius = 17, kGrbfOpaque = 18;
 constexpr GLuint kSplineUnit = 0, kLutUnit = 1, kLayersUnit = 2, kPositionBinding = 0;
 constexpr GLuint kImageUnit = 0;
 constexpr int kGroupSide = 8;  // local_size_x and _y of evaluate.frag as a compute shader
@@ -162,6 +164,8 @@ const char* fetch_define(Fetch f) {
       return "SV_FETCH_CUBIC_LUT";
     case Fetch::CubicPrecise:
       return "SV_FETCH_CUBIC_PRECISE";
+    case Fetch::Grbf:
+      return "SV_FETCH_GRBF";
   }
   return "SV_FETCH_CUBIC";
 }
@@ -286,6 +290,8 @@ const char* fetch_name(Fetch f) {
       return "otf";
     case Fetch::CubicPrecise:
       return "precise";
+    case Fetch::Grbf:
+      return "grbf";
   }
   return "?";
 }
@@ -293,7 +299,7 @@ const char* fetch_name(Fetch f) {
 Fetch parse_fetch(const std::string& s) {
   std::string valid;
   for (Fetch f : {Fetch::Nearest, Fetch::Linear, Fetch::CubicUnfiltered, Fetch::CubicLut,
-                  Fetch::CubicOtf, Fetch::CubicPrecise}) {
+                  Fetch::CubicOtf, Fetch::CubicPrecise, Fetch::Grbf}) {
     if (s == fetch_name(f)) return f;
     valid += (valid.empty() ? "" : ", ") + std::string(fetch_name(f));
   }
@@ -302,6 +308,49 @@ Fetch parse_fetch(const std::string& s) {
 
 bool fetch_prefiltered(Fetch f) {
   return f == Fetch::CubicLut || f == Fetch::CubicOtf || f == Fetch::CubicPrecise;
+}
+
+bool fetch_grbf(Fetch f) {
+  return f == Fetch::Grbf;
+}
+
+std::array<std::array<double, 3>, 2> grbf_uniforms(const GrbfFetchOptions& g, std::size_t rank) {
+  const auto per_axis = [&](const std::vector<double>& v, const char* what) {
+    if (v.size() != 1 && v.size() != rank)
+      throw Error(std::string("the GRBF fetch takes one ") + what + " or one per axis (" +
+                  std::to_string(rank) + "), got " + std::to_string(v.size()) + " values");
+    std::array<double, 3> t{};
+    for (std::size_t d = 0; d < rank; ++d) t[rank - 1 - d] = v.size() == 1 ? v[0] : v[d];
+    return t;
+  };
+  std::array<double, 3> sigma = per_axis(g.sigma, "sigma");
+  std::array<double, 3> radius = per_axis(g.radius, "radius");
+  for (std::size_t d = 0; d < rank; ++d) {
+    if (!std::isfinite(sigma[d]) || sigma[d] <= 0)
+      throw Error("the GRBF fetch's sigma must be finite and positive, got " +
+                  std::to_string(sigma[d]));
+    if (!std::isfinite(radius[d]) || radius[d] < 0)
+      throw Error("the GRBF fetch's support radius must be finite and at least 0, got " +
+                  std::to_string(radius[d]));
+    if (std::floor(2 * radius[d]) + 1 > kGrbfMaxTaps)
+      throw Error("the GRBF support radius " + std::to_string(radius[d]) +
+                  " needs more than the GLSL fetch's " + std::to_string(kGrbfMaxTaps) +
+                  " samples per axis (a smaller sigma, or weights that grow less, shrink it)");
+  }
+  if (rank == 2) {
+    sigma[2] = 1.0;
+    radius[2] = 0.0;
+  }
+  return {sigma, radius};
+}
+
+void set_grbf_uniforms(GLuint program, const GrbfFetchOptions& g, std::size_t rank) {
+  const auto u = grbf_uniforms(g, rank);
+  SV_GL_CHECK(glProgramUniform3f(program, kGrbfSigma, static_cast<float>(u[0][0]),
+                                 static_cast<float>(u[0][1]), static_cast<float>(u[0][2])));
+  SV_GL_CHECK(glProgramUniform3f(program, kGrbfRadius, static_cast<float>(u[1][0]),
+                                 static_cast<float>(u[1][1]), static_cast<float>(u[1][2])));
+  SV_GL_CHECK(glProgramUniform1f(program, kGrbfOpaque, g.opaque ? 1.0f : 0.0f));
 }
 
 const char* format_name(TexFormat f) {
@@ -517,6 +566,7 @@ struct Evaluator::Impl {
     }
     tex.texture().bind(kSplineUnit);
     sampler.bind(kSplineUnit);
+    if (opt.fetch == Fetch::Grbf) set_grbf_uniforms(program.id(), opt.grbf, rank);
     if (lut) {
       lut.bind(kLutUnit);
       glBindSampler(kLutUnit, 0);
@@ -704,6 +754,8 @@ std::string quantity_problem(Fetch f, const Quantity& q, std::size_t rank) {
   const int order = quantity_max_order(q);
   if (order == 0) return {};
   switch (f) {
+    case Fetch::Grbf:
+      return "grbf shows the value only (no derivatives of the GRBF here)";
     case Fetch::Nearest:
     case Fetch::Linear:
     case Fetch::CubicLut:
@@ -777,6 +829,7 @@ Evaluator::Evaluator(const EvalOptions& opt, std::size_t rank) : impl_(std::make
   for (double s : opt.axis_scale)
     if (!std::isfinite(s) || s <= 0)
       throw Error("the GL evaluator's axis scale must be finite and positive");
+  if (opt.fetch == Fetch::Grbf) (void)grbf_uniforms(opt.grbf, rank);  // throws on bad values
 
   ShaderDefines defines = {{"SV_RANK", std::to_string(rank)},
                            {boundary_define(opt.boundary), ""},

@@ -26,12 +26,15 @@ enum class Fetch {
   CubicUnfiltered,  // the on-the-fly cubic fetch on raw samples (blurs; shown for comparison)
   CubicLut,         // prefiltered cubic, Sigg-Hadwiger: g0, h0, h1 from a 1-D lookup texture
   CubicOtf,         // prefiltered cubic, Ruijters: weights computed in the shader
-  CubicPrecise      // prefiltered cubic, 4^d point fetches at texel centres, fma blends
+  CubicPrecise,     // prefiltered cubic, 4^d point fetches at texel centres, fma blends
+  Grbf              // Gaussian RBF (shaders/grbf_fetch.glsl): the texture holds the weights of
+                    // sv::grbf_solve; sigma and the support radius from EvalOptions::grbf
 };
 const char* fetch_name(Fetch f);          // "nearest", "linear", "cubic-unfiltered", "lut",
-                                          // "otf", "precise"
+                                          // "otf", "precise", "grbf"
 Fetch parse_fetch(const std::string& s);  // throws sv::Error listing the valid names
-bool fetch_prefiltered(Fetch f);          // true for lut, otf, precise
+bool fetch_prefiltered(Fetch f);          // true for lut, otf, precise (B-spline coefficients)
+bool fetch_grbf(Fetch f);  // true for grbf (GRBF weights: neither samples nor coefficients)
 
 // Storage of the spline texture. R16 is unsigned-normalised (study of integer formats only;
 // values must lie in [0, 1]); R32F and R16F are signed floats as coefficients need.
@@ -114,6 +117,24 @@ std::string quantity_problem(Fetch f, const Quantity& q, std::size_t rank);
 // The #defines of bspline_quantity.glsl (and SV_DERIVATIVE_ORDER) for q; none for the value.
 ShaderDefines quantity_defines(const Quantity& q, std::size_t rank);
 
+// The Gaussian of the GRBF fetch (Fetch::Grbf): sigma and the support radius R per ARRAY axis
+// (as sv::GrbfWeights holds them: one value for every axis or one per axis), in samples. The
+// fetch sums the weights in the box |p_d - k_d| <= R_d; floor(2 R_d) + 1 <= kGrbfMaxTaps.
+struct GrbfFetchOptions {
+  std::vector<double> sigma{1.0};
+  std::vector<double> radius{0.0};
+  // The pass's alpha is 1 rather than interpolated (images without alpha; the viewer's RGBA
+  // swizzle would otherwise sum the Gaussians into it). The evaluator reads channels only.
+  bool opaque = false;
+};
+constexpr int kGrbfMaxTaps = 64;  // SV_GRBF_MAX_TAPS of shaders/grbf_fetch.glsl
+// Checks sigma (finite, > 0) and the radius (finite, >= 0, within kGrbfMaxTaps) for `rank`
+// axes; throws sv::Error naming the value. Returns (sigma, radius) per TEXTURE axis (x, y, z),
+// the uniforms of grbf_fetch.glsl (z = 1 and 0 in 2-D).
+std::array<std::array<double, 3>, 2> grbf_uniforms(const GrbfFetchOptions& g, std::size_t rank);
+// Sets those uniforms on `program` (locations of shaders/grbf_fetch.glsl).
+void set_grbf_uniforms(GLuint program, const GrbfFetchOptions& g, std::size_t rank);
+
 struct EvalOptions {
   Fetch fetch = Fetch::CubicOtf;
   Boundary boundary = Boundary::Reflect;
@@ -125,6 +146,7 @@ struct EvalOptions {
   // 1 / spacing: per mm). The value is unaffected.
   std::array<double, 3> axis_scale{1.0, 1.0, 1.0};
   LutOptions lut{};
+  GrbfFetchOptions grbf{};  // Fetch::Grbf only
 };
 
 // Samples or coefficients of a 2-D (H, W) or 3-D (D, H, W) array with 1..4 channels, in a
