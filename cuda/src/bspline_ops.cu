@@ -91,6 +91,19 @@ __host__ __device__ __forceinline__ int ext(int k, int n, int mode) {
   }
 }
 
+int multiprocessors() {
+  static const int count = [] {
+    int dev = 0, n = 0;
+    if (cudaGetDevice(&dev) != cudaSuccess ||
+        cudaDeviceGetAttribute(&n, cudaDevAttrMultiProcessorCount, dev) != cudaSuccess) {
+      cudaGetLastError();
+      return 100;
+    }
+    return n;
+  }();
+  return count;
+}
+
 // ---- Scratch memory from the stream-ordered pool ---------------------------------------------
 
 template <class T>
@@ -362,20 +375,28 @@ struct Stencil {
   void* dst[kMaxTerms];  // the outputs (T*)
 };
 
-// The description is copied once per block into shared memory (one thread, fixed offsets): kernel
-// parameters indexed at run time would be copied to every thread's local memory.
-// SZ, SY, SX > 0: the spans known at compile time (the FIR loops unroll, the tile's extents are
-// constants); 0: read from the description.
+// A persistent grid: each block takes tiles blockIdx.x, + gridDim.x, ... (its set-up, the taps
+// and indices copied into shared memory, paid once). Arrays of the description are read from the
+// kernel parameters at run-time indices once, into shared memory.
 template <class T, int SZ, int SY, int SX>
 __global__ void __launch_bounds__(kThreads)
-    stencil_kernel(const T* __restrict__ src, const Stencil desc) {
+    stencil_kernel(const T* __restrict__ src, const Stencil S) {
   extern __shared__ __align__(16) unsigned char smem_raw[];
   __shared__ T s_taps[3][kMaxSets][kMaxTaps];  // uniform reads: broadcast, no conflicts
-  __shared__ Stencil S;
-  if (threadIdx.x == 0) S = desc;
-  __syncthreads();
+  __shared__ T* s_dst[kMaxTerms];
+  __shared__ int s_pair_y[kMaxTerms], s_pair_x[kMaxTerms], s_term_z[kMaxTerms],
+      s_term_pair[kMaxTerms];
   for (int t = threadIdx.x; t < 3 * kMaxSets * kMaxTaps; t += kThreads)
     (&s_taps[0][0][0])[t] = static_cast<T>((&S.taps[0][0][0])[t]);
+  if (threadIdx.x < kMaxTerms) {
+    const int q = threadIdx.x;
+    s_dst[q] = static_cast<T*>(S.dst[q]);
+    s_pair_y[q] = S.pair_y[q];
+    s_pair_x[q] = S.pair_x[q];
+    s_term_z[q] = S.term_z[q];
+    s_term_pair[q] = S.term_pair[q];
+  }
+  __syncthreads();
   T* sh = reinterpret_cast<T*>(smem_raw);
   const int BY = S.BY, BZ = S.BZ;
   const int spx = SX > 0 ? SX : S.span[2], spy = SY > 0 ? SY : S.span[1];
@@ -385,20 +406,28 @@ __global__ void __launch_bounds__(kThreads)
   T* s_x = s_in + IZ * IY * IX;               // sets[2] x IZ x IY x kBX
   T* s_xy = s_x + S.sets[2] * IZ * IY * kBX;  // pairs x IZ x BY x kBX
   const int tiles_x = (S.out[2] + kBX - 1) / kBX;
-  const int x0 = (blockIdx.x % tiles_x) * kBX;
-  const int y0 = (blockIdx.x / tiles_x) * BY;
+  const int tiles_y = (S.out[1] + BY - 1) / BY;
   const int tiles_z = (S.out[0] + BZ - 1) / BZ;
-  const int z0 = (blockIdx.y % tiles_z) * BZ;
-  const int c = blockIdx.y / tiles_z;
+  const long long tiles = static_cast<long long>(tiles_x) * tiles_y * tiles_z * S.channels;
   const int C = S.channels;
   const T outside = static_cast<T>(S.outside);
+  const int rows = IZ * IY;
+  const int pstride = IZ * BY * kBX;
+  const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
 
-  // 1. The input tile with its halo, a warp per row of IX samples along x (coalesced but for the
-  //    channel stride); the row's y and z extension computed once.
-  {
-    const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
+  for (long long tile = blockIdx.x; tile < tiles; tile += gridDim.x) {
+    long long rest = tile;
+    const int x0 = static_cast<int>(rest % tiles_x) * kBX;
+    rest /= tiles_x;
+    const int y0 = static_cast<int>(rest % tiles_y) * BY;
+    rest /= tiles_y;
+    const int z0 = static_cast<int>(rest % tiles_z) * BZ;
+    const int c = static_cast<int>(rest / tiles_z);
+
+    // 1. The input tile with its halo, a warp per row of IX samples along x (coalesced but for
+    //    the channel stride); the row's y and z extension computed once.
     const int xs = S.crop[2] + x0 + S.first[2];
-    for (int row = warp; row < IZ * IY; row += kThreads / 32) {
+    for (int row = warp; row < rows; row += kThreads / 32) {
       const int y = row % IY, z = row / IY;
       const int ey = ext(S.crop[1] + y0 + S.first[1] + y, S.in[1], S.mode);
       const int ez = ext(S.crop[0] + z0 + S.first[0] + z, S.in[0], S.mode);
@@ -413,69 +442,68 @@ __global__ void __launch_bounds__(kThreads)
         d[x] = ex >= 0 ? __ldg(g + static_cast<long long>(ex) * C) : outside;
       }
     }
-  }
-  __syncthreads();
+    __syncthreads();
 
-  // 2. x FIRs: s_x[set][z][y][x] = sum_u K[u] s_in[z][y][x + u].
-  const int rows = IZ * IY;
-  for (int sx = 0; sx < S.sets[2]; ++sx) {
-    const T* k = s_taps[2][sx];
-    T* out = s_x + sx * rows * kBX;
-    for (int t = threadIdx.x; t < rows * kBX; t += kThreads) {
-      const int x = t % kBX, r = t / kBX;
-      const T* in = s_in + r * IX + x;
-      T acc = T(0);
+    // 2. x FIRs: s_x[set][z][y][x] = sum_u K[u] s_in[z][y][x + u].
+    for (int sx = 0; sx < S.sets[2]; ++sx) {
+      const T* k = s_taps[2][sx];
+      T* out = s_x + sx * rows * kBX;
+      for (int t = threadIdx.x; t < rows * kBX; t += kThreads) {
+        const int x = t % kBX, r = t / kBX;
+        const T* in = s_in + r * IX + x;
+        T acc = T(0);
 #pragma unroll
-      for (int u = 0; u < spx; ++u) acc += k[u] * in[u];
-      out[t] = acc;
+        for (int u = 0; u < spx; ++u) acc += k[u] * in[u];
+        out[t] = acc;
+      }
     }
-  }
-  __syncthreads();
+    __syncthreads();
 
-  // 3. y FIRs of each (y, x) pair: s_xy[p][z][y][x] = sum_u K[u] s_x[set x][z][y + u][x].
-  const int pstride = IZ * BY * kBX;
-  for (int p = 0; p < S.pairs; ++p) {
-    const T* k = s_taps[1][S.pair_y[p]];
-    const T* in0 = s_x + S.pair_x[p] * rows * kBX;
-    T* out = s_xy + p * pstride;
-    for (int t = threadIdx.x; t < pstride; t += kThreads) {
+    // 3. y FIRs of each (y, x) pair: s_xy[p][z][y][x] = sum_u K[u] s_x[set x][z][y + u][x].
+    for (int p = 0; p < S.pairs; ++p) {
+      const T* k = s_taps[1][s_pair_y[p]];
+      const T* in0 = s_x + s_pair_x[p] * rows * kBX;
+      T* out = s_xy + p * pstride;
+      for (int t = threadIdx.x; t < pstride; t += kThreads) {
+        const int x = t % kBX, r = t / kBX;
+        const int y = r % BY, z = r / BY;
+        const T* in = in0 + (z * IY + y) * kBX + x;
+        T acc = T(0);
+#pragma unroll
+        for (int u = 0; u < spy; ++u) acc += k[u] * in[u * kBX];
+        out[t] = acc;
+      }
+    }
+    __syncthreads();
+
+    // 4. z FIRs per term, combined, stored.
+    const int items = BZ * BY * kBX;
+    for (int t = threadIdx.x; t < items; t += kThreads) {
       const int x = t % kBX, r = t / kBX;
       const int y = r % BY, z = r / BY;
-      const T* in = in0 + (z * IY + y) * kBX + x;
-      T acc = T(0);
+      const int gx = x0 + x, gy = y0 + y, gz = z0 + z;
+      if (gx >= S.out[2] || gy >= S.out[1] || gz >= S.out[0]) continue;
+      const long long o = ((static_cast<long long>(gz) * S.out[1] + gy) * S.out[2] + gx) * C + c;
+      T comb = T(0);
+      for (int q = 0; q < S.terms; ++q) {
+        const T* in = s_xy + s_term_pair[q] * pstride + (z * BY + y) * kBX + x;
+        const T* k = s_taps[0][s_term_z[q]];
+        T acc = T(0);
 #pragma unroll
-      for (int u = 0; u < spy; ++u) acc += k[u] * in[u * kBX];
-      out[t] = acc;
+        for (int u = 0; u < spz; ++u) acc += k[u] * in[u * BY * kBX];
+        if (S.combine == kEach)
+          s_dst[q][o] = acc;
+        else if (S.combine == kSum)
+          comb += acc;
+        else
+          comb += acc * acc;
+      }
+      if (S.combine == kSum)
+        s_dst[0][o] = comb;
+      else if (S.combine == kNorm)
+        s_dst[0][o] = sqrt(comb);
     }
-  }
-  __syncthreads();
-
-  // 4. z FIRs per term, combined, stored.
-  const int items = BZ * BY * kBX;
-  for (int t = threadIdx.x; t < items; t += kThreads) {
-    const int x = t % kBX, r = t / kBX;
-    const int y = r % BY, z = r / BY;
-    const int gx = x0 + x, gy = y0 + y, gz = z0 + z;
-    if (gx >= S.out[2] || gy >= S.out[1] || gz >= S.out[0]) continue;
-    const long long o = ((static_cast<long long>(gz) * S.out[1] + gy) * S.out[2] + gx) * C + c;
-    T comb = T(0);
-    for (int q = 0; q < S.terms; ++q) {
-      const T* in = s_xy + S.term_pair[q] * pstride + (z * BY + y) * kBX + x;
-      const T* k = s_taps[0][S.term_z[q]];
-      T acc = T(0);
-#pragma unroll
-      for (int u = 0; u < spz; ++u) acc += k[u] * in[u * BY * kBX];
-      if (S.combine == kEach)
-        static_cast<T*>(S.dst[q])[o] = acc;
-      else if (S.combine == kSum)
-        comb += acc;
-      else
-        comb += acc * acc;
-    }
-    if (S.combine == kSum)
-      static_cast<T*>(S.dst[0])[o] = comb;
-    else if (S.combine == kNorm)
-      static_cast<T*>(S.dst[0])[o] = sqrt(comb);
+    __syncthreads();  // the next tile overwrites the buffers
   }
 }
 
@@ -626,7 +654,7 @@ void run_stencil(const T* src, const std::vector<T*>& dst, const Layout& in, std
   const long long tx = (S.out[2] + kBX - 1) / kBX, ty = (S.out[1] + by - 1) / by;
   const long long tz = (S.out[0] + bz - 1) / bz;
   const long long gx = tx * ty, gy = tz * S.channels;
-  if (gx > 0x7fffffffLL || gy > 65535) throw Error(std::string(what) + ": array too large");
+  if (gx * gy > (1LL << 46)) throw Error(std::string(what) + ": array too large");
   // The common spans (cubic: 3 on every axis, quintic 5) have their own unrolled kernels.
   void (*kernel)(const T*, const Stencil) = stencil_kernel<T, 0, 0, 0>;
   const int a = S.span[0], b = S.span[1], x = S.span[2];
@@ -638,8 +666,15 @@ void run_stencil(const T* src, const std::vector<T*>& dst, const Layout& in, std
   if (x == 5 && b == 1 && a == 1) kernel = stencil_kernel<T, 1, 1, 5>;
   if (shmem > 48 * 1024)
     check(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, shmem), what);
-  kernel<<<dim3(static_cast<unsigned>(gx), static_cast<unsigned>(gy)), kThreads,
-           static_cast<std::size_t>(shmem)>>>(src, S);
+  // As many blocks as are resident at once (each then loops over tiles).
+  int per_sm = 0;
+  check(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, kThreads,
+                                                      static_cast<std::size_t>(shmem)),
+        what);
+  const long long tiles = gx * gy;
+  const long long blocks =
+      std::min(tiles, std::max(1LL, static_cast<long long>(per_sm) * multiprocessors()));
+  kernel<<<static_cast<unsigned>(blocks), kThreads, static_cast<std::size_t>(shmem)>>>(src, S);
   check_launch(what);
 }
 
@@ -718,11 +753,59 @@ std::vector<Poles> tiled_passes(const SmoothingPoles& sp) {
   return out;
 }
 
+// dst (cols x rows) = the transpose of src (rows x cols), through 32 x 32 shared-memory tiles.
+template <class T>
+__global__ void transpose_kernel(const T* __restrict__ src, T* __restrict__ dst, long long rows,
+                                 long long cols) {
+  __shared__ T tile[32][33];
+  const long long r0 = static_cast<long long>(blockIdx.y) * 32,
+                  c0 = static_cast<long long>(blockIdx.x) * 32;
+  for (int i = threadIdx.y; i < 32; i += blockDim.y) {
+    const long long r = r0 + i, c = c0 + threadIdx.x;
+    if (r < rows && c < cols) tile[i][threadIdx.x] = src[r * cols + c];
+  }
+  __syncthreads();
+  for (int i = threadIdx.y; i < 32; i += blockDim.y) {
+    const long long c = c0 + i, r = r0 + threadIdx.x;
+    if (r < rows && c < cols) dst[c * rows + r] = tile[threadIdx.x][i];
+  }
+}
+
+template <class T>
+void transpose(const T* src, T* dst, long long rows, long long cols, const char* what) {
+  const long long bx = (cols + 31) / 32, by = (rows + 31) / 32;
+  if (bx > 0x7fffffffLL || by > 65535) throw Error(std::string(what) + ": array too large");
+  transpose_kernel<T><<<dim3(static_cast<unsigned>(bx), static_cast<unsigned>(by)), dim3(32, 8)>>>(
+      src, dst, rows, cols);
+  check_launch(what);
+}
+
+template <class T>
+void direct_lines(T* data, const AxisView& v, std::size_t size, const SmoothingPoles& sp,
+                  Boundary b);
+
+// The segmented line filter of one axis. The x axis of one-channel data (lines contiguous in
+// memory: a warp's threads would walk 32 rows apart) is transposed first, filtered as a column
+// axis (coalesced) and transposed back.
 template <class T>
 void direct_axis_lines(T* data, const Layout& layout, std::size_t axis, const SmoothingPoles& sp,
                        Boundary b) {
   const char* what = "CUDA direct transform (lines)";
   const AxisView v = view_of(layout, axis);
+  if (v.inner == 1 && v.outer >= 32) {
+    Scratch<T> t(layout.size(), what);
+    transpose<T>(data, t.get(), v.outer, v.n, what);
+    direct_lines<T>(t.get(), AxisView{1, v.outer, v.n}, layout.size(), sp, b);
+    transpose<T>(t.get(), data, v.n, v.outer, what);
+    return;
+  }
+  direct_lines<T>(data, v, layout.size(), sp, b);
+}
+
+template <class T>
+void direct_lines(T* data, const AxisView& v, std::size_t size, const SmoothingPoles& sp,
+                  Boundary b) {
+  const char* what = "CUDA direct transform (lines)";
   const LinePoles lp = line_poles<T>(sp.z, sp.gain, b, v.n);
   const long long lines = v.outer * v.inner;
   // Segments enough for about 2^17 threads, each at least four horizons long.
@@ -736,7 +819,6 @@ void direct_axis_lines(T* data, const Layout& layout, std::size_t axis, const Sm
   const long long blocks = (work + 127) / 128;
   if (blocks > 0x7fffffffLL) throw Error("CUDA direct transform: too many lines");
   const unsigned nb = static_cast<unsigned>(blocks);
-  const std::size_t size = layout.size();
   Scratch<T> a_re(size, what), a_im(lp.complex_any ? size : 0, what);
   Scratch<T> b_re(lp.complex_any ? size : 0, what), b_im(lp.complex_any ? size : 0, what);
   for (int q = 0; q < lp.count; ++q) {
