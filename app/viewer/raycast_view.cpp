@@ -454,7 +454,11 @@ nlohmann::json RaycastView::report() const {
   for (const Pane& p : panes_) {
     nlohmann::json j = {{"method", method_cli_name(p.method)},
                         {"label", ray_method_label(p.method)},
-                        {"size", {p.rect.width, p.rect.height}}};
+                        {"size", {p.rect.width, p.rect.height}},
+                        // framebuffer pixels, origin top left; the pane's pixel (x, y) (y up
+                        // from its bottom row) is the window's column rect[0] + x, row
+                        // rect[1] + rect[3] - 1 - y
+                        {"rect", {p.rect.x, p.rect.y, p.rect.width, p.rect.height}}};
     if (timers_meaningful_ && p.ms.count() > 0) j["gpu_ms_avg"] = p.ms.average();
     if (p.accuracy && current) {
       const RayErrors& e = *p.accuracy;
