@@ -1,22 +1,25 @@
 // cuda_bspline.h: the direct transform with lambda, the indirect transform and the derivative
 // filters on device arrays (float, double).
 //
-// Two kernels of its own:
-//  - filter_lines: one thread per line (o, i) of an axis viewed as (outer, n, inner), every pole
-//    of a smoothing filter with the CPU's exact starts (lib/src/pole_filter.h: the causal start
+// Kernels of its own:
+//  - causal_segments / anticausal_segments: the recursions of one pole over segments of lines of
+//    an axis viewed as (outer, n, inner), a thread per (segment, line), with the CPU's exact
+//    starts where a segment reaches the line's end (lib/src/pole_filter.h: the causal start
 //    summed over one period of the extended line and closed by 1 / (1 - z^P) within the horizon,
-//    the anticausal start in closed form for reflect and mirror, the period sum for periodic).
-//    A complex pole runs in complex arithmetic, the line's imaginary part in a scratch copy; its
-//    conjugate follows, and the real part is kept (as smoothing.cpp does). Used where the tiled
-//    prefilter cannot go: double, complex pairs, horizons longer than a tile's apron.
+//    the anticausal start in closed form for reflect and mirror, the period sum for periodic),
+//    elsewhere a warm-up over the horizon from zero. A complex pole runs in complex arithmetic
+//    (real and imaginary parts in separate arrays); its conjugate follows and the real part is
+//    kept (as smoothing.cpp does). Used where the tiled prefilter cannot go: double, complex
+//    pairs, horizons longer than a tile's apron. The x axis of one-channel data is transposed
+//    (transpose_kernel) so that its lines are filtered coalesced.
 //  - stencil_kernel: every term of a filter (a tensor product of per-axis FIRs) in one pass. A
-//    block owns BZ x BY x 32 outputs (one channel); it loads the input tile with the halo of
-//    every axis (the boundary extension, or cval for GridConstant) into shared memory, runs the
-//    distinct x FIRs into one buffer each, the distinct (y, x) pairs into one buffer each, and
-//    each term's z FIR into registers, then stores the term (gradient, Hessian) or combines the
-//    terms (sum: Laplacian; root of the sum of squares: gradient magnitude). Each per-axis FIR
-//    has the order-m differences folded into its taps: sum_t w[t] (D^m c)[j + first + t] =
-//    sum_u K[u] c[j + first + u], K = w convolved with the m-th difference (u = 0..n).
+//    persistent block takes tiles of BZ x BY x 32 outputs (one channel); it loads the input tile
+//    with the halo of every axis (the boundary extension, or cval for GridConstant) into shared
+//    memory, runs the distinct x FIRs into one buffer each, the distinct (y, x) pairs into one
+//    buffer each, and each term's z FIR into registers, then stores the term (gradient, Hessian)
+//    or combines the terms (sum: Laplacian; root of the sum of squares: gradient magnitude).
+//    Each per-axis FIR has the order-m differences folded into its taps: sum_t w[t] (D^m c)[j +
+//    first + t] = sum_u K[u] c[j + first + u], K = w convolved with the m-th difference.
 #include <cuda_runtime.h>
 
 #include <algorithm>

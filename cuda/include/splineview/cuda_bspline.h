@@ -9,15 +9,17 @@
 //    the host (sv::smoothing_poles). lambda = 0 in float is sv::cuda::prefilter itself (same
 //    bits); real poles whose start horizon fits a tile run in the prefilter's tiled kernels
 //    (float); double, complex conjugate pairs and poles too close to the unit circle for a tile
-//    run one thread per line with the CPU's exact starts (complex pairs in complex arithmetic,
-//    the imaginary part in a scratch copy).
+//    run in segments of lines (a thread per segment, warmed up over the horizon, the CPU's exact
+//    starts at the line ends; complex pairs in complex arithmetic, in scratch copies).
 //  - Filters: every term of the result (one for a derivative or the indirect transform, R for the
 //    Laplacian, the gradient and its magnitude, R(R+1)/2 for the Hessian) is a tensor product of
 //    per-axis FIRs whose taps are the m-th coefficient differences folded into the sampled
 //    B-spline of degree n - m (half-sample shifted for odd m). One kernel computes all terms of a
 //    result in one pass over the array: a block loads a tile with its halo (the boundary
 //    extension) into shared memory and runs the x, y and z FIRs there, sharing the partial sums
-//    that terms have in common.
+//    that terms have in common. Extra device memory: none from coefficients; from samples one
+//    padded copy (the coefficients); the segmented direct transform up to four copies (complex
+//    pairs) plus one for the transposed x axis.
 //  - From samples (input_is_coefficients false) the coefficients are made first (the prefilter
 //    of the mode, after padding by interpolation_pad() for Nearest and GridConstant), in a
 //    scratch copy; the filters then crop the pad, as the CPU does.
