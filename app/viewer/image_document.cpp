@@ -66,8 +66,8 @@ gl::Texture coefficient_texture(const ArrayF& samples) {
   return t;
 }
 
-// Level 0 of `texture` as floats, the first `channels` of each texel (swizzles do not apply to
-// image queries, so this is what is stored).
+}  // namespace
+
 ArrayF read_back(const gl::Texture& texture, const std::vector<std::size_t>& dims,
                  std::size_t channels) {
   const std::size_t stored = texture.internal_format() == GL_R32F ? 1 : 4;
@@ -87,8 +87,6 @@ ArrayF read_back(const gl::Texture& texture, const std::vector<std::size_t>& dim
     for (std::size_t c = 0; c < channels; ++c) out.vec()[i * channels + c] = texels[i * stored + c];
   return out;
 }
-
-}  // namespace
 
 namespace {
 

@@ -98,6 +98,11 @@ DecodedImage synthetic_image(const std::string& label, const ArrayF& values,
                              AnalyticTruth truth = {});
 // The bundled zone plate (sv::zone_plate 512 x 512, edge frequency 0.5) with its function.
 DecodedImage zone_plate_image();
+// Level 0 of a document's 2-D coefficient texture as floats (dims (H, W)), the first `channels`
+// of each texel (swizzles do not apply to image queries, so this is what is stored); needs a
+// current GL context.
+ArrayF read_back(const gl::Texture& texture, const std::vector<std::size_t>& dims,
+                 std::size_t channels);
 // Uploads and prefilters; needs a current GL context. Throws sv::Error.
 ImageDocument make_document(DecodedImage decoded);
 // decode_image then make_document.

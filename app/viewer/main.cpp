@@ -271,8 +271,9 @@ int main(int argc, char** argv) {
         ->check(CLI::PositiveNumber);
     double lambda = 0.0;
     app.add_option("--lambda", lambda,
-                   "zoom: the smoothing spline's lambda for the prefiltered views' coefficients "
-                   "(sv::direct_transform on the CPU; 0, the default: the interpolating "
+                   "zoom and volume: the smoothing spline's lambda for the prefiltered views' "
+                   "coefficients (the direct transform, by CUDA into the GL texture where the "
+                   "prefilter runs there, else on the CPU; 0, the default: the interpolating "
                    "prefilter)")
         ->check(CLI::NonNegativeNumber);
     std::vector<std::string> probes;
@@ -443,6 +444,7 @@ int main(int argc, char** argv) {
       volume_options.heat_map = zoom_options.heat_map;
       volume_options.reference = zoom_options.reference;
       if (mode == "volume") volume_options.quantities = quantities(3);
+      volume_options.lambda = lambda;
       volume_options.quantity_range = quantity_range;
       volume_options.texture_budget =
           static_cast<std::size_t>(texture_budget_mib * 1024.0 * 1024.0);

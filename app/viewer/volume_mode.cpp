@@ -18,7 +18,9 @@
 #include "method_pass.h"
 #include "panel_widgets.h"
 #include "splineview/error.h"
+#include "splineview/gl/cuda_interop.h"
 #include "splineview/sampler.h"
+#include "splineview/smoothing.h"
 
 namespace sv::viewer {
 namespace {
@@ -113,6 +115,7 @@ VolumeMode::VolumeMode(VolumeOptions options)
   }
   for (std::size_t i = 0; i < quantities_.size(); ++i)
     if (options_.quantities[i]) quantities_[i] = *options_.quantities[i];
+  lambda_setting_ = options_.lambda;
   accuracy_.enabled = options_.accuracy;
   accuracy_.heat_map = options_.heat_map;
   accuracy_.reference = options_.reference;
@@ -200,9 +203,20 @@ void VolumeMode::complete_load() {
     meter_made_ = false;
     quantity_ranges_.clear();
     streamer_.reset(doc->volume.full_resolution);
+    if (smoothing_.valid()) smoothing_.wait();  // of the previous volume: dropped
+    smoothing_ = {};
     doc_ = std::move(doc);
     fit_pending_ = true;
     error_.clear();
+    lambda_ = 0.0;
+    smoothing_path_ = doc_->prefilter_on_gpu ? "cuda" : "cpu";
+    smoothing_note_ = doc_->volume.samples.empty()
+                          ? "no smoothing: the samples were not kept (over the readout budget)"
+                          : "";
+    if (lambda_setting_ > 0 && smoothing_note_.empty()) {
+      start_smoothing(lambda_setting_);
+      poll_smoothing(true);
+    }
   } catch (const std::exception& e) {
     // The previous volume (if any) stays.
     error_ = e.what();
@@ -225,6 +239,11 @@ void VolumeMode::finish() {
     pending_->decoded.wait();
     complete_load();
   }
+  poll_smoothing(true);
+  if (doc_ && smoothing_note_.empty() && lambda_setting_ != lambda_) {
+    start_smoothing(lambda_setting_);
+    poll_smoothing(true);
+  }
   fit_if_pending();
   if (laid_out_) update_streaming(time_s_, true);
   if (laid_out_) update_accuracy(time_s_, true);
@@ -245,7 +264,9 @@ bool VolumeMode::accuracy_settled() const {
 }
 
 bool VolumeMode::settled() const {
-  return !pending_ && (doc_ || !error_.empty()) && accuracy_settled() &&
+  const bool smoothed =
+      !smoothing_.valid() && (!doc_ || !smoothing_note_.empty() || lambda_setting_ == lambda_);
+  return !pending_ && (doc_ || !error_.empty()) && smoothed && accuracy_settled() &&
          (!doc_ || !laid_out_ || (!fit_pending_ && streamer_.settled(detail_plans()))) &&
          (!doc_ || view3d_.settled());
 }
@@ -276,8 +297,115 @@ std::string VolumeMode::detail_status(Plane p, const DetailPlan& plan) const {
   if (!doc_ || doc_->volume.overview_level == 0) return {};
   if (streamer_.detail(plane_index(p), plan)) return "FULL RESOLUTION (streamed)";
   const std::string level = "OVERVIEW 1/" + std::to_string(1 << doc_->volume.overview_level);
+  if (plan.stream && lambda_ > 0) return level + ": streaming off while smoothing (lambda > 0)";
   if (plan.stream) return level + " (streaming the full resolution ...)";
   return level + ": " + plan.why;
+}
+
+void VolumeMode::start_smoothing(double lambda) {
+  if (!doc_ || doc_->volume.samples.empty()) return;
+  if (smoothing_.valid()) smoothing_.wait();
+  SplineTransformOptions t;
+  t.degree = 3;
+  t.lambda = lambda;
+  t.boundary = Boundary::Reflect;
+  if (doc_->prefilter_on_gpu) {
+    // CUDA into the coefficient texture through the interop, as the prefilter at load.
+    const auto start = std::chrono::steady_clock::now();
+    try {
+      gl::TextureInterop interop(doc_->coefficients_texture);
+      interop.smooth_into(doc_->volume.samples, t);
+      smoothing_path_ = interop.uses_cuda() ? "cuda" : "cpu";
+      ArrayF c;
+      if (doc_->has_readout()) {
+        // The readout and the meter need the coefficients on the host: the CPU transform
+        // would be the slow part, so they are read back from the texture.
+        c = ArrayF(doc_->volume.samples.dims(), 1);
+        SV_GL_CHECK(glGetTextureImage(doc_->coefficients_texture.id(), 0, GL_RED, GL_FLOAT,
+                                      static_cast<GLsizei>(c.size() * sizeof(float)), c.data()));
+      }
+      smoothing_ms_ =
+          std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start)
+              .count();
+      apply_coefficients(std::move(c), lambda, true);
+    } catch (const std::exception& e) {
+      error_ = std::string("smoothing: ") + e.what();
+      lambda_setting_ = lambda_;
+    }
+    return;
+  }
+  smoothing_path_ = "cpu";
+  smoothing_lambda_ = lambda;
+  smoothing_start_ = std::chrono::steady_clock::now();
+  smoothing_ = std::async(std::launch::async, [samples = doc_->volume.samples, t] {
+    ArrayF c = samples;
+    direct_transform(c, t);
+    return c;
+  });
+}
+
+void VolumeMode::poll_smoothing(bool wait) {
+  if (!smoothing_.valid()) return;
+  if (!wait && smoothing_.wait_for(std::chrono::seconds(0)) != std::future_status::ready) return;
+  try {
+    ArrayF c = smoothing_.get();
+    smoothing_ms_ = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() -
+                                                              smoothing_start_)
+                        .count();
+    apply_coefficients(std::move(c), smoothing_lambda_, false);
+  } catch (const std::exception& e) {
+    error_ = std::string("smoothing: ") + e.what();
+    lambda_setting_ = lambda_;
+  }
+}
+
+void VolumeMode::apply_coefficients(ArrayF coefficients, double lambda, bool uploaded) {
+  if (!doc_) return;
+  if (!uploaded) {
+    const std::array<std::size_t, 3>& d = doc_->volume.dims;
+    GLint alignment = 0;
+    glGetIntegerv(GL_UNPACK_ALIGNMENT, &alignment);
+    glPixelStorei(GL_UNPACK_ALIGNMENT, 4);
+    SV_GL_CHECK(glTextureSubImage3D(doc_->coefficients_texture.id(), 0, 0, 0, 0,
+                                    static_cast<GLsizei>(d[2]), static_cast<GLsizei>(d[1]),
+                                    static_cast<GLsizei>(d[0]), GL_RED, GL_FLOAT,
+                                    coefficients.data()));
+    glPixelStorei(GL_UNPACK_ALIGNMENT, alignment);
+  }
+  if (doc_->has_readout() && coefficients.size() == doc_->coefficients.size())
+    doc_->coefficients = std::move(coefficients);  // the readout and the meter's input
+  lambda_ = lambda;
+  quantity_ranges_.clear();
+  accuracy_.reset(nullptr);  // made again with this lambda's double coefficients
+  meter_made_ = false;
+  // An overview's streamed boxes are prefiltered with lambda 0: streaming is off meanwhile.
+  streamer_.reset(lambda_ > 0 ? nullptr : doc_->volume.full_resolution);
+}
+
+void VolumeMode::smoothing_panel(const FrameInfo& f) {
+  section("Smoothing");
+  if (!smoothing_note_.empty()) {
+    ImGui::TextDisabled("%s", smoothing_note_.c_str());
+    return;
+  }
+  const double lo = 0.0, hi = 1000.0;
+  if (ImGui::SliderScalar("lambda", ImGuiDataType_Double, &lambda_setting_, &lo, &hi, "%.4g",
+                          ImGuiSliderFlags_Logarithmic))
+    lambda_changed_s_ = f.time_s;
+  ImGui::TextDisabled(
+      "the coefficients of the cubic smoothing spline (the direct transform with lambda, per "
+      "axis in voxels; 0: the interpolating prefilter), by CUDA into the GL texture where the "
+      "prefilter runs there, else on the CPU then uploaded; every prefiltered view, the 3-D "
+      "view and the accuracy reference use them%s",
+      doc_ && doc_->volume.overview_level > 0 ? "; an overview does not stream while lambda > 0"
+                                              : "");
+  if (smoothing_.valid()) {
+    ImGui::TextDisabled("smoothing with lambda %.4g ...", smoothing_lambda_);
+  } else if (lambda_ > 0) {
+    ImGui::TextDisabled("shown: lambda %.4g (%s, %.1f ms)", lambda_,
+                        smoothing_path_ == "cuda" ? "CUDA into the GL texture" : "CPU",
+                        smoothing_ms_);
+  }
 }
 
 std::array<double, 3> VolumeMode::axis_scale(bool streamed) const {
@@ -338,8 +466,8 @@ void VolumeMode::update_accuracy(double time_s, bool now) {
     } else {
       try {
         accuracy_.reset(std::make_unique<AccuracyMeter>(doc_->volume.exact, doc_->volume.samples,
-                                                        doc_->coefficients, doc_->volume.truth, 0.0,
-                                                        axis_scale(false)));
+                                                        doc_->coefficients, doc_->volume.truth,
+                                                        lambda_, axis_scale(false)));
         if (!accuracy_.reference_problem().empty())
           std::fprintf(stderr, "splineview: error: %s: %s\n", doc_->volume.name.c_str(),
                        accuracy_.reference_problem().c_str());
@@ -381,6 +509,13 @@ std::optional<Plane> VolumeMode::plane_at(const glm::dvec2& w) const {
 void VolumeMode::update(const FrameInfo& f) {
   time_s_ = f.time_s;
   poll_load();
+  // The smoothing: adopt a finished transform; start the next once the slider has rested.
+  poll_smoothing(f.batch);
+  if (doc_ && smoothing_note_.empty() && !smoothing_.valid() && lambda_setting_ != lambda_ &&
+      (f.batch || f.time_s - lambda_changed_s_ >= 0.2)) {
+    start_smoothing(lambda_setting_);
+    if (f.batch) poll_smoothing(true);
+  }
   if (view3d_.active() && doc_) {  // the ray-cast 3-D view takes the whole area
     view3d_.update(f, *doc_, window_level_);
     if (!view3d_.error().empty()) error_ = view3d_.error();
@@ -555,6 +690,8 @@ void VolumeMode::panel(const FrameInfo& f) {
   } else {
     for (Plane p : kPlanes) method_combo(plane_name(p), &methods_[plane_index(p)]);
   }
+  smoothing_panel(f);
+
   section("Quantity");
   for (Plane p : kPlanes) {
     quantity_combo((std::string(plane_name(p)) + "##quantity").c_str(),
@@ -1009,6 +1146,15 @@ nlohmann::json VolumeMode::report() const {
   }
   r["oblique_deg"] = {{"tilt", geometry_.oblique_tilt() * 180.0 / kPi},
                       {"turn", geometry_.oblique_turn() * 180.0 / kPi}};
+  r["lambda"] = lambda_;
+  r["smoothing"] = {
+      {"lambda", lambda_},
+      {"path", smoothing_path_},
+      {"transform", lambda_ > 0 ? (smoothing_path_ == "cuda" ? "sv::cuda::direct_transform"
+                                                             : "sv::direct_transform")
+                                : "prefilter"},
+      {"ms", smoothing_ms_}};
+  if (!smoothing_note_.empty()) r["smoothing"]["note"] = smoothing_note_;
   r["window"] = window_level_.window;
   r["level"] = window_level_.level;
   nlohmann::json views = nlohmann::json::array();

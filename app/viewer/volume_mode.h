@@ -41,6 +41,7 @@
 #pragma once
 
 #include <array>
+#include <chrono>
 #include <functional>
 #include <future>
 #include <map>
@@ -106,6 +107,10 @@ struct VolumeOptions {
   std::array<std::optional<gl::Quantity>, 4> quantities;
   // The derivative views' display range (as ZoomOptions::quantity_range); unset: automatic.
   std::optional<double> quantity_range;
+  // The smoothing parameter of the coefficients (--lambda, >= 0; 0: the interpolating
+  // prefilter): sv::direct_transform with lambda, by CUDA into the coefficient texture where the
+  // prefilter ran there, else on the CPU on a worker thread; every volume.
+  double lambda = 0.0;
 };
 
 class VolumeMode : public Mode {
@@ -209,6 +214,14 @@ class VolumeMode : public Mode {
   QuantityView quantity_view(Plane p) const;
   std::string quantity_problem(Plane p) const;
   std::array<double, 3> axis_scale(bool streamed) const;
+  // The smoothing (as the zoom mode's): start_smoothing applies `lambda` (CUDA through the
+  // interop at once, or a CPU job), poll_smoothing adopts a finished CPU job; apply_coefficients
+  // stores them (uploading unless already there) and resets the meter, the automatic ranges and
+  // an overview's streaming (its boxes are prefiltered with lambda 0: off while lambda > 0).
+  void start_smoothing(double lambda);
+  void poll_smoothing(bool wait);
+  void apply_coefficients(ArrayF coefficients, double lambda, bool uploaded);
+  void smoothing_panel(const FrameInfo& f);
 
   VolumeOptions options_;
   VolumeLimits limits_;
@@ -246,6 +259,17 @@ class VolumeMode : public Mode {
   RaycastView view3d_;
   bool meter_made_ = false;  // for doc_: the meter made, or refused (accuracy_.note())
   double time_s_ = 0.0;      // of the last update()
+
+  // Smoothing: the slider, the lambda the coefficients were made with, the pending CPU job.
+  double lambda_setting_ = 0.0;
+  double lambda_ = 0.0;
+  double lambda_changed_s_ = -1.0;
+  std::future<ArrayF> smoothing_;
+  double smoothing_lambda_ = 0.0;
+  std::chrono::steady_clock::time_point smoothing_start_{};
+  double smoothing_ms_ = 0.0;
+  std::string smoothing_path_ = "cpu";
+  std::string smoothing_note_;  // why the slider is off (no samples kept), else empty
 };
 
 }  // namespace sv::viewer

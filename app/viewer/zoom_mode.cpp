@@ -13,6 +13,7 @@
 
 #include "panel_widgets.h"
 #include "splineview/error.h"
+#include "splineview/gl/cuda_interop.h"
 #include "splineview/gl/gl.h"
 #include "splineview/smoothing.h"
 #include "splineview/synthetic.h"
@@ -164,13 +165,12 @@ void ZoomMode::adopt(DecodedImage decoded) {
   document_ = std::move(doc);
   view_pending_ = true;
   lambda_ = 0.0;
+  smoothing_path_ = document_->prefilter_on_gpu ? "cuda" : "cpu";
+  smoothing_kernel_ms_.reset();
   if (settings_.lambda > 0) {
     // The image's smoothing spline at once (the command line's lambda, or the slider's).
-    const auto start = std::chrono::steady_clock::now();
-    ArrayF c = smoothed(document_->samples, settings_.lambda);
-    smoothing_ms_ =
-        std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
-    apply_coefficients(std::move(c), settings_.lambda);
+    start_smoothing(settings_.lambda);
+    poll_smoothing(true);
   } else {
     quantity_ranges_.clear();
     make_meter();
@@ -187,9 +187,9 @@ void ZoomMode::make_meter() {
                                                   doc.truth, lambda_));
 }
 
-void ZoomMode::apply_coefficients(ArrayF coefficients, double lambda) {
+void ZoomMode::apply_coefficients(ArrayF coefficients, double lambda, bool uploaded) {
   if (!document_) return;
-  upload_coefficients(document_->textures.coefficients, coefficients);
+  if (!uploaded) upload_coefficients(document_->textures.coefficients, coefficients);
   document_->coefficients = std::move(coefficients);  // the readout evaluates these
   lambda_ = lambda;
   quantity_ranges_.clear();
@@ -199,6 +199,34 @@ void ZoomMode::apply_coefficients(ArrayF coefficients, double lambda) {
 void ZoomMode::start_smoothing(double lambda) {
   if (!document_) return;
   if (smoothing_.valid()) smoothing_.wait();
+  if (document_->prefilter_on_gpu) {
+    // CUDA into the coefficient texture through the interop, as the prefilter at load (one
+    // transform of one image: milliseconds, so here on the GL thread), then read back for the
+    // readout and the meter's GPU side.
+    const auto start = std::chrono::steady_clock::now();
+    try {
+      gl::TextureInterop interop(document_->textures.coefficients);
+      SplineTransformOptions t;
+      t.degree = 3;
+      t.lambda = lambda;
+      t.boundary = Boundary::Reflect;
+      interop.smooth_into(document_->samples, t);
+      smoothing_path_ = interop.uses_cuda() ? "cuda" : "cpu";
+      smoothing_kernel_ms_ = interop.last_kernel_ms();
+      ArrayF c = read_back(document_->textures.coefficients, document_->samples.dims(),
+                           document_->samples.channels());
+      smoothing_ms_ =
+          std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start)
+              .count();
+      apply_coefficients(std::move(c), lambda, true);
+    } catch (const std::exception& e) {
+      error_ = std::string("smoothing: ") + e.what();
+      settings_.lambda = lambda_;  // back to what is shown
+    }
+    return;
+  }
+  smoothing_path_ = "cpu";
+  smoothing_kernel_ms_.reset();
   smoothing_lambda_ = lambda;
   smoothing_start_ = std::chrono::steady_clock::now();
   smoothing_ = std::async(std::launch::async, [samples = document_->samples, lambda] {
@@ -522,23 +550,6 @@ void ZoomMode::panel(const FrameInfo& f) {
           "99.5th percentile of |value| over the image");
     }
   }
-  section("Smoothing");
-  {
-    ImGui::SetNextItemWidth(-80.0f * scale);
-    const double lo = 0.0, hi = kLambdaMax;
-    if (ImGui::SliderScalar("lambda", ImGuiDataType_Double, &settings_.lambda, &lo, &hi, "%.4g",
-                            ImGuiSliderFlags_Logarithmic))
-      lambda_changed_s_ = f.time_s;
-    ImGui::TextDisabled(
-        "the coefficients of the cubic smoothing spline (sv::direct_transform, lambda; 0: the "
-        "interpolating prefilter), on the CPU then uploaded; the prefiltered views and the "
-        "accuracy reference use them");
-    if (smoothing_.valid()) {
-      ImGui::TextDisabled("smoothing with lambda %.4g ...", smoothing_lambda_);
-    } else if (lambda_ > 0) {
-      ImGui::TextDisabled("shown: lambda %.4g (CPU, %.1f ms)", lambda_, smoothing_ms_);
-    }
-  }
   if (ImGui::Button(settings_.layout == Layout::Single ? "A/B: show the other method [Space]"
                                                        : "A/B: swap the first two [Space]"))
     std::swap(settings_.methods[0], settings_.methods[1]);
@@ -549,6 +560,27 @@ void ZoomMode::panel(const FrameInfo& f) {
     ImGui::TextDisabled("drag the divider to move it");
   }
   ImGui::TextDisabled("keys 1-6 set the method of the view under the cursor");
+
+  section("Smoothing");
+  {
+    ImGui::SetNextItemWidth(-80.0f * scale);
+    const double lo = 0.0, hi = kLambdaMax;
+    if (ImGui::SliderScalar("lambda", ImGuiDataType_Double, &settings_.lambda, &lo, &hi, "%.4g",
+                            ImGuiSliderFlags_Logarithmic))
+      lambda_changed_s_ = f.time_s;
+    ImGui::TextDisabled(
+        "the coefficients of the cubic smoothing spline (the direct transform with lambda; 0: "
+        "the interpolating prefilter), by CUDA into the GL texture where the prefilter runs "
+        "there, else on the CPU then uploaded; the prefiltered views and the accuracy "
+        "reference use them");
+    if (smoothing_.valid()) {
+      ImGui::TextDisabled("smoothing with lambda %.4g ...", smoothing_lambda_);
+    } else if (lambda_ > 0) {
+      ImGui::TextDisabled("shown: lambda %.4g (%s, %.1f ms)", lambda_,
+                          smoothing_path_ == "cuda" ? "CUDA into the GL texture" : "CPU",
+                          smoothing_ms_);
+    }
+  }
 
   section("View");
   if (document_) ImGui::Text("zoom %.3gx (%.0f%%)", view_.zoom(), view_.zoom() * 100.0);
@@ -801,10 +833,14 @@ nlohmann::json ZoomMode::report() const {
   j["prefilter_call_ms"] = document_->prefilter_ms;
   if (document_->prefilter_kernel_ms) j["prefilter_kernel_ms"] = *document_->prefilter_kernel_ms;
   j["lambda"] = lambda_;
-  j["smoothing"] = {{"lambda", lambda_},
-                    {"path", lambda_ > 0 ? "cpu" : (document_->prefilter_on_gpu ? "cuda" : "cpu")},
-                    {"transform", lambda_ > 0 ? "sv::direct_transform" : "prefilter"},
-                    {"ms", smoothing_ms_}};
+  j["smoothing"] = {
+      {"lambda", lambda_},
+      {"path", lambda_ > 0 ? smoothing_path_ : (document_->prefilter_on_gpu ? "cuda" : "cpu")},
+      {"transform", lambda_ > 0 ? (smoothing_path_ == "cuda" ? "sv::cuda::direct_transform"
+                                                             : "sv::direct_transform")
+                                : "prefilter"},
+      {"ms", smoothing_ms_}};
+  if (lambda_ > 0 && smoothing_kernel_ms_) j["smoothing"]["kernel_ms"] = *smoothing_kernel_ms_;
   j["layout"] = layout_name(settings_.layout);
   j["angle_deg"] = settings_.angle_deg;
   j["zoom"] = view_.zoom();

@@ -127,7 +127,8 @@ class ZoomMode final : public Mode {
   // The smoothing: applies `lambda` to the document now (CPU direct_transform, upload, a new
   // accuracy meter with the same lambda); start_smoothing runs the transform on a worker thread
   // and poll_smoothing adopts its result on the GL thread.
-  void apply_coefficients(ArrayF coefficients, double lambda);
+  // `uploaded`: the texture already holds them (the CUDA path wrote them through the interop).
+  void apply_coefficients(ArrayF coefficients, double lambda, bool uploaded = false);
   void start_smoothing(double lambda);
   void poll_smoothing(bool wait);
   void make_meter();
@@ -174,6 +175,8 @@ class ZoomMode final : public Mode {
   double smoothing_lambda_ = 0.0;  // of the pending job
   double lambda_changed_s_ = -1.0;
   double smoothing_ms_ = 0.0;
+  std::string smoothing_path_ = "cpu";  // of the coefficients shown: "cuda" or "cpu"
+  std::optional<double> smoothing_kernel_ms_;
   std::chrono::steady_clock::time_point smoothing_start_{};
 
   // GPU time per pane slot (view 1..4, and the loupe), buffered timer queries.

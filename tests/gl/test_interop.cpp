@@ -22,6 +22,7 @@
 #include "splineview/gl/evaluator.h"
 #include "splineview/gl/gl.h"
 #include "splineview/prefilter.h"
+#include "splineview/smoothing.h"
 
 namespace {
 
@@ -327,6 +328,113 @@ TEST(Interop, CudaPathEveryDegreeAndBoundary) {
                        worst / svgltest::value_range(samples),
                        16 * kUlp * scale / svgltest::value_range(samples), worst / (kUlp * scale));
     }
+}
+
+// ---- smoothing splines (smooth_into, issue 17) ----
+
+// The l1 norm of the direct transform's impulse response on one axis (cubic, lambda): how much
+// an error of the samples' size can grow per axis (as tests/cuda/test_cuda_bspline.cpp).
+double smoothing_l1(double lambda) {
+  sv::ArrayD line({4001});
+  line.data()[2000] = 1;
+  sv::SplineTransformOptions o;
+  o.lambda = lambda;
+  o.boundary = sv::Boundary::Periodic;
+  sv::direct_transform(line, o);
+  double s = 0;
+  for (std::size_t i = 0; i < line.size(); ++i) s += std::fabs(line.data()[i]);
+  return s;
+}
+
+// The CPU path writes sv::direct_transform's float coefficients bit for bit; lambda 0 is the
+// prefilter.
+TEST(Interop, CpuPathSmoothingWritesTheFloatDirectTransform) {
+  SVGL_REQUIRE_CONTEXT();
+  const std::vector<std::pair<std::vector<std::size_t>, std::size_t>> shapes = {
+      {{37, 53}, 1}, {{29, 31}, 3}, {{9, 13, 17}, 1}};
+  for (const auto& [dims, channels] : shapes) {
+    const GLenum format = channels == 1 ? GL_R32F : GL_RGBA32F;
+    const sv::gl::Texture tex = make_texture(dims, format);
+    Notices notices;
+    TextureInterop io(tex, notices.options(false));
+    for (double lambda : {0.0, 0.5, 40.0}) {
+      const std::uint32_t seed = svgltest::fresh_seed();
+      SCOPED_TRACE(svgltest::shape_name(dims, channels) + " lambda " + std::to_string(lambda) +
+                   " seed " + std::to_string(seed));
+      const sv::ArrayF samples = svgltest::random_array(dims, channels, seed, -1.0f, 1.0f);
+      sv::SplineTransformOptions opt;
+      opt.lambda = lambda;
+      poison(tex);
+      io.smooth_into(samples, opt);
+      sv::ArrayF coefficients = samples;
+      sv::direct_transform(coefficients, opt);
+      std::string first;
+      EXPECT_EQ(count_mismatches(read_back(tex), expected_texels(coefficients, format), &first), 0u)
+          << first;
+      if (lambda > 0) {  // and it smooths: not the interpolating prefilter's coefficients
+        sv::ArrayF interpolating = samples;
+        sv::prefilter(interpolating, {});
+        EXPECT_GT(count_mismatches(read_back(tex), expected_texels(interpolating, format), &first),
+                  samples.size() / 2);
+      }
+    }
+  }
+  EXPECT_EQ(glGetError(), static_cast<GLenum>(GL_NO_ERROR));
+}
+
+// The CUDA path (sv::cuda::direct_transform, then the surface write) against the CPU double
+// direct transform within the float bound of tests/cuda/test_cuda_bspline.cpp:
+// 16 R P eps L^R max|f| (P poles, L the one-axis l1 norm of the filter).
+TEST(Interop, CudaPathSmoothingWithinFloatPrecision) {
+  SVGL_REQUIRE_CONTEXT();
+  REQUIRE_CUDA();
+  const std::vector<std::pair<std::vector<std::size_t>, std::size_t>> shapes = {
+      {{45, 71}, 1}, {{29, 31}, 3}, {{9, 13, 17}, 1}};
+  for (const auto& [dims, channels] : shapes) {
+    const GLenum format = channels == 1 ? GL_R32F : GL_RGBA32F;
+    const sv::gl::Texture tex = make_texture(dims, format);
+    TextureInterop io(tex);
+    ASSERT_TRUE(io.uses_cuda()) << io.fallback_reason();
+    for (double lambda : {0.002, 0.5, 30.0}) {
+      const std::uint32_t seed = svgltest::fresh_seed();
+      SCOPED_TRACE(svgltest::shape_name(dims, channels) + " lambda " + std::to_string(lambda) +
+                   " seed " + std::to_string(seed));
+      const sv::ArrayF samples = svgltest::random_array(dims, channels, seed, -1.0f, 1.0f);
+      sv::SplineTransformOptions opt;
+      opt.lambda = lambda;
+      poison(tex);
+      io.smooth_into(samples, opt);
+      ASSERT_TRUE(io.last_kernel_ms().has_value());
+      const std::vector<float> got = read_back(tex);
+      sv::ArrayD exact = sv::ArrayD::from(samples);
+      sv::direct_transform(exact, opt);
+      const double R = static_cast<double>(dims.size());
+      const double P = static_cast<double>(sv::smoothing_poles(3, lambda).z.size());
+      const double bound = 16 * R * P * 0.5 * std::ldexp(1.0, -23) *
+                           std::pow(smoothing_l1(lambda), R) * svgltest::max_abs(samples);
+      const std::size_t tc = texel_channels(format);
+      double worst = 0;
+      std::size_t bad = 0, bad_padding = 0;
+      for (std::size_t p = 0; p < samples.points(); ++p)
+        for (std::size_t k = 0; k < tc; ++k) {
+          const float g = got[p * tc + k];
+          if (k >= channels) {
+            if (!(g == (k == 3 ? 1.0f : 0.0f))) ++bad_padding;
+            continue;
+          }
+          const double err = std::fabs(static_cast<double>(g) - exact[p * channels + k]);
+          if (!(err <= bound)) ++bad;
+          if (!(err <= worst)) worst = err;
+        }
+      EXPECT_EQ(bad, 0u) << "worst " << worst << " bound " << bound;
+      EXPECT_EQ(bad_padding, 0u);
+      svgltest::record("interop cuda smoothing " + svgltest::shape_name(dims, channels) +
+                           " lambda " + std::to_string(lambda),
+                       worst / svgltest::value_range(samples),
+                       bound / svgltest::value_range(samples),
+                       worst / (kUlp * svgltest::max_abs(sv::ArrayF::from(exact))));
+    }
+  }
 }
 
 // ---- the announcement ----

@@ -26,6 +26,8 @@ Cases:
   4. zoom mode, --lambda 3 on a noisy image: the precise view is the smoothing spline (not the
      interpolating one), its pixels match the FFT oracle, and the accuracy overlay, which must
      use the same lambda's coefficients, stays at float rounding.
+  5. volume mode, --lambda 2 on a noise volume: the same for the axial slice (the separable
+     smoothing along all three axes) and the overlay of all four views.
 
 usage: test_viewer_derivatives.py SPLINEVIEW OUTDIR
 """
@@ -410,6 +412,51 @@ def case_lambda(viewer, outdir):
              acc["max_abs"])
 
 
+def case_volume_lambda(viewer, outdir):
+    rs = np.random.default_rng()
+    seed = int(rs.integers(1 << 30))
+    print("volume lambda case seed %d" % seed)
+    rs = np.random.default_rng(seed)
+    shape = (20, 24, 28)
+    f = np.clip(0.5 + 0.15 * rs.standard_normal(shape), 0, 1).astype(np.float32)
+    path = os.path.join(outdir, "noise_volume.nrrd")
+    write_nrrd(path, f, (1.0, 1.0, 1.0))
+    lam = 2.0
+    shot, rep = os.path.join(outdir, "vlambda.png"), os.path.join(outdir, "vlambda.json")
+    run([viewer, path, "--mode", "volume", "--headless", "--screenshot", shot, "--report", rep,
+         "--size", SIZE, "--zoom", "12", "--method", "precise", "--window", "1", "--level", "0.5",
+         "--lambda", str(lam)])
+    report = json.load(open(rep))
+    img = png_rgb(shot)
+    if report["lambda"] != lam or report["smoothing"]["lambda"] != lam:
+        fail("volume lambda: the report says %s" % report["smoothing"])
+    v = report["views"][0]
+    x0, y0, ww, hh = [int(round(t)) for t in v["rect"]]
+    rows = np.arange(int(0.22 * hh), int(0.8 * hh))
+    cols = np.arange(int(0.05 * ww), int(0.95 * ww))
+    pos = grid_positions(v["grid"], 3)[rows][:, cols].reshape(-1, 3)
+    inside = np.all((pos >= 0) & (pos <= np.array(shape) - 1), axis=1)
+    pix = img[y0 + rows][:, x0 + cols].reshape(-1, 3)[inside].astype(np.float64)
+    for name, lam_oracle in (("smoothing", lam), ("interpolating", 0.0)):
+        q = spline_eval(coefficients(f, lam_oracle), pos[inside], [0, 0, 0])
+        want = np.clip(q, 0, 1)[:, None] * 255
+        err = np.abs(pix - want).max(axis=1)
+        share = float(np.mean(err <= 1.5))
+        print("volume lambda %g axial view vs the %s spline's oracle: %.2f%% within 1.5 levels "
+              "(%d pixels)" % (lam, name, 100 * share, inside.sum()))
+        if name == "smoothing" and share < 0.93:  # the crosshair lines cross the view
+            fail("volume lambda: the view is not the smoothing spline (%.2f%%)" % (100 * share))
+        if name == "interpolating" and share > 0.5:
+            fail("volume lambda: the view still looks like the interpolating spline")
+    for v in report["views"]:
+        acc = v["accuracy"]
+        if not acc["max_abs"] < 2e-6:
+            fail("volume lambda %s: the overlay's reference does not use the same lambda (max %g)"
+                 % (v["plane"], acc["max_abs"]))
+    print("volume lambda %g: overlay max %.3g over the four views" %
+          (lam, max(v["accuracy"]["max_abs"] for v in report["views"])))
+
+
 def main():
     if len(sys.argv) != 3:
         print(__doc__)
@@ -426,6 +473,7 @@ def main():
     case_ramp(viewer, outdir)
     case_volume(viewer, outdir)
     case_lambda(viewer, outdir)
+    case_volume_lambda(viewer, outdir)
     print("PASS")
 
 

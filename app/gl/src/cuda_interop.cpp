@@ -8,6 +8,7 @@
 #include <string>
 #include <utility>
 
+#include "splineview/cuda_bspline.h"
 #include "splineview/error.h"
 #include "splineview/gl/evaluator.h"
 #include "splineview/gl/gl.h"
@@ -157,9 +158,16 @@ class TightUnpackState {
 
 // CPU path: float prefilter, then glTextureSubImage. Channels missing from RGBA32F are left to
 // GL's conversion rule (0 for colour, 1 for alpha), which is what the CUDA prefilter writes too.
+void upload_on_cpu(const TextureInterop::Impl& m, ArrayF coefficients);
+
 void prefilter_on_cpu(const TextureInterop::Impl& m, ArrayF coefficients,
                       const PrefilterOptions& opt) {
   prefilter(coefficients, opt);
+  upload_on_cpu(m, std::move(coefficients));
+}
+
+// The coefficients into level 0 with glTextureSubImage (the CPU path's upload).
+void upload_on_cpu(const TextureInterop::Impl& m, ArrayF coefficients) {
   if (m.internal_format == GL_R16F) {
     // Rounded here (nearest, ties to even) to values a half represents exactly, so GL's own
     // float->half conversion, whose rounding the GL spec leaves open, has nothing left to round:
@@ -397,6 +405,41 @@ void TextureInterop::prefilter_into(const ArrayF& samples, const PrefilterOption
   ensure_size(m.staging, layout.size());
   m.staging.upload(samples.data(), layout.size());
   prefilter_into_from_device(m.staging.data(), layout, opt);
+}
+
+void TextureInterop::smooth_into(const ArrayF& samples, const SplineTransformOptions& opt) {
+  if (opt.lambda == 0 && opt.degrees.empty()) {
+    prefilter_into(samples, PrefilterOptions{opt.degree, opt.boundary, opt.threads});
+    return;
+  }
+  Impl& m = *impl_;
+  check_fits(m, samples.dims(), samples.channels());
+  if (!uses_cuda()) {
+    ArrayF coefficients = samples;
+    direct_transform(coefficients, opt);
+    upload_on_cpu(m, std::move(coefficients));
+    return;
+  }
+  const cuda::Layout layout = cuda::Layout::of(samples);
+  ensure_size(m.staging, layout.size());
+  m.staging.upload(samples.data(), layout.size());
+  cuda::Layout shape = layout;  // a 2-D surface even for one row, as prefilter_into_from_device
+  if (shape.rank() == 1) shape.dims.insert(shape.dims.begin(), 1);
+  ensure_size(m.scratch, shape.size());
+  // Degree 1 has no poles: the prefilter's surface pass then only writes (and converts).
+  cuda::PrefilterConfig write;
+  write.degree = 1;
+  write.boundary = opt.boundary;
+  float* data = m.staging.data();
+  float* scratch = m.scratch.data();
+  run_cuda([&](const MappedSurface& s) {
+    cuda::EventTimer timer;
+    timer.start();
+    cuda::direct_transform<float>(data, layout, opt);
+    cuda::prefilter_to_surface(data, shape, s.surface, s.format, scratch, write);
+    timer.stop();
+    m.kernel_ms = timer.ms();
+  });
 }
 
 void TextureInterop::prefilter_into_from_device(const float* device_samples,

@@ -30,6 +30,7 @@
 #include "splineview/cuda_prefilter.h"
 #include "splineview/gl/objects.h"
 #include "splineview/prefilter.h"
+#include "splineview/smoothing.h"
 
 namespace sv::gl {
 
@@ -90,6 +91,14 @@ class TextureInterop {
   // CUDA event time (ms) of the last prefilter's kernels on the CUDA path (without the upload
   // of host samples); empty before the first one and on the CPU path.
   std::optional<double> last_kernel_ms() const;
+
+  // The coefficients of the smoothing spline of `samples` (sv::direct_transform with opt.lambda,
+  // opt.degree or opt.degrees, opt.boundary; issue 17) written into level 0 as prefilter_into
+  // writes its own: on the CUDA path sv::cuda::direct_transform in device memory, then one
+  // pass without poles that writes them into the surface; on the CPU path sv::direct_transform
+  // in float and an upload. lambda 0 with one degree is prefilter_into itself. The same errors
+  // as prefilter_into, and sv::Error for options direct_transform refuses.
+  void smooth_into(const ArrayF& samples, const SplineTransformOptions& opt);
 
   // The same from samples already in device memory (layout.size() floats, left unchanged).
   // Without CUDA on the machine this throws sv::Error; with CUDA but a failed registration the
