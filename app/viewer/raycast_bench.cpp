@@ -241,6 +241,15 @@ int main(int argc, char** argv) {
         // MIP's third value counts the samples taken, which skipping is meant to change.
         for (std::size_t i = 0; i < a.size(); ++i)
           changed += mode == RayMode::Mip ? (a[i].x != b[i].x || a[i].y != b[i].y) : a[i] != b[i];
+        // MIP: samples per ray through the volume, with and without skipping.
+        double samples = 0, samples_noskip = 0, rays_in = 0;
+        if (mode == RayMode::Mip)
+          for (std::size_t i = 0; i < a.size(); ++i)
+            if (b[i].y > 0.5f) {
+              samples += a[i].z;
+              samples_noskip += b[i].z;
+              rays_in += 1;
+            }
         // Three panes side by side, one method each, as the view draws them.
         double ms3 = std::nan("");
         if (m == 0)
@@ -278,23 +287,30 @@ int main(int argc, char** argv) {
           std::snprintf(acc, sizeof acc, "rms %.2e max %.2e", e.rms, e.max);
         std::printf("%-6s %-14s %11.3f %11.3f %8.1f %11.3f %11.3f %14zu %s\n", ray_mode_name(mode),
                     ray_method_label(method), ms, p95, 1000.0 / ms, ms_noskip, ms3, changed, acc);
+        if (rays_in > 0)
+          std::printf("       samples per ray through the volume: %.1f (without skipping %.1f)\n",
+                      samples / rays_in, samples_noskip / rays_in);
         std::fflush(stdout);
-        report["cases"].push_back({{"mode", ray_mode_name(mode)},
-                                   {"method", ray_method_label(method)},
-                                   {"gpu_ms_median", ms},
-                                   {"gpu_ms_p95", p95},
-                                   {"fps", 1000.0 / ms},
-                                   {"gpu_ms_no_skipping", ms_noskip},
-                                   {"gpu_ms_three_panes", ms3},
-                                   {"pixels_changed_by_skipping", changed},
-                                   {"accuracy",
-                                    {{"rays", e.rays},
-                                     {"stride", stride},
-                                     {"rms", e.rms},
-                                     {"max", e.max},
-                                     {"angle_rms_deg", e.angle_rms},
-                                     {"angle_max_deg", e.angle_max},
-                                     {"mismatched", e.mismatched}}}});
+        report["cases"].push_back(
+            {{"mode", ray_mode_name(mode)},
+             {"method", ray_method_label(method)},
+             {"gpu_ms_median", ms},
+             {"gpu_ms_p95", p95},
+             {"fps", 1000.0 / ms},
+             {"gpu_ms_no_skipping", ms_noskip},
+             {"gpu_ms_three_panes", ms3},
+             {"pixels_changed_by_skipping", changed},
+             {"mip_samples_per_ray", rays_in > 0 ? samples / rays_in : std::nan("")},
+             {"mip_samples_per_ray_no_skipping",
+              rays_in > 0 ? samples_noskip / rays_in : std::nan("")},
+             {"accuracy",
+              {{"rays", e.rays},
+               {"stride", stride},
+               {"rms", e.rms},
+               {"max", e.max},
+               {"angle_rms_deg", e.angle_rms},
+               {"angle_max_deg", e.angle_max},
+               {"mismatched", e.mismatched}}}});
       }
       if (!args.png.empty()) {
         // The three panes side by side (precise | otf | trilinear), 2-pixel gaps, top row first.

@@ -68,6 +68,11 @@ class RaycastRenderer {
   // missing texture.
   void set_volume(const RaycastVolume& v);
   bool has_volume() const { return volume_.samples != nullptr; }
+  // The empty-space grid of the samples or the coefficients (raycast_cells.comp: RG32F, the
+  // smallest and largest texel a sample in each 8^3 cell can reach), for tests.
+  const gl::Texture& cells(bool coefficients) const {
+    return coefficients ? cells_coefficients_ : cells_samples_;
+  }
   const RaycastVolume& volume() const { return volume_; }
 
   // Every ray of `frame` into `target` (sized to the frame). GL state left as found.
