@@ -11,6 +11,7 @@
 #include "method_pass.h"
 #include "splineview/error.h"
 #include "splineview/gl/gl.h"
+#include "splineview/grbf.h"
 #include "splineview/prefilter.h"
 #include "splineview/sampler.h"
 #include "splineview/smoothing.h"
@@ -295,6 +296,34 @@ AccuracyMeter::~AccuracyMeter() {
   stop_worker();
 }
 
+void AccuracyMeter::set_grbf(std::shared_ptr<const GrbfWeights<float>> gpu,
+                             std::shared_ptr<const GrbfWeights<double>> exact) {
+  if (!gpu || !exact) {
+    clear_grbf();
+    return;
+  }
+  if (gpu->w.dims() != exact_->dims() || gpu->w.channels() != exact_->channels() ||
+      exact->w.dims() != exact_->dims() || exact->w.channels() != exact_->channels())
+    throw Error("accuracy: the GRBF weights must have the data's shape");
+  clear_grbf();
+  grbf_tex_ = std::make_unique<gl::SplineTexture>(gpu->w, gl::TexFormat::R32F);
+  grbf_gpu_ = std::move(gpu);
+  grbf_exact_ = std::move(exact);
+}
+
+void AccuracyMeter::clear_grbf() {
+  stop_worker();
+  if (pending_) {  // abandoned: its grbf jobs would read weights that are gone
+    pending_.reset();
+    busy_ = false;
+  }
+  for (auto it = evaluators_.begin(); it != evaluators_.end();)
+    it = it->first.rfind("grbf/", 0) == 0 ? evaluators_.erase(it) : std::next(it);
+  grbf_tex_.reset();
+  grbf_gpu_.reset();
+  grbf_exact_.reset();
+}
+
 void AccuracyMeter::stop_worker() {
   cancel_ = true;
   if (worker_.joinable()) worker_.join();
@@ -315,7 +344,8 @@ void AccuracyMeter::measure(std::vector<AccuracyJob> jobs, AccuracyReference ref
     const bool derivative = job.quantity.kind != gl::QuantityKind::Value;
     const bool measurable =
         gl::quantity_problem(job.method, job.quantity, exact_->rank()).empty() &&
-        !(derivative && reference.kind == ReferenceKind::Truth);
+        !(derivative && reference.kind == ReferenceKind::Truth) &&
+        !(job.method == gl::Fetch::Grbf && !grbf_exact_);
     if (measurable) job_positions(job.grid, exact_->dims(), &pos, &pix);
     p->total_points += pix.size();
     p->gpu.emplace_back(pix.size() * channels);
@@ -350,7 +380,7 @@ void AccuracyMeter::start_reference() {
                                 : gl::fetch_prefiltered(reference_method(j));
       });
   worker_ = std::thread([this, p, need_coefficients, reference_method, derivative_prefiltered,
-                         is_derivative] {
+                         is_derivative, grbf = grbf_exact_] {
     try {
       if (need_coefficients) {
         // The coefficients of the same lambda as the GPU's (lambda 0: sv::prefilter's bits).
@@ -409,6 +439,22 @@ void AccuracyMeter::start_reference() {
           }
           continue;
         }
+        if (method == gl::Fetch::Grbf) {
+          // The GRBF interpolant in double: the double weights' truncated sum (its bound below
+          // the double precision of the data).
+          const std::size_t m = p->pixels[j].size();
+          GrbfEvalOptions eo;
+          eo.threads = 1;
+          for (std::size_t begin = 0; begin < m && grbf; begin += kReferenceChunk) {
+            if (cancel_) return;
+            const std::size_t n = std::min(kReferenceChunk, m - begin);
+            pos.assign(p->positions[j].begin() + static_cast<std::ptrdiff_t>(begin * rank),
+                       p->positions[j].begin() + static_cast<std::ptrdiff_t>((begin + n) * rank));
+            grbf_sample(*grbf, pos.data(), n, p->reference[j].data() + begin * channels, eo);
+            p->reference_done += n;
+          }
+          continue;
+        }
         SamplerOptions opt;
         opt.degree = method_degree(method);
         opt.boundary = Boundary::Reflect;
@@ -458,9 +504,16 @@ void AccuracyMeter::step(double budget_ms) {
       opt.boundary = Boundary::Reflect;
       opt.quantity = q;
       if (q.kind != gl::QuantityKind::Value) opt.axis_scale = axis_scale_;
+      if (method == gl::Fetch::Grbf && grbf_gpu_) {
+        opt.grbf.sigma = grbf_gpu_->sigma;
+        opt.grbf.radius = grbf_gpu_->radius;
+      }
       it = evaluators_.emplace(key, std::make_unique<gl::Evaluator>(opt, rank)).first;
     }
-    const gl::SplineTexture& tex = gl::fetch_prefiltered(method) ? coefficients_tex_ : samples_tex_;
+    if (method == gl::Fetch::Grbf && !grbf_tex_) continue;
+    const gl::SplineTexture& tex = method == gl::Fetch::Grbf       ? *grbf_tex_
+                                   : gl::fetch_prefiltered(method) ? coefficients_tex_
+                                                                   : samples_tex_;
     while (p.gpu_done[j] < m) {
       if (budget_ms >= 0 && ms_since(start) > budget_ms) return;
       const std::size_t begin = p.gpu_done[j];

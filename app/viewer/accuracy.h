@@ -49,6 +49,7 @@
 #include "splineview/derivative.h"
 #include "splineview/gl/evaluator.h"
 #include "splineview/gl/objects.h"
+#include "splineview/grbf.h"
 #include "splineview/metrics.h"
 
 namespace sv::viewer {
@@ -136,6 +137,16 @@ class AccuracyMeter {
                 const std::array<double, 3>& axis_scale = {1.0, 1.0, 1.0});
   double lambda() const { return lambda_; }
   const std::array<double, 3>& axis_scale() const { return axis_scale_; }
+  // The Gaussian RBF's weights for gl::Fetch::Grbf jobs (issue 18): `gpu`, the float weights the
+  // views draw (uploaded here as an R32F texture, with their sigma and support radius), and
+  // `exact`, the weights of the same sigma solved in double from the exact values: the
+  // reference of a grbf job (ReferenceKind::SameMethod) is sv::grbf_sample on them, the GRBF
+  // interpolant in double. Abandons a measurement in progress. Without weights (before the
+  // first call, or after clear_grbf) grbf jobs measure no points.
+  void set_grbf(std::shared_ptr<const GrbfWeights<float>> gpu,
+                std::shared_ptr<const GrbfWeights<double>> exact);
+  void clear_grbf();
+  bool has_grbf() const { return grbf_exact_ != nullptr; }
   ~AccuracyMeter();
   AccuracyMeter(const AccuracyMeter&) = delete;
   AccuracyMeter& operator=(const AccuracyMeter&) = delete;
@@ -176,6 +187,9 @@ class AccuracyMeter {
   std::array<double, 3> axis_scale_{1.0, 1.0, 1.0};
   gl::SplineTexture samples_tex_;
   gl::SplineTexture coefficients_tex_;
+  std::shared_ptr<const GrbfWeights<float>> grbf_gpu_;
+  std::shared_ptr<const GrbfWeights<double>> grbf_exact_;
+  std::unique_ptr<gl::SplineTexture> grbf_tex_;
   std::map<std::string, std::unique_ptr<gl::Evaluator>> evaluators_;  // "method/quantity"
 
   std::unique_ptr<Pending> pending_;
@@ -209,6 +223,14 @@ class AccuracyOverlay {
   void reset(std::unique_ptr<AccuracyMeter> meter, std::string note = {});
   bool has_meter() const { return meter_ != nullptr; }
   const AccuracyMeter* meter() const { return meter_.get(); }
+  AccuracyMeter* meter() { return meter_.get(); }
+  // What the views show changed without the jobs changing (new GRBF weights): forget the
+  // measurement of the current view and its heat maps, so that it is measured again.
+  void remeasure() {
+    jobs_.clear();
+    jobs_measured_ = false;
+    heat_.clear();
+  }
   const std::string& note() const { return note_; }
   // Why `reference` cannot be measured for this document (truth asked for data that is not
   // analytic); empty when it can. Nothing is measured meanwhile.

@@ -128,7 +128,8 @@ int main(int argc, char** argv) {
                    "assets/ascent.png). Default: picked from FILE (a video -> video, a "
                    "2-D image -> zoom, a 3-D volume -> volume); zoom without FILE")
         ->check(CLI::IsMember({"zoom", "rotate", "volume", "video", "deform"}));
-    const std::string method_names = "nearest | linear | cubic-unfiltered | lut | otf | precise";
+    const std::string method_names =
+        "nearest | linear | cubic-unfiltered | lut | otf | precise | grbf (zoom and volume)";
     auto* method_option = app.add_option(
         "--method", method, method_names + " (cubic = otf): the method of the first view");
     app.add_option("--methods", methods,
@@ -276,6 +277,11 @@ int main(int argc, char** argv) {
                    "prefilter runs there, else on the CPU; 0, the default: the interpolating "
                    "prefilter)")
         ->check(CLI::NonNegativeNumber);
+    double sigma = 1.0;
+    app.add_option("--sigma", sigma,
+                   "zoom and volume: the Gaussian RBF's sigma in samples for the grbf views "
+                   "(0 < S <= 64, default 1; the weights are solved in float, and a sigma that "
+                   "makes the system singular in float is refused on the view)");
     std::vector<std::string> probes;
     app.add_option("--probe", probes,
                    "zoom, rotate and video, with --report: add the readout at image (video: frame) "
@@ -332,7 +338,7 @@ int main(int argc, char** argv) {
     // command-line errors too: exit status 2.
     try {
       zoom_options.layout = *sv::viewer::parse_layout(layout);
-      if (!method.empty()) zoom_options.methods[0] = sv::viewer::parse_method(method);
+      if (!method.empty()) zoom_options.methods[0] = sv::viewer::parse_view_method(method);
       if (!methods.empty()) {
         const std::vector<std::string> names = split_commas(methods);
         if (names.size() > zoom_options.methods.size()) {
@@ -341,7 +347,7 @@ int main(int argc, char** argv) {
           return 2;
         }
         for (std::size_t i = 0; i < names.size(); ++i)
-          zoom_options.methods[i] = sv::viewer::parse_method(names[i]);
+          zoom_options.methods[i] = sv::viewer::parse_view_method(names[i]);
       }
       if (zoom > 0) zoom_options.zoom = zoom;
       if (!center.empty()) {
@@ -408,6 +414,9 @@ int main(int argc, char** argv) {
       zoom_options.quantity_range = quantity_range;
       if (!std::isfinite(lambda)) throw sv::Error("--lambda must be finite");
       zoom_options.lambda = lambda;
+      if (!(sigma > 0 && sigma <= 64))
+        throw sv::Error("--sigma must be in (0, 64] samples, got " + std::to_string(sigma));
+      zoom_options.sigma = sigma;
       zoom_options.image = mode == "zoom" ? image : std::string();
       zoom_options.accuracy = !no_accuracy;
       if (!reference.empty()) zoom_options.reference = sv::viewer::parse_reference(reference);
@@ -426,8 +435,14 @@ int main(int argc, char** argv) {
       if (!methods.empty() || !method.empty()) {
         rotate_options.methods.clear();
         for (const std::string& name :
-             methods.empty() ? std::vector<std::string>{method} : split_commas(methods))
+             methods.empty() ? std::vector<std::string>{method} : split_commas(methods)) {
+          // The GRBF is a zoom and volume method: the rotation mode keeps its own for it.
+          if (mode != "rotate" && sv::viewer::parse_view_method(name) == sv::gl::Fetch::Grbf)
+            continue;
           rotate_options.methods.push_back(sv::viewer::parse_method(name));
+        }
+        if (rotate_options.methods.empty())
+          rotate_options.methods = sv::viewer::RotateOptions{}.methods;
       }
       options.modes.push_back(
           {"rotate", "Rotation", [rotate_options](sv::viewer::MethodPass& pass) {
@@ -436,7 +451,8 @@ int main(int argc, char** argv) {
       sv::viewer::VolumeOptions volume_options;
       if (mode == "volume") volume_options.path = image;
       if (!raw.empty()) volume_options.raw = sv::parse_raw_spec(raw);
-      if (!method.empty()) volume_options.method = sv::viewer::parse_method(method);
+      if (!method.empty()) volume_options.method = sv::viewer::parse_view_method(method);
+      volume_options.sigma = sigma;
       if (!methods.empty()) volume_options.methods = zoom_options.methods;  // plane order
       volume_options.window = window_width;
       volume_options.level = window_level;
@@ -510,7 +526,9 @@ int main(int argc, char** argv) {
     try {
       sv::viewer::VideoOptions video_options;
       if (mode == "video") video_options.source = image;
-      if (!method.empty()) video_options.method = sv::viewer::parse_method(method);
+      if (!method.empty() &&
+          (mode == "video" || sv::viewer::parse_view_method(method) != sv::gl::Fetch::Grbf))
+        video_options.method = sv::viewer::parse_method(method);
       video_options.compare = sv::viewer::parse_method(compare);
       if (mode == "video" && app.count("--layout") > 0)
         video_options.layout = *sv::viewer::parse_layout(layout);

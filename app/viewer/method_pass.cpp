@@ -27,8 +27,8 @@ gl::Viewport to_viewport(const Rect& r, int fb_height) {
 }
 
 std::size_t method_index(gl::Fetch f) {
-  for (std::size_t i = 0; i < kMethods.size(); ++i)
-    if (kMethods[i] == f) return i;
+  for (std::size_t i = 0; i < kViewMethods.size(); ++i)
+    if (kViewMethods[i] == f) return i;
   return 0;
 }
 
@@ -45,6 +45,8 @@ const char* method_fetch_define(gl::Fetch f) {
       return "SV_FETCH_CUBIC_LUT";
     case gl::Fetch::CubicPrecise:
       return "SV_FETCH_CUBIC_PRECISE";
+    case gl::Fetch::Grbf:
+      return "SV_FETCH_GRBF";
   }
   return "SV_FETCH_NEAREST";
 }
@@ -74,6 +76,8 @@ const char* method_display_name(gl::Fetch f) {
       return "prefiltered cubic, on the fly";
     case gl::Fetch::CubicPrecise:
       return "prefiltered cubic, precise";
+    case gl::Fetch::Grbf:
+      return "Gaussian RBF (GRBF)";
   }
   return "?";
 }
@@ -92,6 +96,8 @@ const char* method_short_name(gl::Fetch f) {
       return "prefiltered cubic: on the fly";
     case gl::Fetch::CubicPrecise:
       return "prefiltered cubic: precise";
+    case gl::Fetch::Grbf:
+      return "GRBF";
   }
   return "?";
 }
@@ -106,12 +112,25 @@ gl::Fetch parse_method(const std::string& name) {
   throw Error("unknown method \"" + name + "\" (valid: " + valid + "cubic = otf)");
 }
 
+gl::Fetch parse_view_method(const std::string& name) {
+  if (name == gl::fetch_name(gl::Fetch::Grbf)) return gl::Fetch::Grbf;
+  try {
+    return parse_method(name);
+  } catch (const Error&) {
+    std::string valid;
+    for (gl::Fetch f : kViewMethods) valid += std::string(gl::fetch_name(f)) + ", ";
+    throw Error("unknown method \"" + name + "\" (valid: " + valid + "cubic = otf)");
+  }
+}
+
 int method_degree(gl::Fetch f) {
   switch (f) {
     case gl::Fetch::Nearest:
       return 0;
     case gl::Fetch::Linear:
       return 1;
+    case gl::Fetch::Grbf:
+      return -1;  // not a B-spline
     default:
       return 3;
   }
@@ -150,7 +169,7 @@ gl::Program& MethodPass::program(gl::Fetch method, const gl::Quantity& q) {
 }
 
 MethodPass::MethodPass() : lut_(make_lut_texture()), empty_vao_(gl::VertexArray::create()) {
-  for (gl::Fetch f : kMethods) {
+  for (gl::Fetch f : kViewMethods) {
     programs_[method_index(f)] =
         gl::Program({{GL_VERTEX_SHADER, "view.vert"}, {GL_FRAGMENT_SHADER, "view.frag"}},
                     {{method_fetch_define(f), ""}});
@@ -161,7 +180,9 @@ bool MethodPass::draw(const gl::ImageTextures& images, gl::Fetch method,
                       const glm::mat3& frag_to_image, const gl::Viewport& viewport,
                       float checker_px, const DisplayMap& display, const QuantityView& quantity) {
   if (!gl::quantity_problem(method, quantity.quantity, 2).empty()) return false;
+  if (method == gl::Fetch::Grbf && !images.grbf) return false;
   gl::Program& program = this->program(method, quantity.quantity);
+  if (method == gl::Fetch::Grbf) gl::set_grbf_uniforms(program.id(), images.grbf_fetch, 2);
   program.set(kFragToImage, frag_to_image);
   program.set(kCheckerPx, checker_px);
   program.set(kLowGain, glm::vec2(display.low, display.gain));
@@ -175,7 +196,9 @@ bool MethodPass::draw(const gl::ImageTextures& images, gl::Fetch method,
   gl::disable_fixed_function();
   glUseProgram(program.id());
   glBindVertexArray(empty_vao_.id());
-  const gl::Texture& texture = gl::fetch_prefiltered(method) ? images.coefficients : images.samples;
+  const gl::Texture& texture = method == gl::Fetch::Grbf       ? images.grbf
+                               : gl::fetch_prefiltered(method) ? images.coefficients
+                                                               : images.samples;
   texture.bind(kImageUnit);
   if (method == gl::Fetch::CubicLut) lut_.bind(kLutUnit);
   SV_GL_CHECK(glDrawArrays(GL_TRIANGLES, 0, 3));

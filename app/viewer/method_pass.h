@@ -25,6 +25,13 @@ namespace sv::viewer {
 constexpr std::array<gl::Fetch, 6> kMethods = {gl::Fetch::Nearest,         gl::Fetch::Linear,
                                                gl::Fetch::CubicUnfiltered, gl::Fetch::CubicLut,
                                                gl::Fetch::CubicOtf,        gl::Fetch::CubicPrecise};
+// The methods of the zoom and volume modes: the six above and the Gaussian RBF (issue 18), whose
+// views draw from the mode's GRBF weights (solved per sigma; gl::ImageTextures::grbf, the volume
+// document's weights) rather than from the samples or the coefficients. Key 7.
+constexpr std::array<gl::Fetch, 7> kViewMethods = {
+    gl::Fetch::Nearest,  gl::Fetch::Linear,   gl::Fetch::CubicUnfiltered,
+    gl::Fetch::CubicLut, gl::Fetch::CubicOtf, gl::Fetch::CubicPrecise,
+    gl::Fetch::Grbf};
 
 // Names shown to users ("prefiltered cubic, on the fly", ...) and a short one for view labels.
 const char* method_display_name(gl::Fetch f);
@@ -33,6 +40,8 @@ const char* method_short_name(gl::Fetch f);
 // accepted too, as the on-the-fly flavour (the viewer's name for it before the flavours).
 // Throws sv::Error listing the valid names.
 gl::Fetch parse_method(const std::string& name);
+// The zoom and volume modes' names: parse_method's and "grbf".
+gl::Fetch parse_view_method(const std::string& name);
 // The B-spline degree a method reconstructs with (0 nearest, 1 linear, 3 cubic), for the CPU
 // reference at the cursor.
 int method_degree(gl::Fetch f);
@@ -45,7 +54,7 @@ inline Rect local(const Rect& cell) {
   return {0.0, 0.0, cell.width, cell.height};
 }
 
-// Index of a method in kMethods (per-method program arrays).
+// Index of a method in kViewMethods (per-method program arrays; the first six are kMethods).
 std::size_t method_index(gl::Fetch f);
 // The bspline_fetch.glsl variant #define of a method, for the viewer's passes (2-D views and
 // 3-D slices): the unfiltered cubic is the on-the-fly fetch on the raw samples; precise reads
@@ -84,6 +93,8 @@ class MethodPass {
   // the GL state as it was.
   // `quantity`: a derivative quantity instead of the value (its program is compiled on first
   // use); a method that cannot show it (gl::quantity_problem) draws nothing and returns false.
+  // gl::Fetch::Grbf draws from images.grbf with images.grbf_fetch; without weights (not solved
+  // yet, or refused) it draws nothing and returns false.
   bool draw(const gl::ImageTextures& images, gl::Fetch method, const glm::mat3& frag_to_image,
             const gl::Viewport& viewport, float checker_px, const DisplayMap& display = {},
             const QuantityView& quantity = {});
@@ -91,7 +102,7 @@ class MethodPass {
  private:
   gl::Program& program(gl::Fetch method, const gl::Quantity& q);
 
-  std::array<gl::Program, kMethods.size()> programs_;
+  std::array<gl::Program, kViewMethods.size()> programs_;
   std::map<std::string, gl::Program> quantity_programs_;  // by "method/quantity"
   gl::Texture lut_;  // the Sigg-Hadwiger table, default layout (gl::LutOptions{})
   gl::VertexArray empty_vao_;

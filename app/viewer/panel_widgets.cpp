@@ -32,19 +32,25 @@ const char* method_explanation(gl::Fetch m) {
     case gl::Fetch::CubicPrecise:
       return "Prefiltered cubic B-spline from 16 point fetches blended in the shader: no "
              "hardware weights, matches the CPU reference to float rounding.";
+    case gl::Fetch::Grbf:
+      return "Gaussian radial basis functions (GRBF, sigma below): one Gaussian per sample, "
+             "weights from the exact separable solve in float on the CPU, summed over every "
+             "sample within the support radius (about 14 x 14 point fetches per pixel at sigma "
+             "1). Interpolates; grows unstable as sigma grows (the condition number).";
   }
   return "";
 }
 
-// A combo box choosing one of the six methods.
-bool method_combo(const char* label, gl::Fetch* method) {
+// A combo box choosing one of the six methods (seven with the GRBF).
+bool method_combo(const char* label, gl::Fetch* method, bool with_grbf) {
   bool changed = false;
   if (ImGui::BeginCombo(label, method_display_name(*method))) {
-    for (std::size_t i = 0; i < kMethods.size(); ++i) {
+    const std::size_t n = with_grbf ? kViewMethods.size() : kMethods.size();
+    for (std::size_t i = 0; i < n; ++i) {
       char item[96];
-      std::snprintf(item, sizeof item, "%s  [%zu]", method_display_name(kMethods[i]), i + 1);
-      if (ImGui::Selectable(item, *method == kMethods[i])) {
-        *method = kMethods[i];
+      std::snprintf(item, sizeof item, "%s  [%zu]", method_display_name(kViewMethods[i]), i + 1);
+      if (ImGui::Selectable(item, *method == kViewMethods[i])) {
+        *method = kViewMethods[i];
         changed = true;
       }
     }

@@ -21,8 +21,9 @@ constexpr std::size_t kHistoryLength = 240;
 
 // A section heading with a rule under it.
 void section(const char* title);
-// A combo box choosing one of the six methods (kMethods); returns true when changed.
-bool method_combo(const char* label, gl::Fetch* method);
+// A combo box choosing one of the six methods (kMethods), or of the seven with the GRBF
+// (kViewMethods: the zoom and volume modes); returns true when changed.
+bool method_combo(const char* label, gl::Fetch* method, bool with_grbf = false);
 // A combo box choosing a quantity for a `rank`-D view (gl::quantity_choices); returns true when
 // changed. Choices the view's `method` cannot show are listed with the reason.
 bool quantity_combo(const char* label, gl::Quantity* quantity, std::size_t rank, gl::Fetch method);

@@ -82,7 +82,7 @@ float window_level_grey(float value, const WindowLevel& wl) {
 }
 
 SlicePass::SlicePass() : lut_(make_lut_texture()), empty_vao_(gl::VertexArray::create()) {
-  for (gl::Fetch f : kMethods) {
+  for (gl::Fetch f : kViewMethods) {
     programs_[method_index(f)] =
         gl::Program({{GL_VERTEX_SHADER, "view.vert"}, {GL_FRAGMENT_SHADER, "slice.frag"}},
                     {{method_fetch_define(f), ""}});
@@ -104,11 +104,16 @@ gl::Program& SlicePass::program(gl::Fetch method, const gl::Quantity& q) {
 
 bool SlicePass::draw(const VolumeTextures& volume, gl::Fetch method, const SliceMapping& mapping,
                      const gl::Viewport& viewport, const WindowLevel& wl, float checker_px,
-                     const QuantityView& quantity, const glm::vec3& axis_scale) {
+                     const QuantityView& quantity, const glm::vec3& axis_scale,
+                     const VolumeGrbf& grbf) {
   if (!gl::quantity_problem(method, quantity.quantity, 3).empty()) return false;
-  const gl::Texture* texture = gl::fetch_prefiltered(method) ? volume.coefficients : volume.samples;
+  if (method == gl::Fetch::Grbf && (!grbf.weights || !*grbf.weights)) return false;  // not solved
+  const gl::Texture* texture = method == gl::Fetch::Grbf       ? grbf.weights
+                               : gl::fetch_prefiltered(method) ? volume.coefficients
+                                                               : volume.samples;
   if (!texture || !*texture) throw Error("slice pass: no volume texture for this method");
   gl::Program& program = this->program(method, quantity.quantity);
+  if (method == gl::Fetch::Grbf) gl::set_grbf_uniforms(program.id(), grbf.fetch, 3);
   if (!quantity.is_value()) {
     program.set(kQuantityMap, glm::vec4(static_cast<float>(1.0 / quantity.range),
                                         gl::quantity_signed(quantity.quantity) ? 1.0f : 0.0f,

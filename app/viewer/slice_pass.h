@@ -1,8 +1,8 @@
 // The volume slices mode's GL pass: draws one planar slice of a volume (shaders/slice.frag)
-// into a viewport with any of the six reconstruction methods of the 2-D view (nearest, linear
+// into a viewport with any of the seven reconstruction methods of the 2-D view (nearest, linear
 // and the unfiltered cubic on the samples; the lookup-table, on-the-fly and precise flavours of
-// the prefiltered cubic on the coefficients), grey through window/level, a checkerboard outside
-// the volume.
+// the prefiltered cubic on the coefficients; the Gaussian RBF on its weights), grey through
+// window/level, a checkerboard outside the volume.
 #pragma once
 
 #include <array>
@@ -38,6 +38,12 @@ struct VolumeTextures {
   const gl::Texture* samples = nullptr;
   const gl::Texture* coefficients = nullptr;
 };
+// The Gaussian RBF's weights of a volume (R32F 3-D, read with texelFetch) with their sigma and
+// support radius (gl::Fetch::Grbf draws nothing without them).
+struct VolumeGrbf {
+  const gl::Texture* weights = nullptr;
+  gl::GrbfFetchOptions fetch;
+};
 
 class SlicePass {
  public:
@@ -52,14 +58,16 @@ class SlicePass {
   // `quantity`: a derivative quantity instead of the value (compiled on first use), derivatives
   // along the volume's array axes times `axis_scale` (texture order x, y, z; 1 / spacing: per
   // mm); a method that cannot show it (gl::quantity_problem) draws nothing and returns false.
+  // gl::Fetch::Grbf draws from `grbf` (nothing, returning false, without weights).
   bool draw(const VolumeTextures& volume, gl::Fetch method, const SliceMapping& mapping,
             const gl::Viewport& viewport, const WindowLevel& wl, float checker_px,
-            const QuantityView& quantity = {}, const glm::vec3& axis_scale = glm::vec3(1.0f));
+            const QuantityView& quantity = {}, const glm::vec3& axis_scale = glm::vec3(1.0f),
+            const VolumeGrbf& grbf = {});
 
  private:
   gl::Program& program(gl::Fetch method, const gl::Quantity& q);
 
-  std::array<gl::Program, kMethods.size()> programs_;
+  std::array<gl::Program, kViewMethods.size()> programs_;
   std::map<std::string, gl::Program> quantity_programs_;  // by "method/quantity"
   gl::Texture lut_;  // the Sigg-Hadwiger table, default layout (gl::LutOptions{})
   gl::VertexArray empty_vao_;

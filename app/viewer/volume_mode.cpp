@@ -119,6 +119,7 @@ VolumeMode::VolumeMode(VolumeOptions options)
   accuracy_.enabled = options_.accuracy;
   accuracy_.heat_map = options_.heat_map;
   accuracy_.reference = options_.reference;
+  sigma_ = options_.sigma;
   limits_ = query_volume_limits();
   if (options_.texture_budget > 0) limits_.texture_budget = options_.texture_budget;
   if (options_.detail_budget) limits_.detail_budget = *options_.detail_budget;
@@ -203,6 +204,10 @@ void VolumeMode::complete_load() {
     meter_made_ = false;
     quantity_ranges_.clear();
     streamer_.reset(doc->volume.full_resolution);
+    grbf_texture_ = {};
+    grbf_.reset(
+        doc->volume.samples.empty() ? nullptr : std::make_shared<const ArrayF>(doc->volume.samples),
+        doc->volume.exact);
     if (smoothing_.valid()) smoothing_.wait();  // of the previous volume: dropped
     smoothing_ = {};
     doc_ = std::move(doc);
@@ -246,6 +251,7 @@ void VolumeMode::finish() {
   }
   fit_if_pending();
   if (laid_out_) update_streaming(time_s_, true);
+  update_grbf(time_s_, true);
   if (laid_out_) update_accuracy(time_s_, true);
   if (view3d_.active()) view3d_.finish();
 }
@@ -253,6 +259,7 @@ void VolumeMode::finish() {
 std::optional<Progress> VolumeMode::progress() const {
   if (pending_) return Progress{"loading " + pending_->label + ": reading and decoding", 0.25f};
   if (streamer_.busy()) return Progress{"streaming the full resolution under the views", 0.5f};
+  if (grbf_.solving()) return Progress{grbf_.status(sigma_), -1.0f};
   if (accuracy_.enabled && accuracy_.busy())
     return Progress{"measuring the accuracy of the views", accuracy_.fraction()};
   return std::nullopt;
@@ -268,7 +275,7 @@ bool VolumeMode::settled() const {
       !smoothing_.valid() && (!doc_ || !smoothing_note_.empty() || lambda_setting_ == lambda_);
   return !pending_ && (doc_ || !error_.empty()) && smoothed && accuracy_settled() &&
          (!doc_ || !laid_out_ || (!fit_pending_ && streamer_.settled(detail_plans()))) &&
-         (!doc_ || view3d_.settled());
+         (!doc_ || view3d_.settled()) && grbf_.settled(grbf_wanted(), sigma_);
 }
 
 std::array<DetailPlan, 4> VolumeMode::detail_plans() const {
@@ -468,6 +475,8 @@ void VolumeMode::update_accuracy(double time_s, bool now) {
         accuracy_.reset(std::make_unique<AccuracyMeter>(doc_->volume.exact, doc_->volume.samples,
                                                         doc_->coefficients, doc_->volume.truth,
                                                         lambda_, axis_scale(false)));
+        if (const GrbfSolution* g = grbf_.shown(); g && g->gpu && g->exact)
+          accuracy_.meter()->set_grbf(g->gpu, g->exact);
         if (!accuracy_.reference_problem().empty())
           std::fprintf(stderr, "splineview: error: %s: %s\n", doc_->volume.name.c_str(),
                        accuracy_.reference_problem().c_str());
@@ -481,6 +490,44 @@ void VolumeMode::update_accuracy(double time_s, bool now) {
   } catch (const std::exception& e) {
     error_ = e.what();
   }
+}
+
+bool VolumeMode::grbf_wanted() const {
+  if (!doc_ || view3d_.active()) return false;
+  for (Plane p : kPlanes)
+    if (method(p) == gl::Fetch::Grbf) return true;
+  return false;
+}
+
+VolumeGrbf VolumeMode::grbf_view() const {
+  VolumeGrbf g;
+  if (grbf_texture_) g.weights = &grbf_texture_;
+  g.fetch = grbf_fetch_;
+  return g;
+}
+
+void VolumeMode::use_grbf(const GrbfSolution& s) {
+  grbf_texture_ = {};
+  if (s.gpu) {
+    grbf_texture_ = volume_texture(doc_->volume.dims);
+    grbf_texture_.set_filter(GL_NEAREST, GL_NEAREST);  // texelFetch only
+    grbf_texture_.upload(GL_RED, GL_FLOAT, s.gpu->w.data());
+    grbf_fetch_ = grbf_.fetch_options(true);
+  }
+  if (AccuracyMeter* meter = accuracy_.meter()) {
+    if (s.gpu && s.exact) {
+      meter->set_grbf(s.gpu, s.exact);
+    } else {
+      meter->clear_grbf();
+    }
+    accuracy_.remeasure();
+  }
+}
+
+void VolumeMode::update_grbf(double time_s, bool now) {
+  if (!doc_) return;
+  if (std::optional<GrbfSolution> s = grbf_.update(grbf_wanted(), sigma_, time_s, now))
+    use_grbf(*s);
 }
 
 void VolumeMode::set_window_level(const WindowLevel& wl) {
@@ -525,6 +572,7 @@ void VolumeMode::update(const FrameInfo& f) {
   lay_out(f);
   handle_input(f);
   update_streaming(f.time_s, f.batch);
+  update_grbf(f.time_s, f.batch);
   update_accuracy(f.time_s, f.batch);
 }
 
@@ -630,9 +678,9 @@ void VolumeMode::handle_input(const FrameInfo& f) {
         geometry_.scroll(*hover_, 1);
       if (ImGui::IsKeyPressed(down, true) || ImGui::IsKeyPressed(page_down, true))
         geometry_.scroll(*hover_, -1);
-      for (std::size_t i = 0; i < kMethods.size(); ++i)
+      for (std::size_t i = 0; i < kViewMethods.size(); ++i)
         if (ImGui::IsKeyPressed(kKey1 + static_cast<int>(i), false))
-          set_method(*hover_, kMethods[i]);
+          set_method(*hover_, kViewMethods[i]);
     }
   }
 }
@@ -685,10 +733,32 @@ void VolumeMode::panel(const FrameInfo& f) {
   if (ImGui::Checkbox("one method for all views", &one_method_) && one_method_)
     methods_.fill(methods_[0]);
   if (one_method_) {
-    method_combo("method", &methods_[0]);
+    method_combo("method", &methods_[0], true);
     ImGui::TextWrapped("%s", method_explanation(methods_[0]));
   } else {
-    for (Plane p : kPlanes) method_combo(plane_name(p), &methods_[plane_index(p)]);
+    for (Plane p : kPlanes) method_combo(plane_name(p), &methods_[plane_index(p)], true);
+  }
+  {
+    // The GRBF's sigma (debounced; solved on a worker thread when a view shows it).
+    float sigma = static_cast<float>(sigma_);
+    if (ImGui::SliderFloat("GRBF sigma", &sigma, static_cast<float>(kGrbfSigmaMin),
+                           static_cast<float>(kGrbfSigmaMax), "%.3f")) {
+      sigma_ = static_cast<double>(sigma);
+      grbf_.sigma_changed(time_s_);
+    }
+    if (grbf_wanted()) {
+      const std::string status = grbf_.status(sigma_);
+      if (const GrbfSolution* g = grbf_.shown(); g && g->gpu && status.empty()) {
+        ImGui::TextDisabled(
+            "GRBF: sigma %.3g voxels, condition %.3g, radius %.2f, solved in "
+            "%.0f ms (CPU, float; reference in double)",
+            g->sigma, g->gpu->system.condition, g->gpu->radius.front(), g->ms);
+      } else {
+        ImGui::PushStyleColor(ImGuiCol_Text, IM_COL32(255, 150, 80, 255));
+        ImGui::TextWrapped("GRBF: %s", status.c_str());
+        ImGui::PopStyleColor();
+      }
+    }
   }
   smoothing_panel(f);
 
@@ -935,7 +1005,7 @@ void VolumeMode::overlays(const FrameInfo& f, ImDrawList* list) {
     // without orientation the index of the slice.
     const SliceGeometry::SlicePosition sp = geometry_.slice_position(p);
     const std::string view_name = geometry_.view_name(p);
-    char text[224];
+    char text[1024];
     if (p == Plane::Oblique) {
       std::snprintf(text, sizeof text, "%s  %s mm from centre\ntilt %.1f, turn %.1f deg\n%s",
                     view_name.c_str(), format_mm(sp.mm, true).c_str(),
@@ -967,6 +1037,14 @@ void VolumeMode::overlays(const FrameInfo& f, ImDrawList* list) {
       const std::size_t n = std::strlen(text);
       std::snprintf(text + n, sizeof text - n, "%s", extra.c_str());
       if (problem.empty()) draw_quantity_legend(list, c, quantity_view(p), "per mm", s, ui);
+    }
+    if (method(p) == gl::Fetch::Grbf) {
+      const std::string status = grbf_.status(sigma_);
+      char extra[640];
+      std::snprintf(extra, sizeof extra, ", sigma %.3g%s%s", sigma_, status.empty() ? "" : "\n",
+                    wrap_words(status, 64).c_str());
+      const std::size_t n = std::strlen(text);
+      std::snprintf(text + n, sizeof text - n, "%s", extra);
     }
     if (const std::size_t n = std::strlen(text); measured && measured->points > 0)
       std::snprintf(text + n, sizeof text - n, "   RMS %.2e  max %.2e%s", measured->stats.rms,
@@ -1086,7 +1164,12 @@ void VolumeMode::draw(const FrameInfo& f) {
         return glm::vec3(static_cast<float>(a[0]), static_cast<float>(a[1]),
                          static_cast<float>(a[2]));
       };
-      if (const DetailTextures* d = streamer_.detail(i, plans[i])) {
+      if (method(p) == gl::Fetch::Grbf) {
+        pass_names_[i] += ", sigma " + std::to_string(sigma_).substr(0, 5);
+        // The GRBF's weights are the document's (an overview's view does not stream them).
+        pass_->draw(doc_->textures(), method(p), mapping, to_viewport(c, f.fb_height),
+                    window_level_, checker, q, scale(false), grbf_view());
+      } else if (const DetailTextures* d = streamer_.detail(i, plans[i])) {
         pass_->draw(d->textures(), method(p), detail_mapping(doc_->volume, mapping, d->box),
                     to_viewport(c, f.fb_height), window_level_, checker, q, scale(true));
       } else {
@@ -1165,21 +1248,23 @@ nlohmann::json VolumeMode::report() const {
     // the view is called (an index plane when the file states no orientation).
     const PlaneFrame frame = geometry_.frame(p);
     const EdgeLetters letters = geometry_.letters(p);
-    nlohmann::json view = {{"plane", plane_name(p)},
-                           {"name", geometry_.view_name(p)},
-                           {"method", gl::fetch_name(method(p))},
-                           {"quantity", gl::quantity_name(quantities_[plane_index(p)])},
-                           {"quantity_label", gl::quantity_label(quantities_[plane_index(p)])},
-                           {"zoom_px_per_mm", geometry_.view(p).zoom},
-                           {"slice_mm", sp.mm},
-                           {"normal_ras", vec_json(frame.normal)},
-                           {"right_ras", vec_json(frame.right)},
-                           {"down_ras", vec_json(frame.down)},
-                           {"letters",
-                            {{"left", letters.left},
-                             {"right", letters.right},
-                             {"top", letters.top},
-                             {"bottom", letters.bottom}}}};
+    nlohmann::json view = {
+        {"plane", plane_name(p)},
+        {"name", geometry_.view_name(p)},
+        {"method", gl::fetch_name(method(p))},
+        {"sigma", method(p) == gl::Fetch::Grbf ? nlohmann::json(sigma_) : nlohmann::json(nullptr)},
+        {"quantity", gl::quantity_name(quantities_[plane_index(p)])},
+        {"quantity_label", gl::quantity_label(quantities_[plane_index(p)])},
+        {"zoom_px_per_mm", geometry_.view(p).zoom},
+        {"slice_mm", sp.mm},
+        {"normal_ras", vec_json(frame.normal)},
+        {"right_ras", vec_json(frame.right)},
+        {"down_ras", vec_json(frame.down)},
+        {"letters",
+         {{"left", letters.left},
+          {"right", letters.right},
+          {"top", letters.top},
+          {"bottom", letters.bottom}}}};
     if (sp.axis >= 0) {
       view["normal_axis"] = kAxisNames[sp.axis];
       view["slice_index"] = sp.index;
@@ -1248,6 +1333,11 @@ nlohmann::json VolumeMode::report() const {
     views.push_back(view);
   }
   r["views"] = views;
+  if (grbf_wanted() || grbf_.shown()) {
+    r["grbf"] = grbf_.report();
+    if (!grbf_.has_data())
+      r["grbf"]["error"] = "no GRBF: the samples were not kept (over the readout budget)";
+  }
   r["times_ms"] = {{"load", v.load_ms},
                    {"upload", doc_->upload_ms},
                    {"prefilter", doc_->prefilter_ms},

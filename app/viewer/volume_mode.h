@@ -51,6 +51,7 @@
 #include <vector>
 
 #include "accuracy.h"
+#include "grbf_views.h"
 #include "mode.h"
 #include "raycast_view.h"
 #include "slice_geometry.h"
@@ -107,6 +108,9 @@ struct VolumeOptions {
   std::array<std::optional<gl::Quantity>, 4> quantities;
   // The derivative views' display range (as ZoomOptions::quantity_range); unset: automatic.
   std::optional<double> quantity_range;
+  // The Gaussian RBF's sigma in voxels (--sigma; the grbf views, gl::Fetch::Grbf: weights of
+  // the volume's samples solved in float on a worker thread, grbf_views.h).
+  double sigma = 1.0;
   // The smoothing parameter of the coefficients (--lambda, >= 0; 0: the interpolating
   // prefilter): sv::direct_transform with lambda, by CUDA into the coefficient texture where the
   // prefilter ran there, else on the CPU on a worker thread; every volume.
@@ -214,6 +218,12 @@ class VolumeMode : public Mode {
   QuantityView quantity_view(Plane p) const;
   std::string quantity_problem(Plane p) const;
   std::array<double, 3> axis_scale(bool streamed) const;
+  // The GRBF views (grbf_views.h): whether a view shows it, the per-frame solve, and the upload
+  // of its weights into grbf_texture_ (and the meter's reference).
+  bool grbf_wanted() const;
+  void update_grbf(double time_s, bool now);
+  void use_grbf(const GrbfSolution& s);
+  VolumeGrbf grbf_view() const;
   // The smoothing (as the zoom mode's): start_smoothing applies `lambda` (CUDA through the
   // interop at once, or a CPU job), poll_smoothing adopts a finished CPU job; apply_coefficients
   // stores them (uploading unless already there) and resets the meter, the automatic ranges and
@@ -244,7 +254,11 @@ class VolumeMode : public Mode {
   WindowLevel window_level_;
   std::array<gl::Fetch, 4> methods_{};
   bool one_method_ = true;
-  std::array<gl::Quantity, 4> quantities_{};               // by plane
+  std::array<gl::Quantity, 4> quantities_{};  // by plane
+  GrbfViews grbf_;
+  double sigma_ = 1.0;        // the panel's slider (applied when it has rested)
+  gl::Texture grbf_texture_;  // the float weights, R32F 3-D; empty until solved
+  gl::GrbfFetchOptions grbf_fetch_;
   mutable std::map<std::string, double> quantity_ranges_;  // automatic ones, per document
 
   std::optional<Plane> hover_;

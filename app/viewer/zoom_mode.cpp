@@ -95,6 +95,7 @@ ZoomMode::ZoomMode(const ZoomOptions& options, MethodPass& pass) : options_(opti
   for (std::size_t i = 0; i < options.quantities.size(); ++i)
     if (options.quantities[i]) settings_.quantities[i] = *options.quantities[i];
   settings_.lambda = options.lambda;
+  settings_.sigma = options.sigma;
   settings_.angle_deg = wrap_degrees(static_cast<float>(options.angle_deg));
   accuracy_.enabled = options.accuracy;
   accuracy_.heat_map = options.heat_map;
@@ -163,6 +164,7 @@ void ZoomMode::adopt(DecodedImage decoded) {
   }
   first_document_ = false;
   document_ = std::move(doc);
+  grbf_.reset(std::make_shared<const ArrayF>(document_->samples), document_->exact);
   view_pending_ = true;
   lambda_ = 0.0;
   smoothing_path_ = document_->prefilter_on_gpu ? "cuda" : "cpu";
@@ -185,6 +187,41 @@ void ZoomMode::make_meter() {
   accuracy_.reset(nullptr);
   accuracy_.reset(std::make_unique<AccuracyMeter>(doc.exact, doc.samples, doc.coefficients,
                                                   doc.truth, lambda_));
+  if (const GrbfSolution* g = grbf_.shown(); g && g->gpu && g->exact && accuracy_.has_meter())
+    accuracy_.meter()->set_grbf(g->gpu, g->exact);
+}
+
+bool ZoomMode::grbf_wanted() const {
+  if (!document_) return false;
+  const int shown = settings_.layout == Layout::Wipe ? 2 : method_count(settings_.layout);
+  for (int i = 0; i < shown; ++i)
+    if (settings_.methods[static_cast<std::size_t>(i)] == gl::Fetch::Grbf) return true;
+  return false;
+}
+
+void ZoomMode::use_grbf(const GrbfSolution& s) {
+  if (!document_) return;
+  gl::ImageTextures& t = document_->textures;
+  t.grbf = {};
+  if (s.gpu) {
+    t.grbf = gl::upload_image(s.gpu->w);
+    const std::size_t ch = s.gpu->w.channels();
+    t.grbf_fetch = grbf_.fetch_options(ch == 1 || ch == 3);
+  }
+  if (AccuracyMeter* meter = accuracy_.meter()) {
+    if (s.gpu && s.exact) {
+      meter->set_grbf(s.gpu, s.exact);
+    } else {
+      meter->clear_grbf();
+    }
+    accuracy_.remeasure();
+  }
+}
+
+void ZoomMode::update_grbf(double time_s, bool now) {
+  if (!document_) return;
+  if (std::optional<GrbfSolution> s = grbf_.update(grbf_wanted(), settings_.sigma, time_s, now))
+    use_grbf(*s);
 }
 
 void ZoomMode::apply_coefficients(ArrayF coefficients, double lambda, bool uploaded) {
@@ -410,9 +447,9 @@ void ZoomMode::handle_input(const FrameInfo& f, const std::vector<Rect>& cells) 
       settings_.angle_deg = wrap_degrees(settings_.angle_deg + kRotationStep);
     if (ImGui::IsKeyPressed(GLFW_KEY_RIGHT_BRACKET, true))
       settings_.angle_deg = wrap_degrees(settings_.angle_deg - kRotationStep);
-    for (std::size_t i = 0; i < kMethods.size(); ++i) {
+    for (std::size_t i = 0; i < kViewMethods.size(); ++i) {
       if (ImGui::IsKeyPressed(GLFW_KEY_1 + static_cast<int>(i), false))
-        settings_.methods[hover_ ? hover_->slot : 0] = kMethods[i];
+        settings_.methods[hover_ ? hover_->slot : 0] = kViewMethods[i];
     }
   }
 }
@@ -453,6 +490,7 @@ void ZoomMode::update(const FrameInfo& f) {
     handle_input(f, c);
     follow_layout(c);
   }
+  update_grbf(f.time_s, f.batch);
   update_accuracy(f, f.batch);
 }
 
@@ -507,7 +545,7 @@ void ZoomMode::panel(const FrameInfo& f) {
       std::snprintf(label, sizeof label, "view %d", i + 1);
     }
     ImGui::SetNextItemWidth(-80.0f * scale);
-    method_combo(label, &settings_.methods[static_cast<std::size_t>(i)]);
+    method_combo(label, &settings_.methods[static_cast<std::size_t>(i)], true);
     char qlabel[48];
     std::snprintf(qlabel, sizeof qlabel, "  shows##q%d", i);
     ImGui::SetNextItemWidth(-80.0f * scale);
@@ -550,6 +588,32 @@ void ZoomMode::panel(const FrameInfo& f) {
           "99.5th percentile of |value| over the image");
     }
   }
+  {
+    // The GRBF's sigma (debounced like lambda; solved on a worker thread when a view shows it).
+    float sigma = static_cast<float>(settings_.sigma);
+    ImGui::SetNextItemWidth(-80.0f * scale);
+    if (ImGui::SliderFloat("GRBF sigma", &sigma, static_cast<float>(kGrbfSigmaMin),
+                           static_cast<float>(kGrbfSigmaMax), "%.3f")) {
+      settings_.sigma = static_cast<double>(sigma);
+      grbf_.sigma_changed(f.time_s);
+    }
+    if (grbf_wanted()) {
+      const std::string status = grbf_.status(settings_.sigma);
+      if (const GrbfSolution* g = grbf_.shown(); g && g->gpu && status.empty()) {
+        ImGui::TextDisabled(
+            "GRBF: sigma %.3g, condition %.3g, radius %.2f, solved in %.1f ms (CPU, "
+            "float; reference in double)",
+            g->sigma, g->gpu->system.condition, g->gpu->radius.front(), g->ms);
+      } else if (const GrbfSolution* r = grbf_.shown();
+                 r && !r->error.empty() && !grbf_.solving()) {
+        ImGui::PushStyleColor(ImGuiCol_Text, IM_COL32(255, 150, 80, 255));
+        ImGui::TextWrapped("GRBF: %s", status.c_str());
+        ImGui::PopStyleColor();
+      } else {
+        ImGui::TextDisabled("GRBF: %s", status.c_str());
+      }
+    }
+  }
   if (ImGui::Button(settings_.layout == Layout::Single ? "A/B: show the other method [Space]"
                                                        : "A/B: swap the first two [Space]"))
     std::swap(settings_.methods[0], settings_.methods[1]);
@@ -559,7 +623,7 @@ void ZoomMode::panel(const FrameInfo& f) {
   } else if (settings_.layout == Layout::Wipe) {
     ImGui::TextDisabled("drag the divider to move it");
   }
-  ImGui::TextDisabled("keys 1-6 set the method of the view under the cursor");
+  ImGui::TextDisabled("keys 1-7 set the method of the view under the cursor (7: GRBF)");
 
   section("Smoothing");
   {
@@ -623,6 +687,7 @@ void ZoomMode::panel(const FrameInfo& f) {
            r["stored"]);
       for (int i = 0; i < method_count(settings_.layout); ++i) {
         const gl::Fetch m = settings_.methods[static_cast<std::size_t>(i)];
+        if (!r["values"].contains(gl::fetch_name(m))) continue;  // the GRBF before its solve
         line(std::string(method_short_name(m)) + ":", r["values"][gl::fetch_name(m)]);
       }
       ImGui::TextDisabled(
@@ -693,10 +758,17 @@ void ZoomMode::overlays(const FrameInfo& f, ImDrawList* list) {
   const double margin = 6.0 * s;
   for (std::size_t i = 0; i < p.size(); ++i) {
     const Pane& pane = p[i];
-    char text[320];
+    char text[1024];
     std::string name = method_short_name(settings_.methods[pane.slot]);
     const gl::Quantity& q = settings_.quantities[pane.slot];
     const std::string problem = quantity_problem(pane.slot);
+    if (settings_.methods[pane.slot] == gl::Fetch::Grbf) {
+      const std::string status = grbf_.status(settings_.sigma);
+      char sigma[48];
+      std::snprintf(sigma, sizeof sigma, ", sigma %.3g", settings_.sigma);
+      name += sigma;
+      if (!status.empty()) name += "\n" + wrap_words(status, 56);
+    }
     if (!problem.empty()) {
       name += "\n" + gl::quantity_label(q) + ": not shown, " + problem;
     } else if (q.kind != gl::QuantityKind::Value) {
@@ -756,6 +828,11 @@ void ZoomMode::draw(const FrameInfo& f) {
         std::string(method_display_name(method));
     const QuantityView q = quantity_view(p.slot);
     if (!q.is_value()) pass_names_[p.slot] += ", " + gl::quantity_label(q.quantity);
+    if (method == gl::Fetch::Grbf) {
+      char sigma[40];
+      std::snprintf(sigma, sizeof sigma, ", sigma %.3g", settings_.sigma);
+      pass_names_[p.slot] += sigma;
+    }
     gl::ScopedGpuTimer timing(timers_[p.slot]);
     pass_.draw(document_->textures, method, m, to_viewport(p.rect, f.fb_height), checker,
                window_.map(), q);
@@ -777,6 +854,7 @@ void ZoomMode::draw(const FrameInfo& f) {
 
 std::optional<Progress> ZoomMode::progress() const {
   if (decoding_.valid()) return Progress{decoding_what_, -1.0f};
+  if (grbf_.solving()) return Progress{grbf_.status(settings_.sigma), -1.0f};
   if (accuracy_.enabled && accuracy_.busy())
     return Progress{"measuring the accuracy of the views", accuracy_.fraction()};
   return std::nullopt;
@@ -784,7 +862,8 @@ std::optional<Progress> ZoomMode::progress() const {
 
 bool ZoomMode::settled() const {
   return document_ && !decoding_.valid() && !view_pending_ && !smoothing_.valid() &&
-         settings_.lambda == lambda_ && accuracy_.settled();
+         settings_.lambda == lambda_ && accuracy_.settled() &&
+         grbf_.settled(grbf_wanted(), settings_.sigma);
 }
 
 void ZoomMode::finish() {
@@ -797,6 +876,7 @@ void ZoomMode::finish() {
     start_smoothing(settings_.lambda);
     poll_smoothing(true);
   }
+  update_grbf(0.0, true);
 }
 
 nlohmann::json ZoomMode::readout(const glm::dvec2& p) const {
@@ -816,6 +896,14 @@ nlohmann::json ZoomMode::readout(const glm::dvec2& p) const {
   r["stored"] = raw_pixel(*document_, x, y);
   nlohmann::json values;
   for (gl::Fetch m : kMethods) values[gl::fetch_name(m)] = raw_value_at(*document_, m, p);
+  if (const GrbfSolution* g = grbf_.shown(); g && g->exact) {
+    // The GRBF interpolant in double (the accuracy reference's weights), in raw units.
+    const double at[2] = {p.y, p.x};
+    std::vector<double> v(g->exact->w.channels());
+    grbf_sample(*g->exact, at, 1, v.data());
+    for (double& value : v) value = document_->range.scale.raw(value);
+    values[gl::fetch_name(gl::Fetch::Grbf)] = v;
+  }
   r["values"] = values;
   return r;
 }
@@ -849,6 +937,11 @@ nlohmann::json ZoomMode::report() const {
   for (std::size_t i = 0; i < p.size(); ++i) {
     nlohmann::json v;
     v["method"] = gl::fetch_name(settings_.methods[p[i].slot]);
+    if (settings_.methods[p[i].slot] == gl::Fetch::Grbf) {
+      v["sigma"] = settings_.sigma;
+      if (const std::string status = grbf_.status(settings_.sigma); !status.empty())
+        v["grbf_problem"] = status;
+    }
     const gl::Quantity& q = settings_.quantities[p[i].slot];
     v["quantity"] = gl::quantity_name(q);
     v["quantity_label"] = gl::quantity_label(q);
@@ -866,7 +959,10 @@ nlohmann::json ZoomMode::report() const {
       }
     }
     v["rect"] = {p[i].rect.x, p[i].rect.y, p[i].rect.width, p[i].rect.height};
-    if (const AccuracyResult* r = accuracy_.result(i); r && quantity_problem(p[i].slot).empty()) {
+    const bool grbf_refused =
+        settings_.methods[p[i].slot] == gl::Fetch::Grbf && !grbf_.status(settings_.sigma).empty();
+    if (const AccuracyResult* r = accuracy_.result(i);
+        r && quantity_problem(p[i].slot).empty() && !grbf_refused) {
       const gl::GridMapping& g = r->job.grid;
       v["grid"] = {{"rows", g.rows},
                    {"cols", g.cols},
@@ -881,6 +977,7 @@ nlohmann::json ZoomMode::report() const {
     views.push_back(v);
   }
   j["views"] = views;
+  if (grbf_wanted() || grbf_.shown()) j["grbf"] = grbf_.report();
   j["display_window"] = window_.report();
   // The accuracy figures are in normalised units: one unit is this many raw units.
   j["accuracy_units"] = {{"normalised", true}, {"raw_per_unit", document_->range.scale.scale}};

@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "accuracy.h"
+#include "grbf_views.h"
 #include "image_document.h"
 #include "image_window.h"
 #include "layout.h"
@@ -58,6 +59,8 @@ struct ZoomOptions {
   // The smoothing parameter of the coefficients (--lambda, >= 0; 0: the interpolating
   // prefilter): sv::direct_transform with lambda on the CPU, applied to every image.
   double lambda = 0.0;
+  // The Gaussian RBF's sigma in samples (--sigma; the grbf views, gl::Fetch::Grbf).
+  double sigma = 1.0;
 };
 
 class ZoomMode final : public Mode {
@@ -100,6 +103,7 @@ class ZoomMode final : public Mode {
     float loupe_factor = 4.0f;
     std::array<gl::Quantity, 4> quantities{};  // per view, as methods
     double lambda = 0.0;                       // the panel's slider (applied when settled)
+    double sigma = 1.0;                        // the GRBF's (applied when settled)
   };
   struct Hover {
     std::size_t cell = 0;
@@ -132,6 +136,11 @@ class ZoomMode final : public Mode {
   void start_smoothing(double lambda);
   void poll_smoothing(bool wait);
   void make_meter();
+  // The GRBF views (grbf_views.h): whether a shown view uses it, and the per-frame solve and
+  // upload of its weights into document_->textures.grbf (and the meter's reference).
+  bool grbf_wanted() const;
+  void update_grbf(double time_s, bool now);
+  void use_grbf(const GrbfSolution& s);
   void reset_view(const Rect& cell, std::optional<double> zoom = std::nullopt,
                   std::optional<glm::dvec2> center = std::nullopt);
   std::optional<Hover> hover_at(const std::vector<Rect>& cells, const glm::dvec2& cursor) const;
@@ -178,6 +187,8 @@ class ZoomMode final : public Mode {
   std::string smoothing_path_ = "cpu";  // of the coefficients shown: "cuda" or "cpu"
   std::optional<double> smoothing_kernel_ms_;
   std::chrono::steady_clock::time_point smoothing_start_{};
+
+  GrbfViews grbf_;
 
   // GPU time per pane slot (view 1..4, and the loupe), buffered timer queries.
   std::array<gl::GpuTimer, 5> timers_;

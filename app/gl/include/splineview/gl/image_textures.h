@@ -5,6 +5,7 @@
 #pragma once
 
 #include "splineview/array.h"
+#include "splineview/gl/evaluator.h"
 #include "splineview/gl/fetch_method.h"
 #include "splineview/gl/objects.h"
 
@@ -19,6 +20,10 @@ Texture upload_image(const ArrayF& image);
 struct ImageTextures {
   Texture samples;
   Texture coefficients;
+  // The weights of the Gaussian RBF (Fetch::Grbf; upload_image of sv::grbf_solve's w) and its
+  // sigma and support radius; empty until a view asks for the GRBF.
+  Texture grbf;
+  GrbfFetchOptions grbf_fetch;
 
   const Texture& for_method(FetchMethod m) const {
     return uses_coefficients(m) ? coefficients : samples;
