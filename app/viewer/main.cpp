@@ -516,6 +516,8 @@ int main(int argc, char** argv) {
         volume_options.view3d.tf_preset = tf_preset;
       }
       volume_options.view3d.accuracy = !no_accuracy;
+      volume_options.view3d.truth =
+          volume_options.reference.kind == sv::viewer::ReferenceKind::Truth;
       options.modes.push_back({"volume", "Volume", [volume_options](sv::viewer::MethodPass&) {
                                  return std::make_unique<sv::viewer::VolumeMode>(volume_options);
                                }});

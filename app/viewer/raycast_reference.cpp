@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <utility>
 
 #include "splineview/error.h"
 #include "splineview/sampler.h"
@@ -279,7 +280,30 @@ glm::dvec3 RaySpline::gradient(const glm::dvec3& p) const {
   return g;
 }
 
-RayResult march_ray(const RaySpline& s, const RayFrame& f, const RaySettings& st, int x, int y) {
+RayTruth::RayTruth(std::function<double(const double*)> f) : f_(std::move(f)) {
+  if (!f_) throw Error("ray-cast reference: no analytic function");
+}
+
+double RayTruth::value(const glm::dvec3& p) const {
+  const double zyx[3] = {p.z, p.y, p.x};
+  return f_(zyx);
+}
+
+glm::dvec3 RayTruth::gradient(const glm::dvec3& p) const {
+  constexpr double h = 1e-4;
+  glm::dvec3 g;
+  for (int a = 0; a < 3; ++a) {
+    glm::dvec3 e(0.0);
+    e[a] = h;
+    g[a] = (value(p + e) - value(p - e)) / (2.0 * h);
+  }
+  return g;
+}
+
+namespace {
+
+template <class Field>
+RayResult march(const Field& s, const RayFrame& f, const RaySettings& st, int x, int y) {
   RayResult out;
   const glm::dvec3 w = f.w0 + static_cast<double>(x) * f.wx + static_cast<double>(y) * f.wy;
   const glm::dvec3 di = f.d0 + static_cast<double>(x) * f.dx + static_cast<double>(y) * f.dy;
@@ -334,6 +358,16 @@ RayResult march_ray(const RaySpline& s, const RayFrame& f, const RaySettings& st
     }
   }
   return out;
+}
+
+}  // namespace
+
+RayResult march_ray(const RaySpline& s, const RayFrame& f, const RaySettings& st, int x, int y) {
+  return march(s, f, st, x, y);
+}
+
+RayResult march_ray(const RayTruth& t, const RayFrame& f, const RaySettings& st, int x, int y) {
+  return march(t, f, st, x, y);
 }
 
 double angle_between_deg(const glm::dvec3& a, const glm::dvec3& b) {

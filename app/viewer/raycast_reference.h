@@ -29,6 +29,7 @@
 
 #include <array>
 #include <cstddef>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -148,8 +149,26 @@ class RaySpline {
   long n_[3];  // x, y, z
 };
 
-// The march of pixel (x, y) of `frame` (pixel centre as in the shader).
+// The function synthetic data was sampled from (e.g. Marschner-Lobb), for the overlay's ground
+// truth: `f` takes a position in array order (z, y, x), voxel units. The gradient is a central
+// difference of 1e-4 voxel (its error, about 1e-9 of the function's third derivative, is far below
+// anything the GPU's float rays resolve).
+class RayTruth {
+ public:
+  explicit RayTruth(std::function<double(const double* zyx)> f);
+  double value(const glm::dvec3& p) const;  // p in texture order (x, y, z)
+  glm::dvec3 gradient(const glm::dvec3& p) const;
+
+ private:
+  std::function<double(const double*)> f_;
+};
+
+// The march of pixel (x, y) of `frame` (pixel centre as in the shader) through the method's
+// spline in double, or through the analytic function (the same segments; the isosurface's
+// bisection converged on it).
 RayResult march_ray(const RaySpline& s, const RayFrame& frame, const RaySettings& settings, int x,
+                    int y);
+RayResult march_ray(const RayTruth& t, const RayFrame& frame, const RaySettings& settings, int x,
                     int y);
 
 // A pane's GPU rays against the reference march, over the rays compared:

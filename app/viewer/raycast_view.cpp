@@ -99,6 +99,11 @@ void RaycastView::set_document(const VolumeDocument& doc, const WindowLevel& wl)
   }
   exact_ = v.exact;
   exact_coefficients_.reset();
+  truth_ = nullptr;
+  if (v.truth) {
+    auto value = v.truth.value;
+    truth_ = [value](const double* zyx) { return value(zyx, 0); };
+  }
   accuracy_note_ = exact_ ? std::string() : v.accuracy_note;
   measured_key_.clear();
   for (Pane& p : panes_) p.accuracy.reset();
@@ -183,6 +188,7 @@ std::string RaycastView::state_key() const {
                 settings_.tf.preset.c_str(), settings_.tf.low, settings_.tf.high,
                 settings_.tf.opacity_per_mm);
   std::string key = buf;
+  key += options_.truth && truth_ ? "|truth" : "|same";
   for (const Pane& p : panes_)
     key += "|" + std::string(gl::fetch_name(p.method)) + ":" + std::to_string(p.rect.width) + "x" +
            std::to_string(p.rect.height);
@@ -190,7 +196,9 @@ std::string RaycastView::state_key() const {
 }
 
 void RaycastView::update_accuracy(double time_s, bool now) {
-  if (!options_.accuracy || !doc_ || !renderer_ || !renderer_->has_volume() || !exact_) return;
+  const bool truth = options_.truth && truth_;
+  if (!options_.accuracy || !doc_ || !renderer_ || !renderer_->has_volume() || (!exact_ && !truth))
+    return;
   for (const Pane& p : panes_)
     if (p.rect.width < 1 || p.rect.height < 1) return;
   const std::string key = state_key();
@@ -227,8 +235,24 @@ void RaycastView::update_accuracy(double time_s, bool now) {
       m->reference =
           std::async(std::launch::async, [exact = exact_, coefficients = exact_coefficients_,
                                           cancel = m->cancel, frames, strides, cols, methods,
-                                          settings = settings_, sizes = m->gpu]() mutable {
+                                          settings = settings_, sizes = m->gpu,
+                                          truth_fn = truth ? truth_ : nullptr]() mutable {
             Measurement::Result out;
+            if (truth_fn) {  // every pane against the analytic function
+              const RayTruth t(truth_fn);
+              for (std::size_t i = 0; i < frames.size(); ++i) {
+                std::vector<RayResult> rays(sizes[i].size());
+                const std::size_t c = static_cast<std::size_t>(cols[i]);
+                for (std::size_t k = 0; k < rays.size(); ++k) {
+                  if (cancel->load()) return out;
+                  rays[k] = march_ray(t, frames[i], settings,
+                                      static_cast<int>(k % c) * strides[i] + strides[i] / 2,
+                                      static_cast<int>(k / c) * strides[i] + strides[i] / 2);
+                }
+                out.reference.push_back(std::move(rays));
+              }
+              return out;
+            }
             if (!coefficients) {
               auto c = std::make_shared<ArrayD>(*exact);
               prefilter(*c, PrefilterOptions{3, Boundary::Reflect, 0});
@@ -338,18 +362,21 @@ void RaycastView::overlays(const FrameInfo& f, ImDrawList* list) {
       list->AddText(at, IM_COL32(200, 200, 200, 255), "normal: central differences (1 voxel)");
       at.y += line;
     }
-    if (options_.accuracy && !accuracy_note_.empty()) {
+    const bool truth = options_.truth && truth_;
+    const char* against = truth ? "vs truth" : "float vs double";
+    if (options_.accuracy && !accuracy_note_.empty() && !truth) {
       list->AddText(at, IM_COL32(255, 200, 90, 255), "accuracy: no double values for this volume");
     } else if (options_.accuracy && p.accuracy && measured_key_ == state_key()) {
       const RayErrors& e = *p.accuracy;
       if (settings_.mode == RayMode::Iso)
-        std::snprintf(text, sizeof text, "float vs double: depth %.2g mm, normal %.2g deg", e.max,
+        std::snprintf(text, sizeof text, "%s: depth %.2g mm, normal %.2g deg", against, e.max,
                       e.angle_max);
       else
-        std::snprintf(text, sizeof text, "float vs double: rms %.2g, max %.2g", e.rms, e.max);
+        std::snprintf(text, sizeof text, "%s: rms %.2g, max %.2g", against, e.rms, e.max);
       list->AddText(at, IM_COL32(140, 255, 160, 255), text);
     } else if (options_.accuracy) {
-      list->AddText(at, IM_COL32(200, 200, 200, 255), "float vs double: measuring...");
+      std::snprintf(text, sizeof text, "%s: measuring...", against);
+      list->AddText(at, IM_COL32(200, 200, 200, 255), text);
     }
     at.y += line;
     if (timers_meaningful_ && p.ms.count() > 0) {
@@ -416,6 +443,10 @@ void RaycastView::panel(const FrameInfo& f, const VolumeDocument* doc) {
   }
   ImGui::Checkbox("skip empty space (exact)", &draw_options_.skip);
   ImGui::Checkbox("measure against double", &options_.accuracy);
+  if (truth_) {
+    ImGui::SameLine();
+    ImGui::Checkbox("against the truth", &options_.truth);
+  }
   ImGui::Text("camera: yaw %.0f, pitch %.0f deg, %.0f mm", camera_.yaw_deg, camera_.pitch_deg,
               camera_.distance_mm);
   if (ImGui::Button("reset camera (R)") && doc_)
@@ -449,6 +480,7 @@ nlohmann::json RaycastView::report() const {
                  {"fov_deg", camera_.fov_deg},
                  {"target_ras", {camera_.target.x, camera_.target.y, camera_.target.z}}};
   if (!accuracy_note_.empty()) r["accuracy_note"] = accuracy_note_;
+  r["accuracy_reference"] = options_.truth && truth_ ? "truth" : "same-method";
   nlohmann::json panes = nlohmann::json::array();
   const bool current = measured_key_ == state_key();
   for (const Pane& p : panes_) {

@@ -13,11 +13,14 @@
 // the GPU into a small image and read back, and the same rays are marched on a worker thread in
 // double (march_ray: the method's spline in double, converged bisection); RMS and max per pane
 // (MIP value, iso depth in mm and normal angle in degrees, DVR premultiplied RGBA) are shown on
-// the pane and in the report. The GPU time of each pane (gl::GpuTimer) joins the timing overlay.
+// the pane and in the report. For data with an analytic origin (Marschner-Lobb) the panel (or
+// --reference truth) measures against that function instead: each method's true error. The GPU
+// time of each pane (gl::GpuTimer) joins the timing overlay.
 #pragma once
 
 #include <array>
 #include <cstdint>
+#include <functional>
 #include <future>
 #include <memory>
 #include <optional>
@@ -47,6 +50,9 @@ struct RaycastOptions {
   std::optional<double> opacity;  // per mm
   double yaw_deg = 120.0, pitch_deg = 10.0;  // from behind the patient's right ear
   bool accuracy = true;
+  // Measure against the function the data was sampled from where the volume has one
+  // (Marschner-Lobb; --reference truth): each method's true error instead of its float error.
+  bool truth = false;
 };
 
 class RaycastView {
@@ -124,6 +130,7 @@ class RaycastView {
   std::string changed_key_;
   double changed_s_ = 0.0;
   std::string accuracy_note_;
+  std::function<double(const double*)> truth_;  // the document's analytic function, if any
   std::string error_;
 };
 
