@@ -85,11 +85,15 @@ void RaycastView::set_document(const VolumeDocument& doc, const WindowLevel& wl)
   value_max_ = v.max > v.min ? v.max : v.min + 1.0;
   camera_ = fit_camera(v.geometry, v.dims, options_.yaw_deg, options_.pitch_deg);
   settings_.iso = first && options_.iso ? *options_.iso : wl.low() + 0.3 * wl.window;
-  tf_preset_ = !options_.tf_preset.empty() ? options_.tf_preset : "MRI soft tissue";
+  // The first volume takes the command line's choices; later ones keep the panel's.
+  if (first || tf_preset_.empty())
+    tf_preset_ = !options_.tf_preset.empty() ? options_.tf_preset : "MRI soft tissue";
   tf_low_ = static_cast<float>(wl.low());
   tf_high_ = static_cast<float>(wl.high());
-  opacity_ = static_cast<float>(options_.opacity ? *options_.opacity : 0.05);
-  settings_.mode = options_.mode;
+  if (first) {
+    opacity_ = static_cast<float>(options_.opacity ? *options_.opacity : 0.05);
+    settings_.mode = options_.mode;
+  }
   try {
     settings_.tf = make_transfer_function(tf_preset_, tf_low_, tf_high_, opacity_);
   } catch (const Error& e) {
