@@ -215,6 +215,9 @@ int main(int argc, char** argv) {
                    "tissue\", \"grey ramp\"), over the display window");
     app.add_option("--opacity", opacity, "volume mode, 3-D view: DVR opacity per mm (default 0.05)")
         ->check(CLI::Range(1e-6, 100.0));
+    bool dvr_shade = false;
+    app.add_flag("--dvr-shade", dvr_shade,
+                 "volume mode, 3-D view: shade DVR samples by the spline gradient (a headlight)");
     app.add_option("--ray-step", ray_step,
                    "volume mode, 3-D view: the ray's step in voxels (0.05..1, default 0.5)")
         ->check(CLI::Range(0.05, 1.0));
@@ -511,6 +514,7 @@ int main(int argc, char** argv) {
       volume_options.view3d.iso = iso;
       volume_options.view3d.opacity = opacity;
       if (ray_step) volume_options.view3d.step = *ray_step;
+      volume_options.view3d.dvr_shade = dvr_shade;
       if (!tf_preset.empty()) {
         (void)sv::viewer::make_transfer_function(tf_preset, 0.0, 1.0);  // refuses unknown names
         volume_options.view3d.tf_preset = tf_preset;

@@ -213,6 +213,10 @@ TransferFunction make_transfer_function(const std::string& preset, double low, d
 
 // ---- the march --------------------------------------------------------------------------------
 
+double dvr_shade_threshold(const RaySettings& s) {
+  return 1e-6 * std::abs(s.tf.high - s.tf.low);
+}
+
 bool ray_box(const glm::dvec3& eye, const glm::dvec3& dir, const glm::dvec3& dims, double* t0,
              double* t1) {
   double lo = 0.0, hi = kInf;
@@ -348,7 +352,15 @@ RayResult march(const Field& s, const RayFrame& f, const RaySettings& st, int x,
       have_prev = true;
       prev_t = t;
     } else {
-      const glm::dvec4 c = st.tf.lookup(v);
+      glm::dvec4 c = st.tf.lookup(v);
+      if (st.dvr_shade && c.a > 0.0) {
+        const glm::dvec3 g = f.normal_matrix * s.gradient(f.eye + t * dir);
+        const double len_g = glm::length(g);
+        if (len_g > dvr_shade_threshold(st)) {
+          const double shade = 0.35 + 0.65 * std::abs(glm::dot(g / len_g, glm::normalize(w)));
+          c = glm::dvec4(glm::dvec3(c) * shade, c.a);
+        }
+      }
       const double sigma = c.a * st.tf.opacity_per_mm;
       const double alpha = 1.0 - std::exp(-sigma * (b - a) * mm);
       const double wgt = (1.0 - out.rgba.a) * alpha;

@@ -112,8 +112,15 @@ struct RaySettings {
   double iso = 0.5;     // isosurface value
   int bisections = 10;  // isosurface refinement steps on the GPU (the reference converges)
   double dvr_cutoff = 0.99;
+  // DVR: shade each visible sample by 0.35 + 0.65 |n . v| (n the normalised gradient, v the view
+  // direction: a two-sided headlight) where |grad| (world, per mm) exceeds
+  // dvr_shade_threshold(); unshaded where the gradient vanishes (flat regions keep their colour).
+  bool dvr_shade = false;
   TransferFunction tf = make_transfer_function("grey ramp", 0.0, 1.0);
 };
+
+// 1e-6 of the transfer function's value range per mm.
+double dvr_shade_threshold(const RaySettings& s);
 
 // One ray's outcome, the quantity the pane shows.
 struct RayResult {

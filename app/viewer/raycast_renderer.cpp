@@ -18,7 +18,7 @@ constexpr GLuint kCellsUnit = 3;
 constexpr GLuint kTfUnit = 4;
 constexpr GLint kPane = 0, kOffset = 1, kEye = 2, kD0 = 3, kDx = 4, kDy = 5, kW0 = 6, kWx = 7,
                 kWy = 8, kNormalMatrix = 9, kLight = 10, kStep = 11, kLowScale = 12, kIso = 13,
-                kTfRange = 14, kDvr = 15, kSkip = 16, kBackground = 17;
+                kTfRange = 14, kDvr = 15, kSkip = 16, kBackground = 17, kShade = 18;
 constexpr int kGroup = 8;
 constexpr int kCell = 8;
 
@@ -175,6 +175,7 @@ void RaycastRenderer::dispatch(gl::Fetch method, const RayFrame& f, const RaySet
   p.set(kDvr,
         glm::vec2(static_cast<float>(st.tf.opacity_per_mm), static_cast<float>(st.dvr_cutoff)));
   p.set(kSkip, opt.skip ? 1 : 0);
+  p.set(kShade, glm::vec2(st.dvr_shade ? 1.0f : 0.0f, static_cast<float>(dvr_shade_threshold(st))));
   SV_GL_CHECK(glProgramUniform3f(p.id(), kBackground, opt.background.r, opt.background.g,
                                  opt.background.b));
   if (st.mode == RayMode::Dvr && st.tf.table != tf_uploaded_) {

@@ -44,6 +44,7 @@ struct RaycastView::Measurement {
 
 RaycastView::RaycastView(RaycastOptions options) : options_(std::move(options)) {
   settings_.step = options_.step;
+  settings_.dvr_shade = options_.dvr_shade;
   draw_options_ = RayDrawOptions{};
   apply_methods();
 }
@@ -192,6 +193,7 @@ std::string RaycastView::state_key() const {
                 settings_.tf.preset.c_str(), settings_.tf.low, settings_.tf.high,
                 settings_.tf.opacity_per_mm);
   std::string key = buf;
+  key += settings_.dvr_shade ? "|shaded" : "|flat";
   key += options_.truth && truth_ ? "|truth" : "|same";
   for (const Pane& p : panes_)
     key += "|" + std::string(gl::fetch_name(p.method)) + ":" + std::to_string(p.rect.width) + "x" +
@@ -442,6 +444,7 @@ void RaycastView::panel(const FrameInfo& f, const VolumeDocument* doc) {
                                  static_cast<float>(value_min_), static_cast<float>(value_max_));
     tf |= ImGui::SliderFloat("opacity per mm", &opacity_, 0.001f, 1.0f, "%.3f",
                              ImGuiSliderFlags_Logarithmic);
+    ImGui::Checkbox("shade (gradient headlight)", &settings_.dvr_shade);
     if (tf && tf_low_ < tf_high_)
       settings_.tf = make_transfer_function(tf_preset_, tf_low_, tf_high_, opacity_);
   }
@@ -476,7 +479,8 @@ nlohmann::json RaycastView::report() const {
     r["transfer_function"] = {{"preset", settings_.tf.preset},
                               {"low", settings_.tf.low},
                               {"high", settings_.tf.high},
-                              {"opacity_per_mm", settings_.tf.opacity_per_mm}};
+                              {"opacity_per_mm", settings_.tf.opacity_per_mm},
+                              {"shaded", settings_.dvr_shade}};
   r["skip_empty_space"] = draw_options_.skip;
   r["camera"] = {{"yaw_deg", camera_.yaw_deg},
                  {"pitch_deg", camera_.pitch_deg},

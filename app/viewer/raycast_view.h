@@ -48,6 +48,7 @@ struct RaycastOptions {
   std::optional<double> iso;      // default: 30% into the display window
   std::string tf_preset;          // default: "MRI soft tissue" ("CT bone" for CT-like ranges)
   std::optional<double> opacity;  // per mm
+  bool dvr_shade = false;         // DVR: shade by the gradient (RaySettings::dvr_shade)
   double yaw_deg = 120.0, pitch_deg = 10.0;  // from behind the patient's right ear
   bool accuracy = true;
   // Measure against the function the data was sampled from where the volume has one
