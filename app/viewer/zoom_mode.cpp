@@ -12,6 +12,7 @@
 #include <GLFW/glfw3.h>
 
 #include "panel_widgets.h"
+#include "splineview/derivative.h"
 #include "splineview/error.h"
 #include "splineview/gl/cuda_interop.h"
 #include "splineview/gl/gl.h"
@@ -175,6 +176,8 @@ void ZoomMode::adopt(DecodedImage decoded) {
     poll_smoothing(true);
   } else {
     quantity_ranges_.clear();
+    readout_spline_[0].reset();
+    readout_spline_[1].reset();
     make_meter();
   }
   if (accuracy_.enabled && !accuracy_.reference_problem().empty())
@@ -230,7 +233,37 @@ void ZoomMode::apply_coefficients(ArrayF coefficients, double lambda, bool uploa
   document_->coefficients = std::move(coefficients);  // the readout evaluates these
   lambda_ = lambda;
   quantity_ranges_.clear();
+  readout_spline_[0].reset();
+  readout_spline_[1].reset();
   make_meter();
+}
+
+std::vector<double> ZoomMode::quantity_at(std::size_t slot, const glm::dvec2& p) const {
+  const gl::Quantity& q = settings_.quantities[slot];
+  const gl::Fetch m = settings_.methods[slot];
+  if (!document_ || q.kind == gl::QuantityKind::Value || !quantity_problem(slot).empty()) return {};
+  const bool unfiltered = m == gl::Fetch::CubicUnfiltered;
+  std::shared_ptr<const SplineDerivatives<double>>& spline = readout_spline_[unfiltered ? 1 : 0];
+  if (!spline) {
+    DerivativeOptions opt;
+    opt.degree = 3;
+    opt.boundary = Boundary::Reflect;
+    opt.input_is_coefficients = true;
+    opt.threads = 1;
+    spline = std::make_shared<const SplineDerivatives<double>>(
+        ArrayD::from(unfiltered ? document_->samples : document_->coefficients), opt);
+  }
+  const double at[2] = {p.y, p.x};
+  std::vector<double> v(spline->channels());
+  quantity_reference(*spline, q, {1.0, 1.0, 1.0}, at, 1, v.data());
+  // Raw units: the normalisation is affine (raw = offset + scale v), so each derivative order
+  // takes one factor of the scale (the offset drops out); the Hessian's determinant two.
+  const double s = document_->range.scale.scale;
+  const double f = q.kind == gl::QuantityKind::HessianDeterminant  ? s * s
+                   : q.kind == gl::QuantityKind::GradientMagnitude ? std::fabs(s)
+                                                                   : s;
+  for (double& x : v) x *= f;
+  return v;
 }
 
 void ZoomMode::start_smoothing(double lambda) {
@@ -690,6 +723,12 @@ void ZoomMode::panel(const FrameInfo& f) {
         if (!r["values"].contains(gl::fetch_name(m))) continue;  // the GRBF before its solve
         line(std::string(method_short_name(m)) + ":", r["values"][gl::fetch_name(m)]);
       }
+      if (r.contains("quantities"))
+        for (const nlohmann::json& q : r["quantities"])
+          line("view " + std::to_string(q["view"].get<int>()) + " " +
+                   gl::quantity_label(gl::parse_quantity(q["quantity"].get<std::string>(), 2)) +
+                   " (raw per texel):",
+               q["values"]);
       ImGui::TextDisabled(
           "raw values (the file's units); the methods' values from the CPU double reference "
           "(sv::sample, the method's degree, on the same samples or coefficients), not read "
@@ -905,6 +944,18 @@ nlohmann::json ZoomMode::readout(const glm::dvec2& p) const {
     values[gl::fetch_name(gl::Fetch::Grbf)] = v;
   }
   r["values"] = values;
+  // The derivative views' quantities there (raw units per texel).
+  nlohmann::json quantities = nlohmann::json::array();
+  for (int i = 0; i < method_count(settings_.layout); ++i) {
+    const auto slot = static_cast<std::size_t>(i);
+    const std::vector<double> v = quantity_at(slot, p);
+    if (v.empty()) continue;
+    quantities.push_back({{"view", i + 1},
+                          {"method", gl::fetch_name(settings_.methods[slot])},
+                          {"quantity", gl::quantity_name(settings_.quantities[slot])},
+                          {"values", v}});
+  }
+  if (!quantities.empty()) r["quantities"] = quantities;
   return r;
 }
 

@@ -174,6 +174,12 @@ class ZoomMode final : public Mode {
   // Accuracy: one job per pane, the heat maps of the last results (one per pane).
   AccuracyOverlay accuracy_;
 
+  // The readout's derivative quantities in double at the cursor (or a --probe): view `slot`'s
+  // quantity of its method's spline, in raw units per texel; empty for a value view or one
+  // whose method cannot show it. The splines (the coefficients' and, for the unfiltered cubic,
+  // the samples') are made on first need and forgotten with the coefficients.
+  std::vector<double> quantity_at(std::size_t slot, const glm::dvec2& p) const;
+  mutable std::shared_ptr<const SplineDerivatives<double>> readout_spline_[2];
   // Derivative views: display range per quantity name (automatic ones are computed on first
   // need and forgotten with the coefficients).
   mutable std::map<std::string, double> quantity_ranges_;

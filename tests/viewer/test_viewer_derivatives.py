@@ -291,13 +291,28 @@ def case_ramp(viewer, outdir):
     shot, rep = os.path.join(outdir, "ramp.png"), os.path.join(outdir, "ramp.json")
     run([viewer, path, "--mode", "zoom", "--headless", "--screenshot", shot, "--report", rep,
          "--size", SIZE, "--layout", "grid", "--methods", "precise,otf,precise,nearest",
-         "--quantity", "dx,dy,gradient-magnitude,dy", "--quantity-range", str(rng)])
+         "--quantity", "dx,dy,gradient-magnitude,dy", "--quantity-range", str(rng),
+         "--probe", "47.3,38.6"])
     report = json.load(open(rep))
     img = png_rgb(shot)
     c = coefficients(f)
     views = report["views"]
     if "no derivatives" not in views[3].get("quantity_problem", ""):
         fail("ramp: the nearest view does not say it has no derivatives")
+    # The readout at the probe: each derivative view's quantity in raw units per texel (the
+    # float data in [0, 1] are their own normalised values), as the oracle evaluates it.
+    got = {q["view"]: q["values"][0] for q in report["readout"][0].get("quantities", [])}
+    at = np.array([[38.6, 47.3]])
+    for i, name in ((1, "dx"), (2, "dy"), (3, "gradient-magnitude")):
+        want = quantity(c, at, name, [1, 1])[0]
+        # The readout evaluates in double on the float coefficients the views sample: their
+        # rounding (u max|c|, times the derivative weights' sum 1.5 and the prefilter's
+        # amplification, a few) is the tolerance's scale.
+        if i not in got or abs(got[i] - want) > 64 * U * np.abs(c).max():
+            fail("ramp readout view %d %s: %s, oracle %.9g" % (i, name, got.get(i), want))
+    if 4 in got:
+        fail("ramp readout: the nearest view has no quantity to read out")
+    print("ramp readout at (47.3, 38.6): %s (oracle dx %.6g)" % (got, sx))
     for v, expect in zip(views[:3], [sx, sy, np.hypot(sx, sy)]):
         name = v["quantity"]
         check_pixels("ramp %s %s (= %.4g)" % (v["method"], name, expect), img, v, c, name, rng,
