@@ -693,10 +693,16 @@ Plan plan_resample(const std::vector<std::size_t>& input_dims, std::size_t chann
   return plan;
 }
 
-// A --zoom below 1 on some axis that asks for the anti-aliasing (no --point-sample).
-bool wants_antialias(const ResampleArgs& args) {
-  if (!args.has_zoom || args.point_sample) return false;
-  return std::any_of(args.zoom.begin(), args.zoom.end(), [](double z) { return z < 1; });
+// A --zoom below 1 on some axis, or a --shape smaller than IN's extents (in_dims) on some axis,
+// that asks for the anti-aliasing (no --point-sample).
+bool wants_antialias(const ResampleArgs& args, const std::vector<std::size_t>& in_dims) {
+  if (args.point_sample) return false;
+  if (args.has_zoom)
+    return std::any_of(args.zoom.begin(), args.zoom.end(), [](double z) { return z < 1; });
+  if (args.has_shape && args.shape.size() == in_dims.size())
+    for (std::size_t d = 0; d < in_dims.size(); ++d)
+      if (args.shape[d] < in_dims[d]) return true;
+  return false;
 }
 
 // The least-squares reduction has an exact finite form only where the mode's symmetry maps the
@@ -707,12 +713,14 @@ bool antialias_exact(const ResampleArgs& args, sv::Boundary b) {
                         : b == sv::Boundary::Mirror;
 }
 
-// --zoom below 1 is anti-aliased on the CPU unless --point-sample, where the mode and grid
-// allow it: the least-squares reduction (sv::reduce_to_shape) of the axes that shrink, at
-// scipy's output positions; the axes that grow are then zoomed from its samples as before.
-// Elsewhere (and on the GPU backends) the spline is point-sampled, as scipy.ndimage.zoom does.
-bool antialiased(const ResampleArgs& args, sv::Boundary b) {
-  return wants_antialias(args) && antialias_exact(args, b) && !is_gpu(args.common.backend);
+// --zoom below 1 and --shape smaller than IN are anti-aliased on the CPU unless --point-sample,
+// where the mode and grid allow it: the least-squares reduction (sv::reduce_to_shape) of the
+// axes that shrink, at scipy's output positions; the axes that grow are then zoomed from its
+// samples as before. Elsewhere (and on the GPU backends) the spline is point-sampled, as
+// scipy.ndimage.zoom does, with a note on stderr.
+bool antialiased(const ResampleArgs& args, sv::Boundary b,
+                 const std::vector<std::size_t>& in_dims) {
+  return wants_antialias(args, in_dims) && antialias_exact(args, b) && !is_gpu(args.common.backend);
 }
 
 template <class T>
@@ -750,7 +758,7 @@ sv::ArrayD transformed(sv::ArrayD&& input, const Plan& plan, const ResampleArgs&
     switch (plan.op) {
       case Op::Zoom:
       case Op::Shape:
-        if (plan.op == Op::Zoom && antialiased(args, sopt.boundary))
+        if (antialiased(args, sopt.boundary, st.in_dims))
           a = antialiased_zoom(std::move(t), st, args, sopt, prefilter);
         else
           a = sv::zoom(std::move(t), st.out_dims, args.grid_mode, sopt, prefilter);
@@ -1193,7 +1201,7 @@ void check_one_channel(std::size_t channels, const std::string& in) {
 Json resample_json(const ResampleArgs& args, const Backend& backend, const sv::ResampleOptions& opt,
                    int degree, bool prefilter, Precision precision, double seconds,
                    const std::vector<std::size_t>& dims, std::size_t channels, bool channel_axis,
-                   const std::string& fetch) {
+                   const std::string& fetch, const std::vector<std::size_t>& in_dims) {
   const char* m = args.degree >= 0 ? method_of_degree(degree, prefilter) : args.method.c_str();
   Json j{{"command", "resample"},
          {"backend", backend.name()},
@@ -1218,9 +1226,10 @@ Json resample_json(const ResampleArgs& args, const Backend& backend, const sv::R
     j["shift"] = args.shift.size() == 1 ? Json(args.shift[0]) : Json(args.shift);
   }
   if (args.has_zoom || args.has_shape) j["grid_mode"] = args.grid_mode;
-  // how a --zoom below 1 was done (the GPU backends and --out-of-core point-sample)
-  if (args.has_zoom)
-    j["downsampling"] = antialiased(args, opt.boundary) ? "least-squares" : "point";
+  // how a --zoom below 1 or a smaller --shape was done (the GPU backends and --out-of-core
+  // point-sample)
+  if (args.has_zoom || args.has_shape)
+    j["downsampling"] = antialiased(args, opt.boundary, in_dims) ? "least-squares" : "point";
   j.update(gpu_json(backend, fetch, args.common));
   return j;
 }
@@ -1273,7 +1282,7 @@ void resample_mapped(const ResampleArgs& args, const Backend& backend,
   out.commit();
   if (args.common.json) {
     Json j = resample_json(args, backend, opt, degree, prefilter, Precision::Single, seconds,
-                           out_dims, 1, in.channel_axis(), "");
+                           out_dims, 1, in.channel_axis(), "", in.dims());
     j["out_of_core"] = out_of_core_json(st);
     j["out_of_core"].update(mapped_json(in, convert_seconds, had_work_file));
     print_json(j);
@@ -1387,19 +1396,27 @@ void run_resample(const ResampleArgs& args) {
   sv::Loaded in = load_input(args.in, args.channels, args.common);
   check_finite(in, args.in, args.common);
   const sv::ArrayD& input = in.array;
+  const std::vector<std::size_t> in_dims = input.dims();  // IN is moved into the work below
   if (args.has_rotate && gpu && !args.out_of_core && input.rank() != 2)
     throw sv::Error("resample: --rotate on --backend " + name + " needs a 2-D image; '" +
                     shown(args.in) + "' is " + std::to_string(input.rank()) + "-D (" +
                     sv::describe_shape(input.dims(), input.channels()) +
                     "); use --backend cpu or --zoom");
   const Plan plan = plan_resample(input.dims(), input.channels(), args);
-  if (!gpu && wants_antialias(args) && !antialias_exact(args, opt.boundary))
+  const char* shrink = args.has_zoom ? "--zoom below 1" : "--shape smaller than IN";
+  if (!gpu && wants_antialias(args, input.dims()) && !antialias_exact(args, opt.boundary))
     std::fprintf(stderr,
-                 "splinetool: note: resample: --zoom below 1 with --mode %s and --grid-mode %s "
+                 "splinetool: note: resample: %s with --mode %s and --grid-mode %s "
                  "point-samples the spline (the anti-aliasing least-squares reduction is exact "
                  "for --mode reflect or grid-wrap with --grid-mode true, mirror with false); "
                  "--point-sample says so and silences this\n",
-                 sv::boundary_scipy_name(opt.boundary), args.grid_mode ? "true" : "false");
+                 shrink, sv::boundary_scipy_name(opt.boundary), args.grid_mode ? "true" : "false");
+  if (gpu && wants_antialias(args, input.dims()))
+    std::fprintf(stderr,
+                 "splinetool: note: resample: %s on --backend %s point-samples the spline (the "
+                 "anti-aliasing least-squares reduction runs on --backend cpu); --point-sample "
+                 "says so and silences this\n",
+                 shrink, name.c_str());
   if (extension(args.out) == ".png" && input.rank() != 2)
     throw sv::Error("resample: a .png output needs a 2-D result; '" + shown(args.in) + "' is " +
                     std::to_string(input.rank()) + "-D");
@@ -1477,7 +1494,7 @@ void run_resample(const ResampleArgs& args) {
 
   if (args.common.json) {
     Json j = resample_json(args, *backend, opt, degree, prefilter, precision, seconds,
-                           result.dims(), result.channels(), in.channel_axis, fetch);
+                           result.dims(), result.channels(), in.channel_axis, fetch, in_dims);
     if (args.has_rotate) j["axes"] = {plan.axis_a, plan.axis_b};
     if (ext == ".png") {
       j["png_dtype"] = sv::dtype_name(dtype);

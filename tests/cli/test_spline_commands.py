@@ -17,7 +17,8 @@
             spline.
   resample  --zoom below 1 (the CPU's default) equals reduce --zoom bit for bit; a cosine above
             the coarse Nyquist comes out with the amplitude |A(w, 1/2)| (the point sampling's
-            alias keeps its amplitude); --point-sample is scipy.ndimage.zoom; a mode without an
+            alias keeps its amplitude); --shape smaller than IN is the same reduction;
+            --point-sample is scipy.ndimage.zoom; a mode without an
             exact reduction point-samples and says so.
   errors    reduce --backend cuda refused (issue 17, exit 2), negative lambda, even degree with
             lambda > 0, OUT = IN, non-finite IN, bad --zoom/--mode/--shape/OUT; one line on
@@ -314,6 +315,22 @@ def main():
             tool.ok("reduce", ip, w.path("r.npy"), "--zoom", zoom, *red)
             check(np.array_equal(load(w.path("z.npy")), load(w.path("r.npy"))),
                   "resample --zoom %s %s is not reduce --zoom" % (zoom, extra))
+        # --shape smaller than IN: the same reduction as the zoom to that shape (issue 17)
+        j = json.loads(tool.ok("resample", ip, w.path("s.npy"), "--shape", "12,15",
+                               "--json").stdout)
+        tool.ok("resample", ip, w.path("z.npy"), "--zoom", "0.5")
+        check(j["downsampling"] == "least-squares" and
+              np.array_equal(load(w.path("s.npy")), load(w.path("z.npy"))),
+              "resample --shape 12,15 is not the anti-aliased --zoom 0.5: %s" % j)
+        tool.ok("resample", ip, w.path("r.npy"), "--zoom", "0.5")
+        j = json.loads(tool.ok("resample", ip, w.path("s.npy"), "--shape", "12,45", "--json",
+                               "--point-sample").stdout)
+        check(j["downsampling"] == "point" and load(w.path("s.npy")).shape == (12, 45),
+              "resample --shape 12,45 --point-sample: %s" % j)
+        j = json.loads(tool.ok("resample", ip, w.path("s.npy"), "--shape", "12,45",
+                               "--json").stdout)
+        check(j["downsampling"] == "least-squares" and load(w.path("s.npy")).shape == (12, 45),
+              "resample --shape 12,45: %s" % j)
         # mixed: the growing axis zoomed from the reduced samples
         tool.ok("resample", ip, w.path("z.npy"), "--zoom", "0.5,2")
         check(load(w.path("z.npy")).shape == (12, 60), "resample --zoom 0.5,2 shape")
