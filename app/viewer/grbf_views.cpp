@@ -104,6 +104,7 @@ bool GrbfViews::settled(bool wanted, double sigma) const {
 
 std::string GrbfViews::status(double sigma) const {
   char text[64];
+  if (!samples_) return "no GRBF: the samples were not kept (over the readout budget)";
   if (solving_.valid()) {
     std::snprintf(text, sizeof text, "solving the GRBF weights, sigma %.3g ...", solving_sigma_);
     return text;

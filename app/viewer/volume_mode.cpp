@@ -1335,8 +1335,7 @@ nlohmann::json VolumeMode::report() const {
   r["views"] = views;
   if (grbf_wanted() || grbf_.shown()) {
     r["grbf"] = grbf_.report();
-    if (!grbf_.has_data())
-      r["grbf"]["error"] = "no GRBF: the samples were not kept (over the readout budget)";
+    if (!grbf_.has_data()) r["grbf"]["error"] = grbf_.status(sigma_);
   }
   r["times_ms"] = {{"load", v.load_ms},
                    {"upload", doc_->upload_ms},
