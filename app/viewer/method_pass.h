@@ -1,7 +1,8 @@
-// The viewer's image pass for all six reconstruction methods of the GLSL fetch library
+// The viewer's image pass for the reconstruction methods of the GLSL fetch library
 // (shaders/bspline_fetch.glsl through shaders/view.frag): nearest, linear and cubic B-spline
 // without prefilter on the raw samples; the lookup-table, on-the-fly and precise flavours of
-// the prefiltered cubic on the coefficients. gl::ViewPass knows only the first four methods of
+// the prefiltered cubic on the coefficients; the Gaussian RBF (shaders/grbf_fetch.glsl) on its
+// weights (the zoom and volume modes). gl::ViewPass knows only the first four methods of
 // gl::FetchMethod; the viewer compares all the flavours the evaluator has (gl::Fetch), so it
 // compiles the same shader files with each flavour's #define here.
 #pragma once
@@ -83,7 +84,7 @@ ShaderDefines view_defines(gl::Fetch method, const gl::Quantity& q, std::size_t 
 
 class MethodPass {
  public:
-  // Compiles the six programs and the lookup table; needs a current GL 4.5 context. Throws
+  // Compiles the seven programs and the lookup table; needs a current GL 4.5 context. Throws
   // sv::Error naming the shader file and line on a compile error.
   MethodPass();
 

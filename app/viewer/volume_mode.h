@@ -1,6 +1,6 @@
 // The viewer's volume slices mode: a 2x2 grid of the axial, coronal, sagittal and an oblique
 // plane through one shared crosshair point, each drawn in millimetres (anisotropic voxels keep
-// their proportions) with one of the six reconstruction methods of the 2-D view, grey through
+// their proportions) with one of the seven reconstruction methods of the 2-D view, grey through
 // window/level. The volume loads without blocking the UI: a worker thread reads and decodes the
 // file, update() then uploads and prefilters it on the GL thread (volume_document.h).
 //
@@ -34,7 +34,7 @@
 //   middle drag or Shift+left drag   window/level: right widens the window, down raises the
 //                          level (darker)
 //   Up/Down, PgUp/PgDn     next/previous slice of the view under the cursor
-//   1..6                   method of the view under the cursor (of all views while "one
+//   1..7                   method of the view under the cursor (7: GRBF) (of all views while "one
 //                          method for all views" is on)
 //   R                      fit all views
 //   H                      error heat map on/off
