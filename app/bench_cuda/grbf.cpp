@@ -2,8 +2,10 @@
 // 2-D and 3-D medical images with CUDA" (Chen et al.): a real 60x60 image (a crop of the bundled
 // ascent.png) zoomed by 0.5, 2, 4 and 8; the same image at 120x120 and 512x512 zoomed by 2; a
 // 512x512x192 volume upsampled axially by 2 and 3 (the paper's confocal stack's size; smooth
-// random data, since the stack is not available) and the bundled MRI head axially by 2. sigma 1,
-// float on the GPU (as the paper), double and float on the CPU (every core).
+// random data, since the stack is not available) and the bundled MRI head axially by 2 and 3. sigma
+// 1, float on the GPU (as the paper), double on the CPU (every core). Beside GRBF, the GPU's cubic
+// and quintic B-spline zoom of the same samples at the same positions (prefilter + evaluation,
+// float, mirror), per output sample: the cost comparison of issue 18.
 //
 // Times split as the paper's: the solve (CPU: sv::grbf_solve's Cholesky solves; GPU: the banded
 // inverse products on the device, the host inverses cached) and the resampling (the tensor-grid
@@ -24,6 +26,8 @@
 #include "bench_cuda.h"
 #include "splineview/cuda_device.h"
 #include "splineview/cuda_grbf.h"
+#include "splineview/cuda_memory.h"
+#include "splineview/cuda_ndimage.h"
 #include "splineview/grbf.h"
 #include "splineview/io.h"
 
@@ -119,6 +123,34 @@ sv::ArrayD smooth_volume(const std::vector<std::size_t>& dims, std::uint64_t see
   return unit(std::move(a));
 }
 
+// The cubic or quintic B-spline zoom of the same samples at the same positions on the GPU, in
+// float (sv::cuda::nd: the prefilter in place, mirror, then the evaluation at the per-axis
+// tables): device milliseconds (CUDA events), median of `reps`.
+double spline_ms(const sv::ArrayF& f, const std::vector<std::vector<double>>& pos, int degree,
+                 int reps) {
+  const std::size_t n = f.size();
+  std::size_t m = 1;
+  for (const auto& p : pos) m *= p.size();
+  cu::DeviceBuffer src(n), coef(n), out(m);
+  src.upload(f.data(), n);
+  std::vector<double> t;
+  for (int r = 0; r < reps + 1; ++r) {
+    coef.copy_from(src);
+    cu::EventTimer timer;
+    timer.start();
+    cu::nd::spline_filter(coef.data(), f.dims(), degree, sv::Boundary::Mirror, 0);
+    cu::nd::Spline s;
+    s.coefficients = coef.data();
+    s.dims = f.dims();
+    s.degree = degree;
+    s.mode = sv::Boundary::Mirror;
+    cu::nd::sample_tables<float>(s, pos, out.data(), 0);
+    timer.stop();
+    if (r > 0) t.push_back(timer.ms());  // the first run warms up
+  }
+  return median(t);
+}
+
 }  // namespace
 
 Json run_grbf(const GrbfBenchOptions& opt) {
@@ -147,10 +179,13 @@ Json run_grbf(const GrbfBenchOptions& opt) {
     tasks.push_back({"512x512x192, axial x2", vol, {2, 1, 1}, false});
     tasks.push_back({"512x512x192, axial x3", vol, {3, 1, 1}, false});
     sv::Loaded mri = sv::load_nrrd(opt.asset_dir + "/mri_t1_head.nrrd");
-    tasks.push_back({"MRI head " + sv::describe_shape(mri.array.dims(), 1) + ", axial x2",
-                     unit(std::move(mri.array)),
-                     {2, 1, 1},
-                     false});
+    const sv::ArrayD head = unit(std::move(mri.array));
+    for (double z : {2.0, 3.0})
+      tasks.push_back(
+          {"MRI head " + sv::describe_shape(head.dims(), 1) + ", axial x" + fmt("%g", z),
+           head,
+           {z, 1, 1},
+           false});
   }
 
   Json rows = Json::array();
@@ -159,9 +194,10 @@ Json run_grbf(const GrbfBenchOptions& opt) {
       "| task | output | CPU solve ms | CPU resample ms | GPU solve ms | GPU resample ms | GPU "
       "transfers ms | GPU total ms (first call) | CPU total / GPU total | resample CPU / GPU | "
       "blocked 60x60 CPU "
-      "ms | GPU vs CPU max / range | GPU vs CPU MSE "
+      "ms | GPU vs CPU max / range | GPU vs CPU MSE | GPU ns per output: GRBF (solve + resample) / "
+      "cubic / quintic B-spline (prefilter + zoom) "
       "|\n|---|---|---|---|---|---|---|---|---|---|---|"
-      "---|---|\n",
+      "---|---|---|\n",
       gpu.c_str(), reps);
   for (const Task& t : tasks) {
     std::fprintf(stderr, "grbf: %s\n", t.name.c_str());
@@ -220,13 +256,18 @@ Json run_grbf(const GrbfBenchOptions& opt) {
     }
     mse /= static_cast<double>(cpu_out.size());
     const double gpu_total = median(total);
+    const double outputs = static_cast<double>(cpu_out.size());
+    const double grbf_ns = (median(solve) + median(eval)) * 1e6 / outputs;
+    const double cubic_ns = spline_ms(f, pos, 3, reps) * 1e6 / outputs;
+    const double quintic_ns = spline_ms(f, pos, 5, reps) * 1e6 / outputs;
     const std::string out = sv::describe_shape(cpu_out.dims(), 1);
     std::printf(
         "| %s | %s | %.3f | %.3f | %.3f | %.3f | %.3f | %.3f (%.1f) | %.1fx | %.1fx | %s | %.2g | "
-        "%.2g |\n",
+        "%.2g | %.3g / %.3g / %.3g |\n",
         t.name.c_str(), out.c_str(), cpu_solve, cpu_grid, median(solve), median(eval), median(xfer),
         gpu_total, first_ms, (cpu_solve + cpu_grid) / gpu_total, cpu_grid / median(eval),
-        blocked_ms < 0 ? "-" : fmt("%.1f", blocked_ms).c_str(), maxd, mse);
+        blocked_ms < 0 ? "-" : fmt("%.1f", blocked_ms).c_str(), maxd, mse, grbf_ns, cubic_ns,
+        quintic_ns);
     std::fflush(stdout);
     rows.push_back({{"task", t.name},
                     {"output", out},
@@ -240,7 +281,10 @@ Json run_grbf(const GrbfBenchOptions& opt) {
                     {"gpu_first_inverse_ms", first.inverse_ms},
                     {"blocked_cpu_ms", blocked_ms},
                     {"max_diff", maxd},
-                    {"mse", mse}});
+                    {"mse", mse},
+                    {"grbf_ns_per_output", grbf_ns},
+                    {"cubic_ns_per_output", cubic_ns},
+                    {"quintic_ns_per_output", quintic_ns}});
   }
   return Json{{"gpu", gpu}, {"repeats", reps}, {"rows", rows}};
 }
