@@ -281,8 +281,13 @@ bool VolumeMode::settled() const {
 std::array<DetailPlan, 4> VolumeMode::detail_plans() const {
   std::array<DetailPlan, 4> plans{};
   if (!doc_ || !laid_out_ || doc_->volume.overview_level == 0) return plans;
-  for (Plane p : kPlanes)
+  for (Plane p : kPlanes) {
+    if (method(p) == gl::Fetch::Grbf) {  // the GRBF's weights are the overview's: no streaming
+      plans[plane_index(p)].why = "GRBF views show the overview (its weights)";
+      continue;
+    }
     plans[plane_index(p)] = plan_detail(doc_->volume, slice_grid(geometry_, p, cell(p)), limits_);
+  }
   return plans;
 }
 
