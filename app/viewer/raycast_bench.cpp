@@ -242,11 +242,11 @@ int main(int argc, char** argv) {
         for (std::size_t i = 0; i < a.size(); ++i)
           changed += mode == RayMode::Mip ? (a[i].x != b[i].x || a[i].y != b[i].y) : a[i] != b[i];
         // MIP: samples per ray through the volume, with and without skipping.
-        double samples = 0, samples_noskip = 0, rays_in = 0;
+        double samples_skip = 0, samples_noskip = 0, rays_in = 0;
         if (mode == RayMode::Mip)
           for (std::size_t i = 0; i < a.size(); ++i)
             if (b[i].y > 0.5f) {
-              samples += a[i].z;
+              samples_skip += a[i].z;
               samples_noskip += b[i].z;
               rays_in += 1;
             }
@@ -289,7 +289,7 @@ int main(int argc, char** argv) {
                     ray_method_label(method), ms, p95, 1000.0 / ms, ms_noskip, ms3, changed, acc);
         if (rays_in > 0)
           std::printf("       samples per ray through the volume: %.1f (without skipping %.1f)\n",
-                      samples / rays_in, samples_noskip / rays_in);
+                      samples_skip / rays_in, samples_noskip / rays_in);
         std::fflush(stdout);
         report["cases"].push_back(
             {{"mode", ray_mode_name(mode)},
@@ -300,7 +300,7 @@ int main(int argc, char** argv) {
              {"gpu_ms_no_skipping", ms_noskip},
              {"gpu_ms_three_panes", ms3},
              {"pixels_changed_by_skipping", changed},
-             {"mip_samples_per_ray", rays_in > 0 ? samples / rays_in : std::nan("")},
+             {"mip_samples_per_ray", rays_in > 0 ? samples_skip / rays_in : std::nan("")},
              {"mip_samples_per_ray_no_skipping",
               rays_in > 0 ? samples_noskip / rays_in : std::nan("")},
              {"accuracy",

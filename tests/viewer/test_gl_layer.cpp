@@ -91,7 +91,10 @@ glm::mat3 view_matrix(double z, double ox, double oy, int fb_h) {
 sv::gl::ImageTextures upload(const sv::ArrayF& samples) {
   sv::ArrayF coefficients = samples;
   sv::prefilter<float>(coefficients, {3, sv::Boundary::Reflect, 0});
-  return {sv::gl::upload_image(samples), sv::gl::upload_image(coefficients)};
+  sv::gl::ImageTextures t;
+  t.samples = sv::gl::upload_image(samples);
+  t.coefficients = sv::gl::upload_image(coefficients);
+  return t;
 }
 
 TEST(GlProgram, CompileErrorNamesTheIncludedFileAndLine) {
