@@ -280,8 +280,10 @@ struct AccuracyMeter::Pending {
 
 AccuracyMeter::AccuracyMeter(std::shared_ptr<const ArrayD> exact, const ArrayF& samples,
                              const ArrayF& coefficients, AnalyticTruth truth, double lambda,
-                             const std::array<double, 3>& axis_scale)
+                             const std::array<double, 3>& axis_scale,
+                             std::shared_ptr<ArrayD> exact_coefficients)
     : exact_(std::move(exact)),
+      exact_coefficients_(std::move(exact_coefficients)),
       truth_(std::move(truth)),
       lambda_(lambda),
       axis_scale_(axis_scale),
@@ -290,6 +292,8 @@ AccuracyMeter::AccuracyMeter(std::shared_ptr<const ArrayD> exact, const ArrayF& 
   if (!exact_ || exact_->dims() != samples.dims() || exact_->channels() != samples.channels() ||
       coefficients.dims() != samples.dims() || coefficients.channels() != samples.channels())
     throw Error("accuracy: the exact values, samples and coefficients must have one shape");
+  if (exact_coefficients_ && exact_coefficients_->dims() != samples.dims())
+    throw Error("accuracy: the exact coefficients must have the samples' shape");
 }
 
 AccuracyMeter::~AccuracyMeter() {

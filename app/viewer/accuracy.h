@@ -132,9 +132,13 @@ class AccuracyMeter {
   // 0 = the interpolating prefilter); the double reference's coefficients use the same.
   // `axis_scale` (texture order x, y, z): the derivative jobs' factor per order along each axis
   // (1 / spacing in mm for the volume mode), as the views apply it.
+  // `exact_coefficients`, when given, are the reference's coefficients (a streamed box's, made in
+  // double from its read region with the halo, volume_stream.h) instead of the prefilter of
+  // `exact`.
   AccuracyMeter(std::shared_ptr<const ArrayD> exact, const ArrayF& samples,
                 const ArrayF& coefficients, AnalyticTruth truth = {}, double lambda = 0.0,
-                const std::array<double, 3>& axis_scale = {1.0, 1.0, 1.0});
+                const std::array<double, 3>& axis_scale = {1.0, 1.0, 1.0},
+                std::shared_ptr<ArrayD> exact_coefficients = nullptr);
   double lambda() const { return lambda_; }
   const std::array<double, 3>& axis_scale() const { return axis_scale_; }
   // The Gaussian RBF's weights for gl::Fetch::Grbf jobs (issue 18): `gpu`, the float weights the

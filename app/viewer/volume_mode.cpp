@@ -267,6 +267,12 @@ std::optional<Progress> VolumeMode::progress() const {
 
 bool VolumeMode::accuracy_settled() const {
   if (!accuracy_.enabled || !doc_ || !laid_out_) return true;
+  for (Plane p : kPlanes)
+    if (const DetailTextures* d = detail(p);
+        d && d->exact && detail_accuracy_of_[plane_index(p)] != d->exact.get())
+      return false;
+  for (const AccuracyOverlay& o : detail_accuracy_)
+    if (!o.settled()) return false;
   return !fit_pending_ && meter_made_ && accuracy_.settled();
 }
 
@@ -469,8 +475,64 @@ std::vector<AccuracyJob> VolumeMode::accuracy_jobs() const {
   return jobs;
 }
 
+const AccuracyResult* VolumeMode::detail_accuracy(Plane p) const {
+  const std::size_t i = plane_index(p);
+  const DetailTextures* d = detail(p);
+  if (!accuracy_.enabled || !d || !d->exact || detail_accuracy_of_[i] != d->exact.get())
+    return nullptr;
+  return detail_accuracy_[i].result(0);
+}
+
+void VolumeMode::update_detail_accuracy(double time_s, bool now) {
+  for (Plane p : kPlanes) {
+    const std::size_t i = plane_index(p);
+    AccuracyOverlay& o = detail_accuracy_[i];
+    const DetailTextures* d = accuracy_.enabled && doc_ ? detail(p) : nullptr;
+    if (!d || !d->exact || !d->exact_coefficients) {
+      if (o.has_meter() || detail_accuracy_of_[i]) o.reset(nullptr);
+      detail_accuracy_of_[i] = nullptr;
+      continue;
+    }
+    if (detail_accuracy_of_[i] != d->exact.get()) {
+      detail_accuracy_of_[i] = d->exact.get();
+      try {
+        o.reset(std::make_unique<AccuracyMeter>(d->exact, d->samples, d->coefficients,
+                                                AnalyticTruth{}, 0.0, axis_scale(true),
+                                                d->exact_coefficients));
+      } catch (const std::exception& e) {
+        o.reset(nullptr, std::string("no accuracy overlay for the streamed box: ") + e.what());
+        continue;
+      }
+    }
+    o.enabled = true;
+    o.heat_map = accuracy_.heat_map;
+    o.heat_opacity = accuracy_.heat_opacity;
+    o.reference = accuracy_.reference.kind == ReferenceKind::Truth ? AccuracyReference{}
+                                                                   : accuracy_.reference;
+    // The view's grid in the box's index: file index (the overview's map) minus the box's origin.
+    const DecodedVolume& v = doc_->volume;
+    const gl::GridMapping g = slice_grid(geometry_, p, cell(p));
+    AccuracyJob job;
+    job.method = method(p);
+    job.quantity = quantities_[i];
+    job.grid = g;
+    for (std::size_t a = 0; a < 3; ++a) {
+      job.grid.origin[a] = v.overview_origin[a] + v.overview_step[a] * g.origin[a] -
+                           static_cast<double>(d->box.lo[a]);
+      job.grid.step_row[a] = v.overview_step[a] * g.step_row[a];
+      job.grid.step_col[a] = v.overview_step[a] * g.step_col[a];
+    }
+    try {
+      o.update({job}, time_s, now);
+    } catch (const std::exception& e) {
+      error_ = e.what();
+    }
+  }
+}
+
 void VolumeMode::update_accuracy(double time_s, bool now) {
   if (!accuracy_.enabled || !doc_ || !laid_out_) return;
+  update_detail_accuracy(time_s, now);
   if (!meter_made_) {
     meter_made_ = true;
     if (!doc_->has_accuracy_input()) {
@@ -979,11 +1041,14 @@ void VolumeMode::overlays(const FrameInfo& f, ImDrawList* list) {
     if (c.width <= 0 || c.height <= 0) continue;
     list->PushClipRect(pt({c.x, c.y}), pt({c.x + c.width, c.y + c.height}), true);
     const std::size_t i = plane_index(p);
-    // A streamed view is not what the meter measured (the overview's textures): no figures.
+    // A streamed view is measured on its own box (detail_accuracy_), not by the overview's meter.
     const bool streamed = streamer_.detail(i, plans[i]) != nullptr;
-    const AccuracyResult* measured = accuracy_.enabled && !streamed ? accuracy_.result(i) : nullptr;
-    if (heat && measured && !streamed) {
-      if (const gl::Texture* t = accuracy_.heat_texture(i))
+    const AccuracyResult* measured = !accuracy_.enabled ? nullptr
+                                     : streamed         ? detail_accuracy(p)
+                                                        : accuracy_.result(i);
+    if (heat && measured) {
+      if (const gl::Texture* t =
+              streamed ? detail_accuracy_[i].heat_texture(0) : accuracy_.heat_texture(i))
         draw_heat_map(list, *t, c, accuracy_.heat_opacity, s);
     }
 
@@ -1305,10 +1370,11 @@ nlohmann::json VolumeMode::report() const {
     }
     if (streamed && accuracy_.enabled)
       view["accuracy_note"] =
-          "not measured: the accuracy overlay measures the overview's textures, not a streamed box";
-    if (const AccuracyResult* a = accuracy_.enabled && !streamed && quantity_problem(p).empty()
-                                      ? accuracy_.result(plane_index(p))
-                                      : nullptr) {
+          "measured on the streamed box: its float textures against its coefficients in double "
+          "from the same read region and halo (grid in the box's index)";
+    if (const AccuracyResult* a = !accuracy_.enabled || !quantity_problem(p).empty() ? nullptr
+                                  : streamed ? detail_accuracy(p)
+                                             : accuracy_.result(plane_index(p))) {
       // The measured grid (the one above, once measured; accuracy.h's job_positions round it
       // once to float).
       view["grid"] = grid_json(a->job.grid);

@@ -170,6 +170,8 @@ class VolumeMode : public Mode {
   RaycastView& view3d() { return view3d_; }
   // The accuracy jobs of the current views (by plane: method and slice_grid of its cell).
   std::vector<AccuracyJob> accuracy_jobs() const;
+  // The accuracy of a streamed view p, measured on its box (nullptr: not streamed or not yet).
+  const AccuracyResult* detail_accuracy(Plane p) const;
   // Streaming of an overview's full resolution (volume_stream.h): each view's plan for its
   // current grid (nothing to stream at full resolution), and the box it draws from (nullptr:
   // the overview).
@@ -270,6 +272,12 @@ class VolumeMode : public Mode {
 
   VolumeStreamer streamer_;
   AccuracyOverlay accuracy_;
+  // A streamed view's own overlay (by plane): a meter on its box's textures against the box's
+  // coefficients in double (volume_stream.h), remade when the box changes.
+  std::array<AccuracyOverlay, 4> detail_accuracy_;
+  // What each one measures: the box's exact values (new for every streamed box).
+  std::array<const ArrayD*, 4> detail_accuracy_of_{};
+  void update_detail_accuracy(double time_s, bool now);
   RaycastView view3d_;
   bool meter_made_ = false;  // for doc_: the meter made, or refused (accuracy_.note())
   double time_s_ = 0.0;      // of the last update()

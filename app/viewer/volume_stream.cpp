@@ -182,6 +182,9 @@ DetailRegion compute_detail(const FullResolutionSource& source, const DetailBox&
     r.coefficients =
         prefilter_region(window, {lo[0], lo[1], lo[2]}, {hi[0], hi[1], hi[2]}, opt, 0.0, h);
     r.samples = crop(window, lo, hi);
+    r.exact = std::make_shared<const ArrayD>(ArrayD::from(r.samples));
+    r.exact_coefficients = std::make_shared<ArrayD>(prefilter_region(
+        ArrayD::from(window), {lo[0], lo[1], lo[2]}, {hi[0], hi[1], hi[2]}, opt, 0.0, h));
   } catch (const std::bad_alloc&) {
     throw Error("streaming the full resolution: out of memory for a box of " +
                 mib_text(4.0 * static_cast<double>(r.read.voxels())));
@@ -201,6 +204,8 @@ DetailTextures upload_detail(DetailRegion region) {
   gl::check_error("uploading a streamed box", __FILE__, __LINE__);
   t.samples = std::move(region.samples);
   t.coefficients = std::move(region.coefficients);
+  t.exact = std::move(region.exact);
+  t.exact_coefficients = std::move(region.exact_coefficients);
   t.compute_ms = region.ms;
   t.upload_ms = ms_since(start);
   return t;

@@ -19,7 +19,9 @@
 // - Coefficients (compute_detail): the box plus the prefilter halo sv::prefilter_halo<float>(3,
 //   3) per side (clamped to the file) is read, and sv::prefilter_region gives the box's
 //   coefficients with the reflect boundary at the file's real faces: within chunk_bound(3, 3,
-//   halo) times the data range (about float epsilon / 2) of the whole-volume prefilter's.
+//   halo) times the data range (about float epsilon / 2) of the whole-volume prefilter's. The
+//   same region is prefiltered in double too, as the reference of the view's accuracy overlay
+//   (VolumeMode keeps a meter per streamed view; see docs/ACCURACY.md 6.1).
 // - The slice pass draws a streamed view with the overview's map moved to the box's index
 //   (detail_mapping: file index minus the box's origin).
 //
@@ -112,6 +114,11 @@ struct DetailRegion {
   DetailBox read;  // the box plus the halo, clamped to the file: what was read
   ArrayF samples;
   ArrayF coefficients;
+  // For the accuracy overlay of the streamed view: the box's values in double (the file's values
+  // as read) and its coefficients computed in double from the same read region with the same
+  // halo (prefilter_region<double>): the reference of what the view draws.
+  std::shared_ptr<const ArrayD> exact;
+  std::shared_ptr<ArrayD> exact_coefficients;
   double ms = 0;  // reading and prefiltering
 };
 DetailRegion compute_detail(const FullResolutionSource& source, const DetailBox& box);
@@ -122,6 +129,8 @@ struct DetailTextures {
   DetailBox box;  // the file's voxels the textures hold
   gl::Texture samples_texture, coefficients_texture;
   ArrayF samples, coefficients;
+  std::shared_ptr<const ArrayD> exact;  // DetailRegion's, for the accuracy overlay
+  std::shared_ptr<ArrayD> exact_coefficients;
   double compute_ms = 0, upload_ms = 0;
   VolumeTextures textures() const { return {&samples_texture, &coefficients_texture}; }
 };

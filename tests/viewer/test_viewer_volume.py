@@ -97,6 +97,33 @@ def check_streaming(viewer, volume, outdir):
         fail("the overview matches the full resolution as well as the streamed views: the test "
              "cannot tell them apart (correlation %.4f)" % corr_o)
 
+    # The accuracy overlay of the streamed views (issue 15): each streamed view is measured on
+    # its own box, its float textures against the box's coefficients made in double from the
+    # same read region. The full-resolution document's views show the same pixels of the same
+    # volume, measured by the whole volume's meter: both are the precise fetch's float error,
+    # below the float bound 64 taps x 2^-24 x max|c| (max|c| <= 3 x 255 for the cubic's
+    # coefficients of 0..255 data), and of one size.
+    acc = [a for a in same if a != "--no-accuracy"]
+    _, rep_fa = render(viewer, volume, outdir, "precise", acc, "_zoomed_full_acc")
+    _, rep_sa = render(viewer, volume, outdir, "precise", acc + ["--texture-budget", "2"],
+                       "_zoomed_streamed_acc")
+    bound = 64 * 2.0 ** -24 * 3 * 255
+    for vf, vs in zip(rep_fa["views"], rep_sa["views"]):
+        a_f, a_s = vf.get("accuracy"), vs.get("accuracy")
+        if vs.get("streamed") is not True or a_s is None or a_f is None:
+            fail("view %s: streamed %r, no accuracy figures (%r; full resolution %r)"
+                 % (vs["plane"], vs.get("streamed"), vs.get("accuracy_note"), a_f))
+        if "streamed box" not in vs.get("accuracy_note", ""):
+            fail("view %s: accuracy note %r" % (vs["plane"], vs.get("accuracy_note")))
+        print("view %s: streamed max %.3g rms %.3g (%d points); full-resolution document max "
+              "%.3g rms %.3g" % (vs["plane"], a_s["max_abs"], a_s["rms"], a_s["points"],
+                                 a_f["max_abs"], a_f["rms"]))
+        if a_s["points"] < 1000 or not (0 < a_s["max_abs"] <= bound):
+            fail("view %s: streamed accuracy %r outside (0, %.3g]" % (vs["plane"], a_s, bound))
+        if not (a_f["rms"] / 10 <= a_s["rms"] <= a_f["rms"] * 10):
+            fail("view %s: streamed rms %.3g is not of the full-resolution document's size %.3g"
+                 % (vs["plane"], a_s["rms"], a_f["rms"]))
+
 
 def main():
     if len(sys.argv) != 4:
