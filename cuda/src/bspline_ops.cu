@@ -25,6 +25,7 @@
 #include <algorithm>
 #include <cmath>
 #include <complex>
+#include <cstdlib>
 #include <limits>
 #include <string>
 #include <type_traits>
@@ -375,6 +376,7 @@ struct Stencil {
   int term_z[kMaxTerms], term_pair[kMaxTerms];
   int combine;
   int BY, BZ;            // outputs of a tile along y and z
+  int one_row;           // load the tile a row at a time (the former kernel, for measurements)
   void* dst[kMaxTerms];  // the outputs (T*)
 };
 
@@ -427,22 +429,51 @@ __global__ void __launch_bounds__(kThreads)
     const int z0 = static_cast<int>(rest % tiles_z) * BZ;
     const int c = static_cast<int>(rest / tiles_z);
 
-    // 1. The input tile with its halo, a warp per row of IX samples along x (coalesced but for
-    //    the channel stride); the row's y and z extension computed once.
+    // 1. The input tile with its halo, a warp per row of IX (<= 64) samples along x (coalesced
+    //    but for the channel stride); the row's y and z extension computed once. A warp issues
+    //    the loads of kRowBatch rows into registers before storing any, so that many loads are
+    //    in flight (one row at a time left the SM waiting on DRAM latency).
     const int xs = S.crop[2] + x0 + S.first[2];
-    for (int row = warp; row < rows; row += kThreads / 32) {
+    constexpr int kWarps = kThreads / 32, kRowBatch = 8;
+    // S.one_row: the former load, a row at a time (SV_STENCIL_ONE_ROW=1, for measurements).
+    for (int row = warp; S.one_row && row < rows; row += kWarps) {
       const int y = row % IY, z = row / IY;
       const int ey = ext(S.crop[1] + y0 + S.first[1] + y, S.in[1], S.mode);
       const int ez = ext(S.crop[0] + z0 + S.first[0] + z, S.in[0], S.mode);
       T* d = s_in + row * IX;
-      if ((ey | ez) < 0) {
-        for (int x = lane; x < IX; x += 32) d[x] = outside;
-        continue;
-      }
       const T* g = src + (static_cast<long long>(ez) * S.in[1] + ey) * S.in[2] * C + c;
       for (int x = lane; x < IX; x += 32) {
         const int ex = ext(xs + x, S.in[2], S.mode);
-        d[x] = ex >= 0 ? __ldg(g + static_cast<long long>(ex) * C) : outside;
+        d[x] = (ey | ez) >= 0 && ex >= 0 ? __ldg(g + static_cast<long long>(ex) * C) : outside;
+      }
+    }
+    for (int r0 = warp; !S.one_row && r0 < rows; r0 += kWarps * kRowBatch) {
+      T v[kRowBatch][2];
+#pragma unroll
+      for (int j = 0; j < kRowBatch; ++j) {
+        v[j][0] = v[j][1] = outside;
+        const int row = r0 + j * kWarps;
+        if (row >= rows) continue;
+        const int y = row % IY, z = row / IY;
+        const int ey = ext(S.crop[1] + y0 + S.first[1] + y, S.in[1], S.mode);
+        const int ez = ext(S.crop[0] + z0 + S.first[0] + z, S.in[0], S.mode);
+        if ((ey | ez) < 0) continue;
+        const T* g = src + (static_cast<long long>(ez) * S.in[1] + ey) * S.in[2] * C + c;
+#pragma unroll
+        for (int h = 0; h < 2; ++h) {
+          const int x = lane + 32 * h;
+          if (x >= IX) continue;
+          const int ex = ext(xs + x, S.in[2], S.mode);
+          if (ex >= 0) v[j][h] = __ldg(g + static_cast<long long>(ex) * C);
+        }
+      }
+#pragma unroll
+      for (int j = 0; j < kRowBatch; ++j) {
+        const int row = r0 + j * kWarps;
+        if (row >= rows) continue;
+#pragma unroll
+        for (int h = 0; h < 2; ++h)
+          if (lane + 32 * h < IX) s_in[row * IX + lane + 32 * h] = v[j][h];
       }
     }
     __syncthreads();
@@ -718,6 +749,11 @@ void run_stencil(const T* src, const std::vector<T*>& dst, const Layout& in, std
   }
   S.BY = by;
   S.BZ = bz;
+  static const bool one_row = [] {
+    const char* e = std::getenv("SV_STENCIL_ONE_ROW");
+    return e && *e == '1';
+  }();
+  S.one_row = one_row ? 1 : 0;
   const int shmem = shared_bytes(S, by, bz, sizeof(T));
   if (shmem > 200 * 1024) throw Error(std::string(what) + ": the filter's tile is too large");
   for (std::size_t q = 0; q < dst.size() && q < kMaxTerms; ++q) S.dst[q] = dst[q];
