@@ -21,7 +21,7 @@
 //   coefficients with the reflect boundary at the file's real faces: within chunk_bound(3, 3,
 //   halo) times the data range (about float epsilon / 2) of the whole-volume prefilter's. The
 //   same region is prefiltered in double too, as the reference of the view's accuracy overlay
-//   (VolumeMode keeps a meter per streamed view; see docs/ACCURACY.md 6.1).
+//   (VolumeMode keeps a meter per streamed view; docs/ACCURACY.md, "The volume mode's overlay").
 // - The slice pass draws a streamed view with the overview's map moved to the box's index
 //   (detail_mapping: file index minus the box's origin).
 //
