@@ -2,8 +2,12 @@
 // report and printing a short Markdown table on stdout (progress on stderr).
 #pragma once
 
+#include <algorithm>
+#include <chrono>
 #include <cstddef>
 #include <cstdint>
+#include <cstdio>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -12,6 +16,33 @@
 namespace cbench {
 
 using Json = nlohmann::json;
+
+// The median of timings (the mean of the middle two for an even count).
+inline double median(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  const std::size_t n = v.size();
+  return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+}
+
+// One number through a printf format ("%.3f").
+inline std::string fmt(const char* f, double v) {
+  char b[64];
+  std::snprintf(b, sizeof b, f, v);
+  return b;
+}
+
+// The median wall-clock milliseconds of `repeats` calls of f (host work, or device work that f
+// waits for).
+inline double wall_ms(const std::function<void()>& f, int repeats) {
+  std::vector<double> t;
+  for (int r = 0; r < repeats; ++r) {
+    const auto t0 = std::chrono::steady_clock::now();
+    f();
+    t.push_back(
+        std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count());
+  }
+  return median(t);
+}
 
 struct PrefilterOptions {
   bool quick = false;  // small sizes, few repeats

@@ -40,29 +40,6 @@ struct Case {
   double thesis[5];
 };
 
-double median(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  const std::size_t n = v.size();
-  return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
-}
-
-std::string fmt(const char* f, double v) {
-  char b[64];
-  std::snprintf(b, sizeof b, f, v);
-  return b;
-}
-
-double cpu_ms(const std::function<void()>& f, int repeats) {
-  std::vector<double> t;
-  for (int r = 0; r < repeats; ++r) {
-    const auto t0 = std::chrono::steady_clock::now();
-    f();
-    t.push_back(
-        std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count());
-  }
-  return median(t);
-}
-
 }  // namespace
 
 Json run_bspline(const BsplineOptions& opt) {
@@ -226,21 +203,21 @@ Json run_bspline(const BsplineOptions& opt) {
     sv::direct_transform(cc, c0);
     std::vector<double> cpu(ops.size(), -1);
     if (opt.cpu) {
-      cpu[1] = cpu_ms(
+      cpu[1] = wall_ms(
           [&] {
             sv::ArrayF a = samples;
             sv::direct_transform(a, c0);
           },
           cpu_repeats);
-      cpu[4] = cpu_ms(
+      cpu[4] = wall_ms(
           [&] {
             sv::ArrayF a = cc;
             sv::indirect_transform(a, c0);
           },
           cpu_repeats);
-      cpu[5] = cpu_ms([&] { sv::laplacian_filter(cc, cdo); }, cpu_repeats);
-      cpu[6] = cpu_ms([&] { sv::derivative_filter(cc, d1, cdo); }, cpu_repeats);
-      cpu[8] = cpu_ms(
+      cpu[5] = wall_ms([&] { sv::laplacian_filter(cc, cdo); }, cpu_repeats);
+      cpu[6] = wall_ms([&] { sv::derivative_filter(cc, d1, cdo); }, cpu_repeats);
+      cpu[8] = wall_ms(
           [&] {
             sv::ArrayF a = samples;
             sv::direct_transform(a, c0);

@@ -38,12 +38,6 @@ namespace {
 namespace cu = sv::cuda;
 using cu::FfdKernel;
 
-double median(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  const std::size_t n = v.size();
-  return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
-}
-
 struct Volume {
   std::string name;  // P4's x*y*z
   std::size_t x, y, z;

@@ -36,29 +36,6 @@ namespace {
 
 namespace cu = sv::cuda;
 
-double median(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  const std::size_t n = v.size();
-  return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
-}
-
-std::string fmt(const char* f, double v) {
-  char b[64];
-  std::snprintf(b, sizeof b, f, v);
-  return b;
-}
-
-double ms_of(const std::function<void()>& f, int repeats) {
-  std::vector<double> t;
-  for (int r = 0; r < repeats; ++r) {
-    const auto t0 = std::chrono::steady_clock::now();
-    f();
-    t.push_back(
-        std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count());
-  }
-  return median(t);
-}
-
 // Output positions of scipy's zoom (grid_mode False) by factor z on an axis of n samples.
 std::vector<double> zoom_axis(std::size_t n, double z) {
   const std::size_t m =
@@ -209,8 +186,8 @@ Json run_grbf(const GrbfBenchOptions& opt) {
     // CPU, double.
     sv::GrbfWeights<double> w;
     sv::ArrayD cpu_out;
-    const double cpu_solve = ms_of([&] { w = sv::grbf_solve(t.data, go); }, reps);
-    const double cpu_grid = ms_of([&] { cpu_out = sv::grbf_grid(w, pos); }, reps);
+    const double cpu_solve = wall_ms([&] { w = sv::grbf_solve(t.data, go); }, reps);
+    const double cpu_grid = wall_ms([&] { cpu_out = sv::grbf_grid(w, pos); }, reps);
     // GPU, float.
     const sv::ArrayF f = sv::ArrayF::from(t.data);
     cu::GrbfTiming first;
@@ -234,7 +211,7 @@ Json run_grbf(const GrbfBenchOptions& opt) {
       bo.sigma = {1.0};
       bo.block = {60};
       bo.overlap = t.data.dim(0) > 60 ? 1 : 0;
-      blocked_ms = ms_of(
+      blocked_ms = wall_ms(
           [&] {
             const auto b = sv::grbf_blocked_solve(t.data, bo);
             std::vector<double> p;

@@ -41,12 +41,6 @@ constexpr double kGoalPrecise = 0.4;
 
 const std::array<Fetch, 4> kFetches = {Fetch::Nearest, Fetch::Linear, Fetch::Cubic, Fetch::Precise};
 
-double median(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  const std::size_t n = v.size();
-  return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
-}
-
 struct PositionSet {
   std::string name;
   std::string description;

@@ -32,12 +32,6 @@ using cu::UpscaleMethod;
 
 constexpr double kGoalMs = 0.5;  // prefilter + cubic upscale, 1080p -> 4K
 
-double median(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  const std::size_t n = v.size();
-  return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
-}
-
 struct Case {
   std::string name;
   std::size_t w, h;
