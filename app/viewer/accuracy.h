@@ -228,6 +228,17 @@ class AccuracyOverlay {
   bool has_meter() const { return meter_ != nullptr; }
   const AccuracyMeter* meter() const { return meter_.get(); }
   AccuracyMeter* meter() { return meter_.get(); }
+  // New GRBF weights for the views (both null: none): handed to the meter (set_grbf or
+  // clear_grbf) and the current view measured again. Nothing without a meter.
+  void set_grbf(std::shared_ptr<const GrbfWeights<float>> gpu,
+                std::shared_ptr<const GrbfWeights<double>> exact) {
+    if (!meter_) return;
+    if (gpu && exact)
+      meter_->set_grbf(std::move(gpu), std::move(exact));
+    else
+      meter_->clear_grbf();
+    remeasure();
+  }
   // What the views show changed without the jobs changing (new GRBF weights): forget the
   // measurement of the current view and its heat maps, so that it is measured again.
   void remeasure() {

@@ -581,14 +581,7 @@ void VolumeMode::use_grbf(const GrbfSolution& s) {
     grbf_texture_.upload(GL_RED, GL_FLOAT, s.gpu->w.data());
     grbf_fetch_ = grbf_.fetch_options(true);
   }
-  if (AccuracyMeter* meter = accuracy_.meter()) {
-    if (s.gpu && s.exact) {
-      meter->set_grbf(s.gpu, s.exact);
-    } else {
-      meter->clear_grbf();
-    }
-    accuracy_.remeasure();
-  }
+  accuracy_.set_grbf(s.gpu, s.exact);
 }
 
 void VolumeMode::update_grbf(double time_s, bool now) {

@@ -211,14 +211,7 @@ void ZoomMode::use_grbf(const GrbfSolution& s) {
     const std::size_t ch = s.gpu->w.channels();
     t.grbf_fetch = grbf_.fetch_options(ch == 1 || ch == 3);
   }
-  if (AccuracyMeter* meter = accuracy_.meter()) {
-    if (s.gpu && s.exact) {
-      meter->set_grbf(s.gpu, s.exact);
-    } else {
-      meter->clear_grbf();
-    }
-    accuracy_.remeasure();
-  }
+  accuracy_.set_grbf(s.gpu, s.exact);
 }
 
 void ZoomMode::update_grbf(double time_s, bool now) {
