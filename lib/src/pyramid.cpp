@@ -16,169 +16,28 @@
 #include <string>
 
 #include "parallel.h"
+#include "pyramid_lines.h"
 #include "splineview/bspline.h"
 #include "splineview/error.h"
 
 namespace sv {
 namespace {
 
+using pyramid_detail::end_of;
+using pyramid_detail::Ends;
+using pyramid_detail::ends_of;
+using pyramid_detail::filter_poles;
+using pyramid_detail::fir_lines;
+using pyramid_detail::pole_line;
+using pyramid_detail::pole_set;
+using pyramid_detail::PoleLine;
+using pyramid_detail::PoleSet;
+using pyramid_detail::PyramidPass;
+using pyramid_detail::reduce_plan;
+using pyramid_detail::sample_plan;
+using pyramid_detail::Taps;
+
 constexpr double kPi = 3.141592653589793238462643383279502884;
-
-// ---- Extensions with a symmetry of its own at each end --------------------------------------
-
-// Whole: whole-sample symmetric (mirror), Half: half-sample symmetric (reflect).
-enum class End { Whole, Half, Periodic };
-
-struct Ends {
-  End left = End::Half, right = End::Half;
-};
-
-End end_of(Boundary b) {
-  switch (b) {
-    case Boundary::Mirror:
-      return End::Whole;
-    case Boundary::Periodic:
-      return End::Periodic;
-    default:
-      return End::Half;
-  }
-}
-
-// Period of the extended line of n >= 2 samples: x[0..n-1] followed by the reflected part,
-// which starts at x[n-1] (Half right end) or x[n-2] (Whole) and runs back to x[0] (Half left
-// end) or x[1] (Whole).
-long period(long n, Ends e) {
-  if (e.left == End::Periodic) return n;
-  const long start = e.right == End::Half ? n - 1 : n - 2;
-  const long stop = e.left == End::Half ? 0 : 1;
-  return n + std::max(0L, start - stop + 1);
-}
-
-// The index in [0, n) that the extended line holds at k.
-long fold(long k, long n, Ends e) {
-  if (k >= 0 && k < n) return k;
-  if (n == 1) return 0;
-  const long p = period(n, e);
-  long m = k % p;
-  if (m < 0) m += p;
-  if (m < n) return m;
-  const long start = e.right == End::Half ? n - 1 : n - 2;
-  return start - (m - n);
-}
-
-// ---- Recursive symmetric all-pole filters ---------------------------------------------------
-
-struct PoleSet {
-  std::vector<double> z;
-  double gain = 1;  // prod (1 - z)(1 - 1/z): DC gain 1
-};
-
-PoleSet pole_set(std::vector<double> z) {
-  PoleSet p;
-  p.z = std::move(z);
-  for (double q : p.z) p.gain *= (1 - q) * (1 - 1 / q);
-  return p;
-}
-
-// Terms K of sum_k z^k x_k after which the tail |z|^K / (1 - |z|) is below half an ulp of double.
-std::size_t horizon(double z) {
-  const double eps = std::numeric_limits<double>::epsilon() / 2;
-  const double a = std::fabs(z);
-  if (a < 1e-300) return 1;
-  return static_cast<std::size_t>(std::ceil(std::log(eps * (1 - a)) / std::log(a))) + 1;
-}
-
-// Applies prod_z (1-z)(1-1/z) / ((1 - z Z^-1)(1 - z Z)) to `width` interleaved lines of n
-// samples (element k of line w at x[k * width + w]) extended by `e`: per pole the causal
-// recursion started with the exact sum over one period of the extension (or over the horizon
-// when the period is longer), then the anticausal one started with the closed form of the right
-// end's symmetry. Exact on the infinite extended line for every n (n = 1: the identity).
-void filter_poles(double* x, long n, std::size_t width, const PoleSet& p, Ends e,
-                  std::vector<double>& acc) {
-  if (n == 1 || p.z.empty()) return;
-  acc.assign(width, 0.0);
-  const std::size_t total = static_cast<std::size_t>(n) * width;
-  for (std::size_t i = 0; i < total; ++i) x[i] *= p.gain;
-  const long per = period(n, e);
-  for (double z : p.z) {
-    const std::size_t h = horizon(z);
-    // Causal start: c+[0] = sum_{k >= 0} z^k x~[-k].
-    const std::size_t terms = std::min<std::size_t>(h, static_cast<std::size_t>(per));
-    std::fill(acc.begin(), acc.end(), 0.0);
-    double zk = 1;
-    for (std::size_t k = 0; k < terms; ++k) {
-      const double* row = x + fold(-static_cast<long>(k), n, e) * width;
-      for (std::size_t w = 0; w < width; ++w) acc[w] += zk * row[w];
-      zk *= z;
-    }
-    if (terms == static_cast<std::size_t>(per)) {
-      const double s = 1 / (1 - std::pow(z, static_cast<double>(per)));
-      for (std::size_t w = 0; w < width; ++w) acc[w] *= s;
-    }
-    std::copy(acc.begin(), acc.end(), x);
-    for (long k = 1; k < n; ++k) {
-      double* row = x + k * width;
-      const double* prev = row - width;
-      for (std::size_t w = 0; w < width; ++w) row[w] += z * prev[w];
-    }
-    // Anticausal start: c-[n-1] = -sum_{m >= 0} z^(m+1) c+[n-1+m] in closed form.
-    double* last = x + (n - 1) * width;
-    switch (e.right) {
-      case End::Half: {
-        const double s = z / (z - 1);
-        for (std::size_t w = 0; w < width; ++w) last[w] *= s;
-        break;
-      }
-      case End::Whole: {
-        const double s = z / (z * z - 1);
-        const double* before = last - width;
-        for (std::size_t w = 0; w < width; ++w) last[w] = s * (last[w] + z * before[w]);
-        break;
-      }
-      case End::Periodic: {
-        const std::size_t pt = std::min<std::size_t>(h, static_cast<std::size_t>(n));
-        std::fill(acc.begin(), acc.end(), 0.0);
-        double zj = 1;
-        for (std::size_t j = 0; j < pt; ++j) {
-          const double* row = x + ((n - 1 + static_cast<long>(j)) % n) * width;
-          for (std::size_t w = 0; w < width; ++w) acc[w] += zj * row[w];
-          zj *= z;
-        }
-        double s = -z;
-        if (pt == static_cast<std::size_t>(n)) s /= 1 - std::pow(z, static_cast<double>(n));
-        for (std::size_t w = 0; w < width; ++w) last[w] = s * acc[w];
-        break;
-      }
-    }
-    for (long k = n - 2; k >= 0; --k) {
-      double* row = x + k * width;
-      const double* next = row + width;
-      for (std::size_t w = 0; w < width; ++w) row[w] = z * (next[w] - row[w]);
-    }
-  }
-}
-
-// ---- FIR tables -------------------------------------------------------------------------
-
-// Output j = sum_{t in [row[j], row[j+1])} weight[t] * input[index[t]].
-struct Taps {
-  std::vector<std::size_t> row{0};
-  std::vector<long> index;
-  std::vector<double> weight;
-  std::size_t out() const { return row.size() - 1; }
-  // Appends one output row from (unfolded index, weight) pairs, folding the indices into
-  // [0, n) and merging repeats.
-  void add_row(const std::vector<std::pair<long, double>>& taps, long n, Ends e) {
-    std::map<long, double> merged;
-    for (const auto& [k, w] : taps)
-      if (w != 0) merged[fold(k, n, e)] += w;
-    for (const auto& [k, w] : merged) {
-      index.push_back(k);
-      weight.push_back(w);
-    }
-    row.push_back(index.size());
-  }
-};
 
 // ---- Gauss-Legendre quadrature and the cross-correlation h_T ---------------------------------
 
@@ -276,10 +135,6 @@ PyramidGrid resolve_grid(const PyramidOptions& opt, const char* what) {
                 ": mirror needs the Nodes grid: its symmetry about 0 does not map the Cells "
                 "grid (coarse samples at T/2 - 1/2 + l T) onto itself");
   return g;
-}
-
-Ends ends_of(const PyramidAxis& a) {
-  return {end_of(a.left), end_of(a.right)};
 }
 
 }  // namespace
@@ -412,20 +267,11 @@ namespace {
 
 // ---- The per-axis pass ----------------------------------------------------------------------
 
-// One separable step along an axis: pre-filter the input lines (optional), map them through
-// `taps` (optional: otherwise the length stays), post-filter the output lines (optional).
-struct AxisStep {
-  const PoleSet* pre = nullptr;
-  Ends pre_ends;
-  const Taps* taps = nullptr;
-  const PoleSet* post = nullptr;
-  Ends post_ends;
-};
-
 template <class T>
-Array<T> run_axis(const Array<T>& a, std::size_t axis, const AxisStep& step, unsigned threads) {
+Array<T> run_axis(const Array<T>& a, const PyramidPass& step, unsigned threads) {
+  const std::size_t axis = step.axis;
   const std::size_t n = a.dim(axis);
-  const std::size_t m = step.taps ? step.taps->out() : n;
+  const std::size_t m = step.has_taps ? step.taps.out() : n;
   std::vector<std::size_t> dims = a.dims();
   dims[axis] = m;
   Array<T> out(dims, a.channels());
@@ -440,12 +286,16 @@ Array<T> run_axis(const Array<T>& a, std::size_t axis, const AxisStep& step, uns
       std::max<std::size_t>(1, std::min<std::size_t>(32, 65536 / std::max(n, m)));
   const std::size_t blocks = (lines + width - 1) / width;
   const bool rows = inner >= width;  // the lines of a block are adjacent in memory
+  const PoleLine pre =
+      step.has_pre ? pole_line(step.pre, static_cast<long>(n), step.pre_ends) : PoleLine{};
+  const PoleLine post =
+      step.has_post ? pole_line(step.post, static_cast<long>(m), step.post_ends) : PoleLine{};
   const T* src = a.data();
   T* dst = out.data();
   detail::parallel_for(
       blocks, detail::thread_count(threads, lines * std::max(n, m), 1 << 15),
       [&](std::size_t b0, std::size_t b1) {
-        std::vector<double> in(n * width), res(m * width), acc;
+        std::vector<double> in(n * width), res(m * width), acc(width);
         std::vector<std::size_t> base_in(width), base_out(width);
         for (std::size_t b = b0; b < b1; ++b) {
           const std::size_t l0 = b * width;
@@ -466,24 +316,16 @@ Array<T> run_axis(const Array<T>& a, std::size_t axis, const AxisStep& step, uns
           }
           for (std::size_t w = wn; w < width; ++w)
             for (std::size_t k = 0; k < n; ++k) in[k * width + w] = 0;
-          if (step.pre)
-            filter_poles(in.data(), static_cast<long>(n), width, *step.pre, step.pre_ends, acc);
+          if (step.has_pre) filter_poles(in.data(), width, width, pre, acc.data());
           double* result = in.data();
-          if (step.taps) {
-            const Taps& t = *step.taps;
-            for (std::size_t j = 0; j < m; ++j) {
-              double* r = res.data() + j * width;
-              std::fill(r, r + width, 0.0);
-              for (std::size_t q = t.row[j]; q < t.row[j + 1]; ++q) {
-                const double wt = t.weight[q];
-                const double* x = in.data() + static_cast<std::size_t>(t.index[q]) * width;
-                for (std::size_t w = 0; w < width; ++w) r[w] += wt * x[w];
-              }
-            }
+          if (step.has_taps) {
+            const Taps& t = step.taps;
+            for (std::size_t j = 0; j < m; ++j)
+              fir_lines(in.data(), width, res.data() + j * width, width, t.row.data(),
+                        t.index.data(), t.weight.data(), j);
             result = res.data();
           }
-          if (step.post)
-            filter_poles(result, static_cast<long>(m), width, *step.post, step.post_ends, acc);
+          if (step.has_post) filter_poles(result, width, width, post, acc.data());
           if (rows) {
             for (std::size_t k = 0; k < m; ++k)
               for (std::size_t w = 0; w < wn; ++w)
@@ -600,123 +442,177 @@ void check_array(std::size_t rank, std::size_t points, const char* what) {
 }
 
 template <class T>
+Array<T> run_plan(const Array<T>& a, const std::vector<PyramidPass>& plan, unsigned threads) {
+  if (plan.empty()) return a;
+  Array<T> cur = run_axis(a, plan.front(), threads);
+  for (std::size_t p = 1; p < plan.size(); ++p) cur = run_axis(cur, plan[p], threads);
+  return cur;
+}
+
+template <class T>
 Reduced<T> reduce_impl(const Array<T>& a, std::vector<PyramidAxis> axes, const ReduceOptions& opt,
                        bool halving) {
-  const int n = opt.degree;
-  const PoleSet fp = fine_poles(n);
-  const PoleSet& gp = gram_poles(n);
-  const Ends fine{end_of(opt.boundary), end_of(opt.boundary)};
   Reduced<T> r;
-  const Array<T>* src = &a;
-  Array<T> cur;
-  // The fastest axis first: its lines are contiguous, and each pass shrinks the array, so the
-  // strided slowest axis is read when it is smallest.
-  for (std::size_t d = a.rank(); d-- > 0;) {
-    const PyramidAxis& ax = axes[d];
-    AxisStep step;
-    if (!opt.input_is_coefficients && !fp.z.empty()) {
-      step.pre = &fp;
-      step.pre_ends = fine;
-    }
-    Taps taps;
-    const bool identity = ax.coarse == ax.fine && ax.spacing == 1 && ax.origin == 0;
-    if (!identity) {
-      taps = halving ? reduce2_taps(ax, n, fine) : reduce_taps(ax, n, fine);
-      step.taps = &taps;
-      if (!gp.z.empty()) {
-        step.post = &gp;
-        step.post_ends = ends_of(ax);
-      }
-    }
-    if (!step.pre && !step.taps) continue;
-    cur = run_axis(*src, d, step, opt.threads);
-    src = &cur;
-  }
-  if (src == &a)
-    r.coefficients = a;
-  else
-    r.coefficients = std::move(cur);
-  if (opt.samples) {
-    r.samples = r.coefficients;
-    if (n >= 2)
-      for (std::size_t d = 0; d < a.rank(); ++d) {
-        const Taps taps = sample_taps(axes[d], n);
-        AxisStep step;
-        step.taps = &taps;
-        r.samples = run_axis(r.samples, d, step, opt.threads);
-      }
-  }
+  r.coefficients = run_plan(a, reduce_plan(a.dims(), axes, opt, halving), opt.threads);
+  if (opt.samples) r.samples = run_plan(r.coefficients, sample_plan(axes, opt.degree), opt.threads);
   r.axes = std::move(axes);
   return r;
 }
 
 }  // namespace
 
+namespace pyramid_detail {
+
+std::vector<PyramidPass> reduce_plan(const std::vector<std::size_t>& dims,
+                                     const std::vector<PyramidAxis>& axes, const ReduceOptions& opt,
+                                     bool halving) {
+  const int n = opt.degree;
+  const PoleSet fp = fine_poles(n);
+  const PoleSet& gp = gram_poles(n);
+  const Ends fine{end_of(opt.boundary), end_of(opt.boundary)};
+  std::vector<PyramidPass> plan;
+  // The fastest axis first: its lines are contiguous, and each pass shrinks the array, so the
+  // strided slowest axis is read when it is smallest.
+  for (std::size_t d = dims.size(); d-- > 0;) {
+    const PyramidAxis& ax = axes[d];
+    PyramidPass step;
+    step.axis = d;
+    step.in_length = dims[d];
+    if (!opt.input_is_coefficients && !fp.z.empty()) {
+      step.has_pre = true;
+      step.pre = fp;
+      step.pre_ends = fine;
+    }
+    const bool identity = ax.coarse == ax.fine && ax.spacing == 1 && ax.origin == 0;
+    if (!identity) {
+      step.taps = halving ? reduce2_taps(ax, n, fine) : reduce_taps(ax, n, fine);
+      step.has_taps = true;
+      if (!gp.z.empty()) {
+        step.has_post = true;
+        step.post = gp;
+        step.post_ends = ends_of(ax);
+      }
+    }
+    if (!step.has_pre && !step.has_taps) continue;
+    plan.push_back(std::move(step));
+  }
+  return plan;
+}
+
+std::vector<PyramidPass> sample_plan(const std::vector<PyramidAxis>& axes, int degree) {
+  std::vector<PyramidPass> plan;
+  if (degree < 2) return plan;
+  for (std::size_t d = 0; d < axes.size(); ++d) {
+    PyramidPass step;
+    step.axis = d;
+    step.in_length = axes[d].coarse;
+    step.taps = sample_taps(axes[d], degree);
+    step.has_taps = true;
+    plan.push_back(std::move(step));
+  }
+  return plan;
+}
+
+std::vector<PyramidPass> expand_plan(const std::vector<std::size_t>& coarse_dims,
+                                     const std::vector<std::size_t>& fine_dims,
+                                     const PyramidOptions& opt) {
+  check_options(opt, "expand2");
+  std::size_t points = 1;
+  for (std::size_t d : coarse_dims) points *= d;
+  check_array(coarse_dims.size(), points, "expand2");
+  if (fine_dims.size() != coarse_dims.size())
+    throw Error("expand2: the fine shape has " + std::to_string(fine_dims.size()) +
+                " axes for coarse coefficients of " + std::to_string(coarse_dims.size()));
+  std::vector<PyramidPass> plan;
+  for (std::size_t d = 0; d < coarse_dims.size(); ++d) {
+    const PyramidAxis ax = reduce2_axis(fine_dims[d], opt);
+    if (ax.coarse != coarse_dims[d])
+      throw Error("expand2: axis " + std::to_string(d) + " has " + std::to_string(coarse_dims[d]) +
+                  " coarse coefficients, but reduce2 makes " + std::to_string(ax.coarse) + " of " +
+                  std::to_string(fine_dims[d]) + " fine samples");
+    PyramidPass step;
+    step.axis = d;
+    step.in_length = coarse_dims[d];
+    step.taps = expand_taps(ax, opt.degree);
+    step.has_taps = true;
+    plan.push_back(std::move(step));
+  }
+  return plan;
+}
+
+std::vector<PyramidAxis> reduce2_axes(std::size_t rank, std::size_t points,
+                                      const std::vector<std::size_t>& dims,
+                                      const ReduceOptions& opt) {
+  check_options(opt, "reduce2");
+  check_array(rank, points, "reduce2");
+  std::vector<PyramidAxis> axes;
+  for (std::size_t d = 0; d < rank; ++d) axes.push_back(reduce2_axis(dims[d], opt));
+  return axes;
+}
+
+std::vector<PyramidAxis> reduce_shape_axes(std::size_t rank, std::size_t points,
+                                           const std::vector<std::size_t>& dims,
+                                           const std::vector<std::size_t>& shape,
+                                           const ReduceOptions& opt) {
+  check_options(opt, "reduce");
+  check_array(rank, points, "reduce");
+  if (shape.size() != rank)
+    throw Error("reduce: the output shape has " + std::to_string(shape.size()) +
+                " axes for an array of " + std::to_string(rank));
+  std::vector<PyramidAxis> axes;
+  for (std::size_t d = 0; d < rank; ++d) axes.push_back(reduce_axis(dims[d], shape[d], opt));
+  return axes;
+}
+
+std::vector<std::size_t> reduce_factor_shape(std::size_t rank, std::size_t points,
+                                             const std::vector<std::size_t>& dims,
+                                             const std::vector<double>& factors,
+                                             const ReduceOptions& opt) {
+  check_options(opt, "reduce");
+  check_array(rank, points, "reduce");
+  if (factors.size() != rank)
+    throw Error("reduce: " + std::to_string(factors.size()) + " factors for an array of " +
+                std::to_string(rank) + " axes");
+  std::vector<std::size_t> shape;
+  for (std::size_t d = 0; d < rank; ++d) {
+    const double f = factors[d];
+    if (!(f > 0 && f <= 1))
+      throw Error("reduce: the factor of axis " + std::to_string(d) + " must be in (0, 1], got " +
+                  std::to_string(f) + " (reduce downscales; use sv::zoom to enlarge)");
+    const double m = std::nearbyint(static_cast<double>(dims[d]) * f);
+    if (m < 1)
+      throw Error("reduce: the factor " + std::to_string(f) + " leaves no sample of the " +
+                  std::to_string(dims[d]) + " on axis " + std::to_string(d));
+    shape.push_back(static_cast<std::size_t>(m));
+  }
+  return shape;
+}
+
+}  // namespace pyramid_detail
+
 template <class T>
 Reduced<T> reduce2(const Array<T>& a, const ReduceOptions& opt) {
-  check_options(opt, "reduce2");
-  check_array(a.rank(), a.points(), "reduce2");
-  std::vector<PyramidAxis> axes;
-  for (std::size_t d = 0; d < a.rank(); ++d) axes.push_back(reduce2_axis(a.dim(d), opt));
-  return reduce_impl(a, std::move(axes), opt, true);
+  return reduce_impl(a, pyramid_detail::reduce2_axes(a.rank(), a.points(), a.dims(), opt), opt,
+                     true);
 }
 
 template <class T>
 Reduced<T> reduce_to_shape(const Array<T>& a, const std::vector<std::size_t>& shape,
                            const ReduceOptions& opt) {
-  check_options(opt, "reduce");
-  check_array(a.rank(), a.points(), "reduce");
-  if (shape.size() != a.rank())
-    throw Error("reduce: the output shape has " + std::to_string(shape.size()) +
-                " axes for an array of " + std::to_string(a.rank()));
-  std::vector<PyramidAxis> axes;
-  for (std::size_t d = 0; d < a.rank(); ++d) axes.push_back(reduce_axis(a.dim(d), shape[d], opt));
-  return reduce_impl(a, std::move(axes), opt, false);
+  return reduce_impl(
+      a, pyramid_detail::reduce_shape_axes(a.rank(), a.points(), a.dims(), shape, opt), opt, false);
 }
 
 template <class T>
 Reduced<T> reduce(const Array<T>& a, const std::vector<double>& factors, const ReduceOptions& opt) {
-  check_options(opt, "reduce");
-  check_array(a.rank(), a.points(), "reduce");
-  if (factors.size() != a.rank())
-    throw Error("reduce: " + std::to_string(factors.size()) + " factors for an array of " +
-                std::to_string(a.rank()) + " axes");
-  std::vector<std::size_t> shape;
-  for (std::size_t d = 0; d < a.rank(); ++d) {
-    const double f = factors[d];
-    if (!(f > 0 && f <= 1))
-      throw Error("reduce: the factor of axis " + std::to_string(d) + " must be in (0, 1], got " +
-                  std::to_string(f) + " (reduce downscales; use sv::zoom to enlarge)");
-    const double m = std::nearbyint(static_cast<double>(a.dim(d)) * f);
-    if (m < 1)
-      throw Error("reduce: the factor " + std::to_string(f) + " leaves no sample of the " +
-                  std::to_string(a.dim(d)) + " on axis " + std::to_string(d));
-    shape.push_back(static_cast<std::size_t>(m));
-  }
-  return reduce_to_shape(a, shape, opt);
+  return reduce_to_shape(
+      a, pyramid_detail::reduce_factor_shape(a.rank(), a.points(), a.dims(), factors, opt), opt);
 }
 
 template <class T>
 Array<T> expand2(const Array<T>& coarse, const std::vector<std::size_t>& fine_dims,
                  const PyramidOptions& opt) {
-  check_options(opt, "expand2");
-  check_array(coarse.rank(), coarse.points(), "expand2");
-  if (fine_dims.size() != coarse.rank())
-    throw Error("expand2: the fine shape has " + std::to_string(fine_dims.size()) +
-                " axes for coarse coefficients of " + std::to_string(coarse.rank()));
-  Array<T> cur = coarse;
-  for (std::size_t d = 0; d < coarse.rank(); ++d) {
-    const PyramidAxis ax = reduce2_axis(fine_dims[d], opt);
-    if (ax.coarse != coarse.dim(d))
-      throw Error("expand2: axis " + std::to_string(d) + " has " + std::to_string(coarse.dim(d)) +
-                  " coarse coefficients, but reduce2 makes " + std::to_string(ax.coarse) + " of " +
-                  std::to_string(fine_dims[d]) + " fine samples");
-    const Taps taps = expand_taps(ax, opt.degree);
-    AxisStep step;
-    step.taps = &taps;
-    cur = run_axis(cur, d, step, opt.threads);
-  }
-  return cur;
+  return run_plan(coarse, pyramid_detail::expand_plan(coarse.dims(), fine_dims, opt), opt.threads);
 }
 
 std::complex<double> reduce_response(int degree, double spacing, double omega, double offset,
