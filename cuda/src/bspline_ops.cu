@@ -608,6 +608,262 @@ __global__ void __launch_bounds__(256)
   dst[o] = S.combine == kNorm ? static_cast<T>(fabs(acc)) : acc;
 }
 
+// Streamed filters of 2-D and 3-D arrays (the common case: spans up to 5 per axis, up to 6 terms
+// with up to 3 distinct x FIRs). A block owns an in-plane tile (3-D: 32 x 8 RY outputs, a thread
+// per x and RY rows; 2-D: 256 outputs along x, the rows being the "planes") and walks a chunk of
+// planes along the outermost axis: each input plane is loaded once into shared memory (its
+// in-plane halo from L1/L2), filtered along x and y in registers, and added into each term's
+// S running z sums; the output plane whose last tap has arrived is combined and stored. So the
+// array is read about once and written once per output, with one barrier per plane (the plane
+// buffers alternate) and the next plane's loads in flight while the current one is filtered.
+// Sums run in the tile kernel's order (x, then y, then z, taps ascending), the same arithmetic.
+struct StreamTaps {
+  // Per distinct x FIR, and per term its y FIR, z FIR and x FIR index; S taps each (zero-padded).
+  double kx[kMaxSets][5], ky[kMaxTerms][5], kz[kMaxTerms][5];
+  int term_x[kMaxTerms];
+  int sets_x;
+  int chunk;  // output planes per block
+};
+
+template <class T, int S, int NT>
+struct StreamShape {
+  static constexpr int RY = NT * S * static_cast<int>(sizeof(T)) <= 48 ? 2 : 1;
+};
+
+template <class T, int S, bool k3D, int NT>
+__global__ void __launch_bounds__(256)
+    stream_stencil_kernel(const T* __restrict__ src, const Stencil St, const StreamTaps K) {
+  constexpr int RY = k3D ? StreamShape<T, S, NT>::RY : 1;
+  constexpr int BXT = k3D ? 32 : 256;   // threads along x
+  constexpr int TY = k3D ? 8 * RY : 1;  // outputs along y of a tile
+  constexpr int SY = k3D ? S : 1;       // the y span (2-D: none)
+  constexpr int IX = BXT + S - 1, IY = TY + SY - 1;
+  constexpr int kPlane = IX * IY;
+  constexpr int kLoads = (kPlane + 255) / 256;
+  __shared__ T plane[2][kPlane];
+
+  const int C = St.channels;
+  const int tiles_x = (St.out[2] + BXT - 1) / BXT;
+  const int tiles_y = (St.out[1] + TY - 1) / TY;
+  const int chunks = (St.out[0] + K.chunk - 1) / K.chunk;
+  long long rest = blockIdx.x;
+  const int x0 = static_cast<int>(rest % tiles_x) * BXT;
+  rest /= tiles_x;
+  const int y0 = static_cast<int>(rest % tiles_y) * TY;
+  rest /= tiles_y;
+  const int zc = static_cast<int>(rest % chunks) * K.chunk;
+  const int c = static_cast<int>(rest / chunks);
+  const int zn = min(K.chunk, St.out[0] - zc);  // output planes of this block
+  const int planes = zn + S - 1;                // input planes it reads
+  const int tx = threadIdx.x % BXT, ty = threadIdx.x / BXT;
+  const T outside = static_cast<T>(St.outside);
+
+  // Each load slot's in-plane offset (the same on every plane), or -1 where GridConstant's
+  // outside value goes.
+  long long off[kLoads];
+#pragma unroll
+  for (int l = 0; l < kLoads; ++l) {
+    const int e = threadIdx.x + 256 * l;
+    off[l] = -1;
+    if (e < kPlane) {
+      const int y = e / IX, x = e % IX;
+      const int ey = k3D ? ext(St.crop[1] + y0 + St.first[1] + y, St.in[1], St.mode) : 0;
+      const int ex = ext(St.crop[2] + x0 + St.first[2] + x, St.in[2], St.mode);
+      if (ey >= 0 && ex >= 0) off[l] = (static_cast<long long>(ey) * St.in[2] + ex) * C + c;
+    }
+  }
+  const long long pstride = static_cast<long long>(St.in[1]) * St.in[2] * C;
+  const int zin0 = St.crop[0] + zc + St.first[0];
+  T pf[kLoads];
+  auto fetch = [&](int i) {
+    const int ez = ext(zin0 + i, St.in[0], St.mode);
+    const T* p = src + static_cast<long long>(ez) * pstride;
+#pragma unroll
+    for (int l = 0; l < kLoads; ++l) pf[l] = ez >= 0 && off[l] >= 0 ? __ldg(p + off[l]) : outside;
+  };
+
+  T acc[NT][RY][S];
+#pragma unroll
+  for (int q = 0; q < NT; ++q)
+#pragma unroll
+    for (int r = 0; r < RY; ++r)
+#pragma unroll
+      for (int j = 0; j < S; ++j) acc[q][r][j] = T(0);
+
+  const int gx = x0 + tx;
+  fetch(0);
+  for (int i = 0; i < planes; ++i) {
+    T* buf = plane[i & 1];
+#pragma unroll
+    for (int l = 0; l < kLoads; ++l) {
+      const int e = threadIdx.x + 256 * l;
+      if (e < kPlane) buf[e] = pf[l];
+    }
+    __syncthreads();
+    if (i + 1 < planes) fetch(i + 1);
+
+    // x FIRs of the rows this thread needs (RY + SY - 1 of them), each distinct x FIR once.
+    T xs[kMaxSets][RY + SY - 1];
+#pragma unroll
+    for (int s = 0; s < kMaxSets; ++s) {
+      if (s >= K.sets_x) break;
+#pragma unroll
+      for (int j = 0; j < RY + SY - 1; ++j) {
+        const T* in = buf + (ty * RY + j) * IX + tx;
+        T a = T(0);
+#pragma unroll
+        for (int u = 0; u < S; ++u) a += static_cast<T>(K.kx[s][u]) * in[u];
+        xs[s][j] = a;
+      }
+    }
+    // Per term: its y FIR, then into its running z sums (output plane i - S + 1 + j takes tap
+    // S - 1 - j of this plane).
+#pragma unroll
+    for (int q = 0; q < NT; ++q) {
+      const int sx = K.term_x[q];
+#pragma unroll
+      for (int r = 0; r < RY; ++r) {
+        T v;
+        if (k3D) {
+          v = T(0);
+#pragma unroll
+          for (int u = 0; u < SY; ++u) {
+            const T xv = sx == 0 ? xs[0][r + u] : sx == 1 ? xs[1][r + u] : xs[2][r + u];
+            v += static_cast<T>(K.ky[q][u]) * xv;
+          }
+        } else {
+          v = sx == 0 ? xs[0][0] : sx == 1 ? xs[1][0] : xs[2][0];
+        }
+#pragma unroll
+        for (int j = 0; j < S; ++j) acc[q][r][j] += static_cast<T>(K.kz[q][S - 1 - j]) * v;
+      }
+    }
+    // The output plane whose taps are complete.
+    const int o = i - (S - 1);
+    if (o >= 0 && gx < St.out[2]) {
+      const int gz = zc + o;
+#pragma unroll
+      for (int r = 0; r < RY; ++r) {
+        const int gy = k3D ? y0 + ty * RY + r : 0;
+        if (gy >= St.out[1]) continue;
+        const long long idx =
+            ((static_cast<long long>(gz) * St.out[1] + gy) * St.out[2] + gx) * C + c;
+        if (St.combine == kEach) {
+#pragma unroll
+          for (int q = 0; q < NT; ++q) static_cast<T*>(St.dst[q])[idx] = acc[q][r][0];
+        } else {
+          T comb = T(0);
+#pragma unroll
+          for (int q = 0; q < NT; ++q)
+            comb += St.combine == kSum ? acc[q][r][0] : acc[q][r][0] * acc[q][r][0];
+          static_cast<T*>(St.dst[0])[idx] = St.combine == kSum ? comb : sqrt(comb);
+        }
+      }
+    }
+#pragma unroll
+    for (int q = 0; q < NT; ++q)
+#pragma unroll
+      for (int r = 0; r < RY; ++r) {
+#pragma unroll
+        for (int j = 0; j + 1 < S; ++j) acc[q][r][j] = acc[q][r][j + 1];
+        acc[q][r][S - 1] = T(0);
+      }
+  }
+}
+
+// The streamed kernel for S's filter when it fits (rank 2 or 3, spans <= 5, 1, 2, 3 or 6
+// terms); false to leave it to the tile kernels.
+template <class T, int S, bool k3D>
+void launch_stream(const T* src, const Stencil& St, StreamTaps& K, const char* what) {
+  void (*kernel)(const T*, const Stencil, const StreamTaps) = nullptr;
+  switch (St.terms) {
+    case 1:
+      kernel = stream_stencil_kernel<T, S, k3D, 1>;
+      break;
+    case 2:
+      kernel = stream_stencil_kernel<T, S, k3D, 2>;
+      break;
+    case 3:
+      kernel = stream_stencil_kernel<T, S, k3D, 3>;
+      break;
+    default:
+      kernel = stream_stencil_kernel<T, S, k3D, 6>;
+      break;
+  }
+  int ry = 1;
+  switch (St.terms) {
+    case 1:
+      ry = StreamShape<T, S, 1>::RY;
+      break;
+    case 2:
+      ry = StreamShape<T, S, 2>::RY;
+      break;
+    case 3:
+      ry = StreamShape<T, S, 3>::RY;
+      break;
+    default:
+      ry = StreamShape<T, S, 6>::RY;
+      break;
+  }
+  const long long bx = k3D ? 32 : 256, ty = k3D ? 8 * ry : 1;
+  const long long plane_tiles =
+      (St.out[2] + bx - 1) / bx * ((St.out[1] + ty - 1) / ty) * St.channels;
+  int per_sm = 0;
+  check(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, 256, 0), what);
+  // Chunks of planes: enough blocks for two waves of the resident ones, each chunk at least
+  // 8 (S - 1) planes long (its halo planes are read twice).
+  const long long want = 2LL * std::max(1, per_sm) * multiprocessors();
+  long long chunk = (static_cast<long long>(St.out[0]) * plane_tiles + want - 1) / want;
+  chunk = std::max<long long>(chunk, 8 * (S - 1));
+  chunk = std::min<long long>(chunk, St.out[0]);
+  K.chunk = static_cast<int>(chunk);
+  const long long blocks = plane_tiles * ((St.out[0] + chunk - 1) / chunk);
+  if (blocks >= (1LL << 31)) throw Error(std::string(what) + ": array too large");
+  kernel<<<static_cast<unsigned>(blocks), 256>>>(src, St, K);
+  check_launch(what);
+}
+
+template <class T>
+bool run_stream(const T* src, const Stencil& S, std::size_t rank, const char* what) {
+  if (rank < 2 || S.sets[2] > kMaxSets) return false;
+  if (!(S.terms == 1 || S.terms == 2 || S.terms == 3 || S.terms == 6)) return false;
+  const bool three = rank == 3;
+  // The streamed axis: z (3-D) or y (2-D, whose planes are rows).
+  const int za = three ? 0 : 1;
+  int span = std::max(S.span[za], S.span[2]);
+  if (three) span = std::max(span, S.span[1]);
+  if (span > 5) return false;
+  Stencil St = S;
+  StreamTaps K{};
+  K.sets_x = S.sets[2];
+  for (int s = 0; s < S.sets[2]; ++s)
+    for (int u = 0; u < 5 && u < kMaxTaps; ++u) K.kx[s][u] = S.taps[2][s][u];
+  for (int q = 0; q < S.terms; ++q) {
+    const int p = S.term_pair[q];
+    K.term_x[q] = S.pair_x[p];
+    for (int u = 0; u < 5; ++u) {
+      K.ky[q][u] = three ? S.taps[1][S.pair_y[p]][u] : (u == 0 ? 1.0 : 0.0);
+      K.kz[q][u] = three ? S.taps[0][S.term_z[q]][u] : S.taps[1][S.pair_y[p]][u];
+    }
+  }
+  if (!three) {  // rows become planes: axis 1 -> 0, axis 1 a unit axis
+    St.in[0] = S.in[1], St.out[0] = S.out[1], St.crop[0] = S.crop[1], St.first[0] = S.first[1];
+    St.in[1] = St.out[1] = 1, St.crop[1] = St.first[1] = 0;
+  }
+  if (span <= 3) {
+    if (three)
+      launch_stream<T, 3, true>(src, St, K, what);
+    else
+      launch_stream<T, 3, false>(src, St, K, what);
+  } else {
+    if (three)
+      launch_stream<T, 5, true>(src, St, K, what);
+    else
+      launch_stream<T, 5, false>(src, St, K, what);
+  }
+  return true;
+}
+
 // The composite taps of one axis: order m of degree n, as K[u] on c[j + first + u].
 struct AxisFir {
   long first = 0;
@@ -761,11 +1017,19 @@ void run_stencil(const T* src, const std::vector<T*>& dst, const Layout& in, std
   const long long tz = (S.out[0] + bz - 1) / bz;
   const long long gx = tx * ty, gy = tz * S.channels;
   if (gx * gy > (1LL << 46)) throw Error(std::string(what) + ": array too large");
+  // SV_STENCIL_KERNEL=tile|direct keeps the former kernels (for measurements); else the
+  // streamed kernel wherever it fits.
+  static const int choice = [] {
+    const char* e = std::getenv("SV_STENCIL_KERNEL");
+    const std::string v = e ? e : "";
+    return v == "tile" ? 1 : v == "direct" ? 2 : 0;
+  }();
+  if (choice == 0 && run_stream(src, S, rank, what)) return;
   // One term with short spans: the direct kernel (above), unless the grid's y or z would be too
   // large for a launch.
   const int span_all = S.span[0] * S.span[1] * S.span[2];
-  if (S.terms == 1 && S.in[0] == 1 && S.span[1] <= kDirectMax && S.span[2] <= kDirectMax &&
-      span_all <= 25 && S.out[1] <= 65535 &&
+  if (choice != 1 && S.terms == 1 && S.in[0] == 1 && S.span[1] <= kDirectMax &&
+      S.span[2] <= kDirectMax && span_all <= 25 && S.out[1] <= 65535 &&
       static_cast<long long>(S.out[2]) * S.channels < (1LL << 30)) {
     DirectTaps K{};
     const int p = S.term_pair[0];

@@ -469,6 +469,26 @@ TEST(CudaBspline, GradientHessianLaplacianMagnitude) {
   check_filter<double>(Op::Gradient, Boundary::Reflect, 1, {9, 10}, 1, false, rng);
 }
 
+// The streamed kernel (2-D and 3-D, spans up to 5) splits the outer axis into chunks of planes
+// (read with their halo planes) and the plane into tiles: arrays large enough for several of
+// each, with channels and every term count it takes (1, 2, 3 and 6), every mode, quintic too.
+TEST(CudaBspline, StreamedFiltersAcrossChunksTilesAndChannels) {
+  REQUIRE_CUDA();
+  std::mt19937 rng(std::random_device{}());
+  const std::vector<std::vector<std::size_t>> shapes = {{67, 45, 70}, {530, 300}};
+  for (const auto& dims : shapes)
+    for (Boundary mode : kModes)
+      for (int degree : {3, 5}) {
+        if (skip_big(dims)) continue;
+        const bool coefficients = (degree + static_cast<int>(mode)) % 2 == 0;
+        const Op op = (static_cast<int>(mode) % 2) ? Op::Hessian : Op::Laplacian;
+        check_filter<float>(op, mode, degree, dims, 1, coefficients, rng);
+        check_filter<double>(Op::Gradient, mode, degree, dims, 1, !coefficients, rng);
+        check_filter<float>(Op::Derivative, mode, degree, dims, 2, coefficients, rng);
+      }
+  check_filter<double>(Op::Magnitude, Boundary::Mirror, 3, {70, 45, 67}, 3, true, rng);
+}
+
 TEST(CudaBspline, HostConveniencesMatchTheDeviceCalls) {
   REQUIRE_CUDA();
   std::mt19937 rng(3);
