@@ -1,0 +1,486 @@
+// The CUDA B-spline pyramid (cuda_pyramid.h, issue 17) against the CPU pyramid (pyramid.h, an
+// independent double implementation tested against dense least-squares oracles, scipy and the
+// frequency response in tests/core/test_pyramid.cpp) on the same inputs: reduce2, reduce by 1/2
+// and by non-dyadic factors (0.3, 0.71), reduce_to_shape, expand2; every degree 0..7, every mode
+// and grid (reflect/Cells, mirror/Nodes, periodic/Cells and Nodes), odd and even lengths, 1-3 D,
+// 1-3 channels, samples or coefficients in, coefficients and samples out, float and double; the
+// device-pointer API with NaN-poisoned outputs; and the refusals (the CPU's sentences, checked
+// without a device too).
+//
+// Bounds, derived (not tuned). Both sides run the same plan in double and round to T at the end
+// of each axis pass; they can differ only through the double rounding of the same operations
+// (nvcc contracts a * b + c into FMAs, the host compiler does not) and, in float, through that
+// difference flipping a rounding to float. If the inputs of a pass differ by at most delta, its
+// double outputs differ by at most G delta + (double rounding), and rounding both to T adds at
+// most one ulp of T, at most eps_T |value| (eps_T = 2^-23 for float). G is the pass's gain in the
+// max norm, the largest l1 norm of a row of its matrix; it is measured here exactly by running
+// the CPU in double on the unit impulses of each axis (the 1-D operator of that axis). Values
+// after p passes are at most max|in| G_1 ... G_p, so over P passes
+//   |CUDA - CPU| <= P (eps_T + 1e-12) max|in| prod_p G_p,
+// with 1e-12 covering the double rounding (measured differences are near 1e-16 relative). The
+// passes that make the coarse samples and expand2's have nonnegative weights summing to 1 (the
+// sampled B-spline, folded), G = 1. For double, eps_T is dropped: 1e-12 relative to
+// max|in| prod G.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <functional>
+#include <limits>
+#include <map>
+#include <random>
+#include <string>
+#include <tuple>
+#include <vector>
+
+#include "require_cuda.h"
+#include "splineview/bspline.h"
+#include "splineview/cuda_memory.h"
+#include "splineview/cuda_pyramid.h"
+#include "splineview/error.h"
+#include "splineview/pyramid.h"
+
+namespace {
+
+using sv::Array;
+using sv::Boundary;
+using sv::PyramidGrid;
+namespace cu = sv::cuda;
+
+template <class T>
+Array<T> random_array(const std::vector<std::size_t>& dims, std::size_t channels, unsigned seed) {
+  std::mt19937 rng(seed);
+  std::uniform_real_distribution<double> u(-1, 1);
+  Array<T> a(dims, channels);
+  for (std::size_t i = 0; i < a.size(); ++i) a.data()[i] = static_cast<T>(u(rng));
+  return a;
+}
+
+template <class T>
+double max_abs(const Array<T>& a) {
+  double m = 0;
+  for (std::size_t i = 0; i < a.size(); ++i)
+    m = std::max(m, std::fabs(static_cast<double>(a.data()[i])));
+  return m;
+}
+
+// Max |a - b|, or infinity for a NaN or a shape mismatch.
+template <class T>
+double max_diff(const Array<T>& a, const Array<T>& b) {
+  if (a.dims() != b.dims() || a.channels() != b.channels())
+    return std::numeric_limits<double>::infinity();
+  double m = 0;
+  for (std::size_t i = 0; i < a.size(); ++i) {
+    const double d = std::fabs(static_cast<double>(a.data()[i]) - static_cast<double>(b.data()[i]));
+    if (!(d == d)) return std::numeric_limits<double>::infinity();
+    m = std::max(m, d);
+  }
+  return m;
+}
+
+// The max-norm gain of the 1-D reduce of one axis (N -> M samples, or reduce2 when M == 0), from
+// the CPU in double on each unit impulse: the largest l1 norm of a row of the operator's matrix.
+double axis_gain(std::size_t n, std::size_t m, const sv::ReduceOptions& opt) {
+  static std::map<std::tuple<std::size_t, std::size_t, int, int, int, bool>, double> cache;
+  const auto key = std::make_tuple(n, m, opt.degree, static_cast<int>(opt.boundary),
+                                   static_cast<int>(opt.grid), opt.input_is_coefficients);
+  const auto it = cache.find(key);
+  if (it != cache.end()) return it->second;
+  sv::ReduceOptions o = opt;
+  o.samples = false;
+  o.threads = 1;
+  std::vector<double> rows;
+  for (std::size_t k = 0; k < n; ++k) {
+    Array<double> e({n}, 1);
+    e.data()[k] = 1;
+    const Array<double> c =
+        m == 0 ? sv::reduce2(e, o).coefficients : sv::reduce_to_shape(e, {m}, o).coefficients;
+    rows.resize(c.size(), 0.0);
+    for (std::size_t j = 0; j < c.size(); ++j) rows[j] += std::fabs(c.data()[j]);
+  }
+  const double g = *std::max_element(rows.begin(), rows.end());
+  cache[key] = g;
+  return g;
+}
+
+struct Worst {
+  double share = 0;
+  std::string where;
+  void note(double diff, double bound, const std::string& what) {
+    if (diff / bound > share) {
+      share = diff / bound;
+      where = what;
+    }
+  }
+};
+
+std::string describe(const std::vector<std::size_t>& dims, std::size_t channels,
+                     const sv::ReduceOptions& o, const std::string& op) {
+  std::string s = op + " degree " + std::to_string(o.degree) + " " + sv::boundary_name(o.boundary) +
+                  (o.grid == PyramidGrid::Nodes   ? " nodes"
+                   : o.grid == PyramidGrid::Cells ? " cells"
+                                                  : "") +
+                  (o.input_is_coefficients ? " coefficients-in" : " samples-in") +
+                  (o.samples ? " +samples" : "") + " dims";
+  for (std::size_t d : dims) s += " " + std::to_string(d);
+  return s + " ch " + std::to_string(channels);
+}
+
+// One reduce case in T: CUDA against the CPU, coefficients and (when asked) samples.
+template <class T>
+void check_reduce(const std::vector<std::size_t>& dims, std::size_t channels,
+                  const sv::ReduceOptions& o, const std::vector<double>& factors, unsigned seed,
+                  Worst& worst) {
+  const Array<T> a = random_array<T>(dims, channels, seed);
+  const std::string what = describe(dims, channels, o, factors.empty() ? "reduce2" : "reduce");
+  SCOPED_TRACE(what);
+  const sv::Reduced<T> cpu = factors.empty() ? sv::reduce2(a, o) : sv::reduce(a, factors, o);
+  const sv::Reduced<T> gpu = factors.empty() ? cu::reduce2(a, o) : cu::reduce(a, factors, o);
+  ASSERT_EQ(gpu.axes.size(), cpu.axes.size());
+  double gain = 1;
+  std::size_t passes = 0;
+  for (std::size_t d = 0; d < dims.size(); ++d) {
+    const sv::PyramidAxis& ax = cpu.axes[d];
+    EXPECT_EQ(gpu.axes[d].coarse, ax.coarse);
+    EXPECT_EQ(gpu.axes[d].origin, ax.origin);
+    EXPECT_EQ(gpu.axes[d].spacing, ax.spacing);
+    EXPECT_EQ(gpu.axes[d].left, ax.left);
+    EXPECT_EQ(gpu.axes[d].right, ax.right);
+    gain *= axis_gain(dims[d], factors.empty() ? 0 : ax.coarse, o);
+    passes += 1 + (o.samples ? 1 : 0);
+  }
+  const double eps = std::is_same<T, float>::value ? std::numeric_limits<float>::epsilon() : 0.0;
+  const double bound = static_cast<double>(passes) * (eps + 1e-12) * max_abs(a) * gain;
+  const double dc = max_diff(gpu.coefficients, cpu.coefficients);
+  EXPECT_LE(dc, bound) << "coefficients, gain " << gain;
+  worst.note(dc, bound, what + " coefficients");
+  if (o.samples) {
+    const double ds = max_diff(gpu.samples, cpu.samples);
+    EXPECT_LE(ds, bound) << "samples, gain " << gain;
+    worst.note(ds, bound, what + " samples");
+  } else {
+    EXPECT_EQ(gpu.samples.size(), 0u);
+  }
+}
+
+struct ModeGrid {
+  Boundary b;
+  PyramidGrid g;
+};
+const std::vector<ModeGrid> kModeGrids = {{Boundary::Reflect, PyramidGrid::ByBoundary},
+                                          {Boundary::Mirror, PyramidGrid::ByBoundary},
+                                          {Boundary::Periodic, PyramidGrid::Cells},
+                                          {Boundary::Periodic, PyramidGrid::Nodes}};
+
+struct Shape {
+  std::vector<std::size_t> dims;
+  std::size_t channels;
+};
+
+// Odd and even lengths, 1-3 D, channels; the 2-D 67 x 45 spans several 32 x 32 transpose tiles.
+const std::vector<Shape> kShapes = {{{17}, 1},      {{16}, 2},      {{9, 12}, 2},
+                                    {{7, 6, 5}, 1}, {{6, 8, 4}, 3}, {{67, 45}, 1}};
+
+template <class T>
+void reduce_sweep(const char* label) {
+  Worst worst;
+  unsigned seed = 1;
+  for (int n = 0; n <= sv::kMaxDegree; ++n)
+    for (const ModeGrid& mg : kModeGrids)
+      for (const Shape& s : kShapes)
+        for (int in_coef = 0; in_coef < 2; ++in_coef) {
+          sv::ReduceOptions o;
+          o.degree = n;
+          o.boundary = mg.b;
+          o.grid = mg.g;
+          o.input_is_coefficients = in_coef == 1;
+          o.samples = (n + in_coef) % 2 == 0;
+          bool even = true;
+          for (std::size_t d : s.dims) even = even && d % 2 == 0;
+          if (mg.b != Boundary::Periodic || even)
+            check_reduce<T>(s.dims, s.channels, o, {}, ++seed, worst);
+          for (double f : {0.5, 0.3, 0.71}) {
+            // Periodic Nodes with reduce: T = N / M, any M.
+            check_reduce<T>(s.dims, s.channels, o, std::vector<double>(s.dims.size(), f), ++seed,
+                            worst);
+          }
+        }
+  std::printf("[ cuda pyramid ] %s reduce: worst %.3g of the bound (%s)\n", label, worst.share,
+              worst.where.c_str());
+}
+
+TEST(CudaPyramid, ReduceDoubleMatchesTheCpu) {
+  REQUIRE_CUDA();
+  reduce_sweep<double>("double");
+}
+
+TEST(CudaPyramid, ReduceFloatMatchesTheCpu) {
+  REQUIRE_CUDA();
+  reduce_sweep<float>("float");
+}
+
+// reduce_to_shape with mixed factors per axis, one of them 1 (that axis only prefiltered, or
+// left alone for coefficients in).
+TEST(CudaPyramid, ReduceToShapeWithAnUntouchedAxis) {
+  REQUIRE_CUDA();
+  Worst worst;
+  for (int n : {1, 3, 4, 7})
+    for (int in_coef = 0; in_coef < 2; ++in_coef) {
+      sv::ReduceOptions o;
+      o.degree = n;
+      o.input_is_coefficients = in_coef == 1;
+      o.samples = true;
+      check_reduce<double>({10, 13, 9}, 2, o, {1.0, 0.5, 0.71}, 7u + n, worst);
+      check_reduce<float>({10, 13, 9}, 2, o, {0.4, 1.0, 0.3}, 9u + n, worst);
+    }
+  std::printf("[ cuda pyramid ] mixed factors: worst %.3g of the bound (%s)\n", worst.share,
+              worst.where.c_str());
+}
+
+template <class T>
+void expand_sweep(const char* label) {
+  Worst worst;
+  unsigned seed = 100;
+  const double eps = std::is_same<T, float>::value ? std::numeric_limits<float>::epsilon() : 0.0;
+  for (int n = 0; n <= sv::kMaxDegree; ++n)
+    for (const ModeGrid& mg : kModeGrids)
+      for (const Shape& s : kShapes) {
+        bool even = true;
+        for (std::size_t d : s.dims) even = even && d % 2 == 0;
+        if (mg.b == Boundary::Periodic && !even) continue;
+        sv::PyramidOptions o;
+        o.degree = n;
+        o.boundary = mg.b;
+        o.grid = mg.g;
+        std::vector<std::size_t> cd;
+        for (std::size_t d : s.dims) cd.push_back(sv::reduce2_axis(d, o).coarse);
+        const Array<T> c = random_array<T>(cd, s.channels, ++seed);
+        sv::ReduceOptions ro;
+        static_cast<sv::PyramidOptions&>(ro) = o;
+        const std::string what = describe(s.dims, s.channels, ro, "expand2");
+        SCOPED_TRACE(what);
+        const Array<T> cpu = sv::expand2(c, s.dims, o);
+        const Array<T> gpu = cu::expand2(c, s.dims, o);
+        const double bound = static_cast<double>(s.dims.size()) * (eps + 1e-12) * max_abs(c);
+        const double d = max_diff(gpu, cpu);
+        EXPECT_LE(d, bound);
+        worst.note(d, bound, what);
+      }
+  std::printf("[ cuda pyramid ] %s expand2: worst %.3g of the bound (%s)\n", label, worst.share,
+              worst.where.c_str());
+}
+
+TEST(CudaPyramid, ExpandDoubleMatchesTheCpu) {
+  REQUIRE_CUDA();
+  expand_sweep<double>("double");
+}
+
+TEST(CudaPyramid, ExpandFloatMatchesTheCpu) {
+  REQUIRE_CUDA();
+  expand_sweep<float>("float");
+}
+
+// Device memory of n elements of T, poisoned with NaN.
+template <class T>
+struct Dev {
+  explicit Dev(std::size_t n) : buf((std::max<std::size_t>(n, 1) * sizeof(T) + 3) / 4) {
+    buf.fill(std::numeric_limits<float>::quiet_NaN());
+  }
+  T* ptr() { return reinterpret_cast<T*>(buf.data()); }
+  void upload(const Array<T>& a) {
+    buf.upload(reinterpret_cast<const float*>(a.data()), (a.size() * sizeof(T) + 3) / 4);
+  }
+  Array<T> download(const std::vector<std::size_t>& dims, std::size_t channels) const {
+    Array<T> a(dims, channels);
+    std::vector<float> raw(buf.size());
+    buf.download(raw.data(), raw.size());
+    std::copy_n(reinterpret_cast<const T*>(raw.data()), a.size(), a.data());
+    return a;
+  }
+  cu::DeviceBuffer buf;
+};
+
+// The device-pointer API writes every output value (outputs poisoned with NaN) and equals the
+// host convenience bit for bit (the same kernels); reduce2_layout / reduce_layout give the CPU's
+// shapes.
+template <class T>
+void device_api() {
+  const std::vector<std::size_t> dims{11, 40, 37};
+  const Array<T> a = random_array<T>(dims, 2, 42);
+  sv::ReduceOptions o;
+  o.degree = 3;
+  o.boundary = Boundary::Mirror;
+  o.samples = true;
+  const cu::Layout fine = cu::Layout::of(a);
+  const cu::Layout coarse = cu::reduce2_layout(fine, o);
+  const sv::Reduced<T> host = cu::reduce2(a, o);
+  EXPECT_EQ(coarse.dims, host.coefficients.dims());
+  Dev<T> src(a.size()), coef(coarse.size()), smp(coarse.size()), fine_out(a.size());
+  src.upload(a);
+  cu::reduce2<T>(src.ptr(), fine, coef.ptr(), smp.ptr(), o);
+  cu::expand2<T>(coef.ptr(), coarse, dims, fine_out.ptr(), o);
+  cu::synchronize("test");
+  EXPECT_EQ(max_diff(coef.download(coarse.dims, 2), host.coefficients), 0.0);
+  EXPECT_EQ(max_diff(smp.download(coarse.dims, 2), host.samples), 0.0);
+  EXPECT_EQ(max_diff(fine_out.download(dims, 2), cu::expand2(host.coefficients, dims, o)), 0.0);
+  // reduce_to_shape through the device API.
+  const std::vector<double> f{0.71, 0.3, 0.5};
+  const cu::Layout rl = cu::reduce_layout(fine, f, o);
+  const sv::Reduced<T> hr = cu::reduce(a, f, o);
+  EXPECT_EQ(rl.dims, hr.coefficients.dims());
+  Dev<T> rc(rl.size());
+  o.samples = false;
+  cu::reduce_to_shape<T>(src.ptr(), fine, rl.dims, rc.ptr(), nullptr, o);
+  cu::synchronize("test");
+  EXPECT_EQ(max_diff(rc.download(rl.dims, 2), hr.coefficients), 0.0);
+}
+
+TEST(CudaPyramid, DeviceApiWritesEveryOutput) {
+  REQUIRE_CUDA();
+  device_api<float>();
+  device_api<double>();
+}
+
+// The refusals carry the CPU's sentences, word for word (checked before any device is needed,
+// so this runs without a GPU too).
+std::string message_of(const std::function<void()>& f) {
+  try {
+    f();
+  } catch (const sv::Error& e) {
+    return e.what();
+  }
+  return "(no error)";
+}
+
+TEST(CudaPyramid, RefusalsAreTheCpuSentences) {
+  const Array<double> f({8, 6});
+  const Array<float> ff({8, 6});
+  struct Case {
+    std::function<void(sv::ReduceOptions&)> set;
+    std::function<void(const sv::ReduceOptions&)> cpu, gpu;
+  };
+  auto opts = [](int degree, Boundary b, PyramidGrid g) {
+    return [=](sv::ReduceOptions& o) {
+      o.degree = degree;
+      o.boundary = b;
+      o.grid = g;
+    };
+  };
+  const auto R = Boundary::Reflect;
+  const auto By = PyramidGrid::ByBoundary;
+  std::vector<Case> cases = {
+      {opts(8, R, By), [&](auto& o) { sv::reduce2(f, o); }, [&](auto& o) { cu::reduce2(f, o); }},
+      {opts(-1, R, By),
+       [&](auto& o) {
+         sv::reduce(f, {0.5, 0.5}, o);
+       },
+       [&](auto& o) {
+         cu::reduce(f, {0.5, 0.5}, o);
+       }},
+      {opts(3, R, By),
+       [&](auto& o) {
+         sv::reduce(f, {0.5, 1.5}, o);
+       },
+       [&](auto& o) {
+         cu::reduce(f, {0.5, 1.5}, o);
+       }},
+      {opts(3, R, By),
+       [&](auto& o) {
+         sv::reduce(ff, {std::nan(""), 0.5}, o);
+       },
+       [&](auto& o) {
+         cu::reduce(ff, {std::nan(""), 0.5}, o);
+       }},
+      {opts(3, R, By), [&](auto& o) { sv::reduce(f, {0.5}, o); },
+       [&](auto& o) { cu::reduce(f, {0.5}, o); }},
+      {opts(3, R, By),
+       [&](auto& o) {
+         sv::reduce(f, {0.01, 0.5}, o);
+       },
+       [&](auto& o) {
+         cu::reduce(f, {0.01, 0.5}, o);
+       }},
+      {opts(3, R, By),
+       [&](auto& o) {
+         sv::reduce_to_shape(f, {9, 3}, o);
+       },
+       [&](auto& o) {
+         cu::reduce_to_shape(f, {9, 3}, o);
+       }},
+      {opts(3, R, By),
+       [&](auto& o) {
+         sv::reduce_to_shape(f, {0, 3}, o);
+       },
+       [&](auto& o) {
+         cu::reduce_to_shape(f, {0, 3}, o);
+       }},
+      {opts(3, R, By), [&](auto& o) { sv::reduce2(Array<double>(), o); },
+       [&](auto& o) { cu::reduce2(Array<double>(), o); }},
+      {opts(3, Boundary::Nearest, By), [&](auto& o) { sv::reduce2(f, o); },
+       [&](auto& o) { cu::reduce2(f, o); }},
+      {opts(3, Boundary::GridConstant, By),
+       [&](auto& o) {
+         sv::reduce(ff, {0.5, 0.5}, o);
+       },
+       [&](auto& o) {
+         cu::reduce(ff, {0.5, 0.5}, o);
+       }},
+      {opts(3, Boundary::Wrap, By), [&](auto& o) { sv::reduce2(f, o); },
+       [&](auto& o) { cu::reduce2(f, o); }},
+      {opts(3, R, PyramidGrid::Nodes), [&](auto& o) { sv::reduce2(f, o); },
+       [&](auto& o) { cu::reduce2(f, o); }},
+      {opts(3, Boundary::Mirror, PyramidGrid::Cells),
+       [&](auto& o) {
+         sv::reduce(f, {0.5, 0.5}, o);
+       },
+       [&](auto& o) {
+         cu::reduce(f, {0.5, 0.5}, o);
+       }},
+      {opts(3, Boundary::Periodic, By), [&](auto& o) { sv::reduce2(Array<double>({7}), o); },
+       [&](auto& o) { cu::reduce2(Array<double>({7}), o); }},
+      {opts(3, R, By),
+       [&](auto& o) {
+         sv::expand2(Array<double>({3, 3}), {8, 6}, o);
+       },
+       [&](auto& o) {
+         cu::expand2(Array<double>({3, 3}), {8, 6}, o);
+       }},
+      {opts(3, R, By),
+       [&](auto& o) {
+         sv::expand2(Array<float>({4, 3}), {8}, o);
+       },
+       [&](auto& o) {
+         cu::expand2(Array<float>({4, 3}), {8}, o);
+       }},
+      {opts(9, R, By),
+       [&](auto& o) {
+         sv::expand2(Array<float>({4, 3}), {8, 6}, o);
+       },
+       [&](auto& o) {
+         cu::expand2(Array<float>({4, 3}), {8, 6}, o);
+       }},
+  };
+  for (std::size_t i = 0; i < cases.size(); ++i) {
+    sv::ReduceOptions o;
+    cases[i].set(o);
+    const std::string cpu = message_of([&] { cases[i].cpu(o); });
+    const std::string gpu = message_of([&] { cases[i].gpu(o); });
+    EXPECT_NE(cpu, "(no error)") << "case " << i;
+    EXPECT_EQ(gpu, cpu) << "case " << i;
+  }
+  // The device API: the same sentences, and a null samples pointer when samples are asked for.
+  sv::ReduceOptions o;
+  o.boundary = Boundary::Periodic;
+  const cu::Layout odd{{7}, 1};
+  EXPECT_EQ(message_of([&] { cu::reduce2<double>(nullptr, odd, nullptr, nullptr, o); }),
+            message_of([&] { sv::reduce2(Array<double>({7}), o); }));
+  o.boundary = Boundary::Reflect;
+  o.samples = true;
+  const std::string m = message_of([&] {
+    cu::reduce2<float>(nullptr, {{8}, 1}, nullptr, nullptr, o);
+  });
+  EXPECT_NE(m.find("samples pointer is null"), std::string::npos) << m;
+}
+
+}  // namespace
