@@ -1,5 +1,5 @@
 // splinetool smooth, indirect, reduce and expand (spline_commands.h): load IN, check it, run the
-// core's transform (or, with --backend cuda for smooth and indirect, sv::cuda's) in the chosen
+// core's transform (or, with --backend cuda, sv::cuda's) in the chosen
 // precision, write OUT through the core's savers (which replace files atomically; NRRD and NIfTI
 // keep IN's geometry, moved to the new grid by reduce and expand), and report.
 #include "spline_commands.h"
@@ -22,6 +22,7 @@
 #include "splineview/bspline.h"
 #include "splineview/cuda_bspline.h"
 #include "splineview/cuda_memory.h"
+#include "splineview/cuda_pyramid.h"
 #include "splineview/error.h"
 #include "splineview/finite.h"
 #include "splineview/geometry.h"
@@ -75,7 +76,7 @@ std::vector<double> per_axis(const std::vector<double>& v, std::size_t rank, con
                   sv::describe_shape(a.dims(), a.channels()) + "); give one, or one per axis");
 }
 
-void check_paths(const SplineArgs& args, const char* command, bool cuda_ok = false) {
+void check_paths(const SplineArgs& args, const char* command) {
   const std::string e = extension(args.out);
   if (std::find(kOutputs.begin(), kOutputs.end(), e) == kOutputs.end())
     throw UsageError(std::string(command) + ": cannot write '" + shown(args.out) +
@@ -87,10 +88,6 @@ void check_paths(const SplineArgs& args, const char* command, bool cuda_ok = fal
       si.st_dev == so.st_dev && si.st_ino == so.st_ino)
     throw UsageError(std::string(command) + ": OUT '" + shown(args.out) +
                      "' is the same file as IN; write the result elsewhere");
-  if (args.backend == "cuda" && !cuda_ok)
-    throw UsageError(std::string(command) +
-                     ": --backend cuda is not there yet (issue 17: the CUDA pyramid comes "
-                     "later; smooth and indirect have it); use --backend cpu");
   std::string why;  // without a device: stop before IN is read, as the other cuda commands do
   if (args.backend == "cuda" && !sv::cuda::available(&why))
     throw sv::Error("--backend cuda cannot run here: " + why + "; use --backend cpu");
@@ -159,7 +156,7 @@ void save(const SplineArgs& args, const sv::ArrayD& a, const sv::Loaded& in,
 }
 
 void run_smooth(const SplineArgs& args) {
-  check_paths(args, "smooth", true);
+  check_paths(args, "smooth");
   sv::Loaded in = load(args, "smooth");
   sv::SplineTransformOptions opt;
   opt.degrees = degrees(args, in.array.rank(), "smooth", in.array);
@@ -202,7 +199,7 @@ void run_smooth(const SplineArgs& args) {
 }
 
 void run_indirect(const SplineArgs& args) {
-  check_paths(args, "indirect", true);
+  check_paths(args, "indirect");
   sv::Loaded in = load(args, "indirect");
   sv::SplineTransformOptions opt;
   opt.degrees = degrees(args, in.array.rank(), "indirect", in.array);
@@ -290,8 +287,14 @@ void run_reduce(const SplineArgs& args) {
   const sv::ArrayD input_shape(in.array.dims(), in.array.channels());
   std::vector<sv::PyramidAxis> axes;
   const auto t0 = std::chrono::steady_clock::now();
+  const bool cuda = args.backend == "cuda";
   auto work = [&](auto& a) {
-    auto r = factors.empty() ? sv::reduce2(a, opt) : sv::reduce(a, factors, opt);
+    using T = std::decay_t<decltype(*a.data())>;
+    sv::Reduced<T> r;
+    if (cuda)
+      r = factors.empty() ? sv::cuda::reduce2(a, opt) : sv::cuda::reduce(a, factors, opt);
+    else
+      r = factors.empty() ? sv::reduce2(a, opt) : sv::reduce(a, factors, opt);
     axes = r.axes;
     a = std::move(args.coefficients ? r.coefficients : r.samples);
   };
@@ -348,12 +351,13 @@ void run_expand(const SplineArgs& args) {
                     " values; the limit is 2^27 per result");
   const sv::ArrayD input_shape(in.array.dims(), in.array.channels());
   const auto t0 = std::chrono::steady_clock::now();
+  const bool cuda = args.backend == "cuda";
+  auto work = [&](auto& a) {
+    a = cuda ? sv::cuda::expand2(a, fine, opt) : sv::expand2(a, fine, opt);
+  };
   sv::ArrayD out = args.precision == "single"
-                       ? in_precision<float>(std::move(in.array),
-                                             [&](sv::ArrayF& a) { a = sv::expand2(a, fine, opt); })
-                       : in_precision<double>(std::move(in.array), [&](sv::ArrayD& a) {
-                           a = sv::expand2(a, fine, opt);
-                         });
+                       ? in_precision<float>(std::move(in.array), [&](sv::ArrayF& a) { work(a); })
+                       : in_precision<double>(std::move(in.array), [&](sv::ArrayD& a) { work(a); });
   const double seconds = seconds_since(t0);
   save(args, out, in, moved(in.geometry, scale, offset));
   if (args.json) {
@@ -380,8 +384,7 @@ void add_common(CLI::App* sub, SplineArgs& a, const char* in_help, const char* o
       ->type_name("P")
       ->check(CLI::IsMember({"single", "double"}))
       ->capture_default_str();
-  sub->add_option("--backend", a.backend,
-                  "cpu or cuda (smooth and indirect; reduce and expand: cpu only for now)")
+  sub->add_option("--backend", a.backend, "cpu or cuda")
       ->type_name("B")
       ->check(CLI::IsMember({"cpu", "cuda"}))
       ->capture_default_str();

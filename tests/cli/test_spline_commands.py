@@ -20,8 +20,7 @@
             alias keeps its amplitude); --shape smaller than IN is the same reduction;
             --point-sample is scipy.ndimage.zoom; a mode without an
             exact reduction point-samples and says so.
-  errors    reduce --backend cuda refused (issue 17, exit 2), negative lambda, even degree with
-            lambda > 0, OUT = IN, non-finite IN, bad --zoom/--mode/--shape/OUT; one line on
+  errors    negative lambda, even degree with lambda > 0, OUT = IN, non-finite IN, bad --zoom/--mode/--shape/OUT; one line on
             stderr, no OUT.
 
 Usage: test_spline_commands.py SPLINETOOL  (needs numpy and scipy; exit 77 without scipy)
@@ -371,7 +370,6 @@ def main():
         # ---- errors ------------------------------------------------------------------------
         bad = np.array([[1.0, np.nan], [0.0, 1.0]])
         cases = [
-            (["reduce", src, w.path("o.npy"), "--backend", "cuda"], 2, "issue 17"),
             (["smooth", src, w.path("o.npy"), "--lambda", -1], 1, "lambda"),
             (["smooth", src, w.path("o.npy"), "--lambda", 1, "--degree", 2], 1, "odd degree"),
             (["smooth", src, src, "--lambda", 1], 2, "same file"),
