@@ -1,9 +1,11 @@
-// splineview._cuda: the package's GPU path (pybind11 over cuda_ndimage.h). It takes raw device
+// splineview._cuda: the package's GPU path (pybind11 over cuda_ndimage.h, and cuda_bspline.h for
+// issue 17's derivative filters, smoothing splines and the indirect transform). It takes raw device
 // pointers, extents and the caller's CUDA stream and device from the Python layer
 // (splineview/_gpu.py), which reads them from CuPy arrays or torch tensors, allocates the
 // results with the same library and keeps them alive; nothing here owns device memory beyond
 // the prefilter's stream-ordered scratch. Work is queued on the caller's stream; the GIL is
 // released while the host side queues it.
+#include <cuda_runtime.h>
 #include <pybind11/pybind11.h>
 #include <pybind11/stl.h>
 
@@ -13,11 +15,14 @@
 #include <vector>
 
 #include "splineview/array.h"
+#include "splineview/cuda_bspline.h"
 #include "splineview/cuda_memory.h"
 #include "splineview/cuda_ndimage.h"
 #include "splineview/cuda_out_of_core.h"
+#include "splineview/derivative.h"
 #include "splineview/error.h"
 #include "splineview/sampler.h"
+#include "splineview/smoothing.h"
 #include "splineview/transform.h"
 
 namespace py = pybind11;
@@ -273,6 +278,195 @@ py::dict affine_out_of_core(std::uintptr_t in, const Dims& in_dims, std::uintptr
   return d;
 }
 
+// ---- Issue 17 on device arrays (cuda_bspline.h): the direct and indirect transforms and the
+// derivative filters, for splineview/_bspline.py. Those functions queue their work on the legacy
+// default stream; here the legacy stream first waits for the caller's stream (events, no host
+// synchronisation) and the caller's stream then waits for the legacy stream, so the work is
+// ordered on the caller's stream as every other call of this module. Arrays: C order, `dims`
+// (1-3 axes) of `channels` interleaved values (1-4), float32 ('f') or float64 ('d'); sources
+// and destinations must not overlap (the Python layer allocates the results).
+
+// Makes `to` wait for the work queued so far on `from` (no-op when they are the same stream).
+void stream_wait(cudaStream_t from, cudaStream_t to, const char* what) {
+  if (from == to) return;
+  cudaEvent_t e = nullptr;
+  cudaError_t err = cudaEventCreateWithFlags(&e, cudaEventDisableTiming);
+  if (err == cudaSuccess) err = cudaEventRecord(e, from);
+  if (err == cudaSuccess) err = cudaStreamWaitEvent(to, e, 0);
+  if (e) cudaEventDestroy(e);
+  if (err != cudaSuccess)
+    throw sv::Error(std::string(what) +
+                    ": ordering against the caller's stream failed: " + cudaGetErrorString(err));
+}
+
+// Runs `f` (which queues work on the legacy default stream) ordered on the caller's stream.
+template <class F>
+void on_legacy_stream(std::uintptr_t stream, int device, const char* what, F&& f) {
+  py::gil_scoped_release release;
+  nd::use_device(device);
+  cudaStream_t caller = reinterpret_cast<cudaStream_t>(stream);
+  if (caller == nullptr) caller = cudaStreamLegacy;  // 0: the legacy default stream itself
+  stream_wait(caller, cudaStreamLegacy, what);
+  try {
+    f();
+  } catch (...) {  // what was queued before the failure still runs before the caller's next work
+    try {
+      stream_wait(cudaStreamLegacy, caller, what);
+    } catch (...) {
+    }
+    throw;
+  }
+  stream_wait(cudaStreamLegacy, caller, what);
+}
+
+sv::cuda::Layout layout_of(const Dims& dims, std::size_t channels, const char* what) {
+  sv::cuda::Layout layout{dims, channels};
+  try {
+    layout.check(what);
+  } catch (const sv::Error& e) {
+    throw py::value_error(e.what());
+  }
+  return layout;
+}
+
+sv::SplineTransformOptions transform_options(const std::vector<int>& degrees, double lambda,
+                                             const std::string& mode, std::size_t rank) {
+  sv::SplineTransformOptions opt;
+  opt.degrees = degrees;
+  opt.lambda = lambda;
+  opt.boundary = mode_of(mode);
+  try {  // the library's refusals (degree range, even degrees with lambda > 0) before any work
+    for (std::size_t d = 0; d < rank; ++d)
+      sv::smoothing_poles(sv::transform_degree(opt, d, rank), lambda);
+  } catch (const sv::Error& e) {
+    throw py::value_error(e.what());
+  }
+  return opt;
+}
+
+// Samples to coefficients in place (lambda >= 0: the smoothing spline; 0: the interpolating
+// prefilter), a degree per axis.
+void bspline_direct_transform(std::uintptr_t data, const std::string& dtype, const Dims& dims,
+                              std::size_t channels, const std::vector<int>& degrees, double lambda,
+                              const std::string& mode, std::uintptr_t stream, int device) {
+  const sv::cuda::Layout layout = layout_of(dims, channels, "direct_transform");
+  const sv::SplineTransformOptions opt = transform_options(degrees, lambda, mode, dims.size());
+  const bool dbl = is_double(dtype);
+  on_legacy_stream(stream, device, "direct_transform", [&] {
+    if (dbl)
+      sv::cuda::direct_transform(reinterpret_cast<double*>(data), layout, opt);
+    else
+      sv::cuda::direct_transform(reinterpret_cast<float*>(data), layout, opt);
+  });
+}
+
+// Coefficients to the samples of their spline at the grid, src -> dst, a degree per axis.
+void bspline_indirect_transform(std::uintptr_t src, std::uintptr_t dst, const std::string& dtype,
+                                const Dims& dims, std::size_t channels,
+                                const std::vector<int>& degrees, const std::string& mode,
+                                std::uintptr_t stream, int device) {
+  const sv::cuda::Layout layout = layout_of(dims, channels, "indirect_transform");
+  const sv::SplineTransformOptions opt = transform_options(degrees, 0.0, mode, dims.size());
+  const bool dbl = is_double(dtype);
+  on_legacy_stream(stream, device, "indirect_transform", [&] {
+    if (dbl)
+      sv::cuda::indirect_transform(reinterpret_cast<const double*>(src),
+                                   reinterpret_cast<double*>(dst), layout, opt);
+    else
+      sv::cuda::indirect_transform(reinterpret_cast<const float*>(src),
+                                   reinterpret_cast<float*>(dst), layout, opt);
+  });
+}
+
+sv::DerivativeOptions derivative_options(int degree, const std::string& mode, double cval,
+                                         bool prefilter) {
+  if (degree < 0 || degree > 7)
+    throw py::value_error("spline degree must be between 0 and 7 (got " + std::to_string(degree) +
+                          ")");
+  sv::DerivativeOptions opt;
+  opt.degree = degree;
+  opt.boundary = mode_of(mode);
+  opt.cval = cval;
+  opt.input_is_coefficients = !prefilter;
+  return opt;
+}
+
+// The partial derivative of multi-index `order` at the grid, src -> dst.
+void bspline_derivative(std::uintptr_t src, std::uintptr_t dst, const std::string& dtype,
+                        const Dims& dims, std::size_t channels, const std::vector<int>& order,
+                        int degree, const std::string& mode, double cval, bool prefilter,
+                        std::uintptr_t stream, int device) {
+  const sv::cuda::Layout layout = layout_of(dims, channels, "spline_derivative");
+  const sv::DerivativeOptions opt = derivative_options(degree, mode, cval, prefilter);
+  try {
+    sv::check_derivative_order(order, dims.size(), degree, "spline_derivative");
+  } catch (const sv::Error& e) {
+    throw py::value_error(e.what());
+  }
+  const bool dbl = is_double(dtype);
+  on_legacy_stream(stream, device, "spline_derivative", [&] {
+    if (dbl)
+      sv::cuda::derivative_filter(reinterpret_cast<const double*>(src),
+                                  reinterpret_cast<double*>(dst), layout, order, opt);
+    else
+      sv::cuda::derivative_filter(reinterpret_cast<const float*>(src),
+                                  reinterpret_cast<float*>(dst), layout, order, opt);
+  });
+}
+
+template <class T>
+std::vector<T*> pointers(const std::vector<std::uintptr_t>& p) {
+  std::vector<T*> out;
+  for (std::uintptr_t v : p) out.push_back(reinterpret_cast<T*>(v));
+  return out;
+}
+
+template <class T>
+void quantity(const std::string& kind, std::uintptr_t src, const std::vector<std::uintptr_t>& dst,
+              const sv::cuda::Layout& layout, const sv::DerivativeOptions& opt) {
+  const T* s = reinterpret_cast<const T*>(src);
+  if (kind == "gradient")
+    sv::cuda::gradient_filter(s, pointers<T>(dst), layout, opt);
+  else if (kind == "hessian")
+    sv::cuda::hessian_filter(s, pointers<T>(dst), layout, opt);
+  else if (kind == "laplacian")
+    sv::cuda::laplacian_filter(s, reinterpret_cast<T*>(dst[0]), layout, opt);
+  else
+    sv::cuda::gradient_magnitude_filter(s, reinterpret_cast<T*>(dst[0]), layout, opt);
+}
+
+// kind "gradient" (R destinations, d/dx_a), "hessian" (R(R+1)/2 in sv::hessian_index order),
+// "laplacian" or "gradient_magnitude" (one), each an array of the input's layout.
+void bspline_quantity(std::uintptr_t src, const std::vector<std::uintptr_t>& dst,
+                      const std::string& kind, const std::string& dtype, const Dims& dims,
+                      std::size_t channels, int degree, const std::string& mode, double cval,
+                      bool prefilter, std::uintptr_t stream, int device) {
+  const sv::cuda::Layout layout = layout_of(dims, channels, "spline derivative filter");
+  const sv::DerivativeOptions opt = derivative_options(degree, mode, cval, prefilter);
+  const std::size_t r = dims.size();
+  std::size_t want = 1;
+  if (kind == "gradient")
+    want = r;
+  else if (kind == "hessian")
+    want = r * (r + 1) / 2;
+  else if (kind != "laplacian" && kind != "gradient_magnitude")
+    throw py::value_error("unknown derivative quantity " + kind);
+  if (dst.size() != want)
+    throw py::value_error(kind + " of a " + std::to_string(r) + "-D array writes " +
+                          std::to_string(want) + " arrays, got " + std::to_string(dst.size()));
+  const int least = kind == "gradient" || kind == "gradient_magnitude" ? 1 : 2;
+  if (degree < least)
+    throw py::value_error(kind + " needs degree >= " + std::to_string(least) + " (got " +
+                          std::to_string(degree) + ")");
+  const bool dbl = is_double(dtype);
+  on_legacy_stream(stream, device, kind.c_str(), [&] {
+    if (dbl)
+      quantity<double>(kind, src, dst, layout, opt);
+    else
+      quantity<float>(kind, src, dst, layout, opt);
+  });
+}
+
 py::tuple available() {
   std::string why;
   const bool ok = sv::cuda::available(&why);
@@ -296,4 +490,8 @@ PYBIND11_MODULE(_cuda, m) {
   m.def("prefilter_out_of_core", &prefilter_out_of_core);
   m.def("zoom_out_of_core", &zoom_out_of_core);
   m.def("affine_out_of_core", &affine_out_of_core);
+  m.def("bspline_direct_transform", &bspline_direct_transform);
+  m.def("bspline_indirect_transform", &bspline_indirect_transform);
+  m.def("bspline_derivative", &bspline_derivative);
+  m.def("bspline_quantity", &bspline_quantity);
 }
