@@ -2,7 +2,9 @@
 # Builds the Python package with its CUDA module on the GPU machine (package-only: no viewer or
 # loader libraries needed there) for that machine's python3, then runs the GPU tests and the
 # benchmark against cupyx. Run from the repository root on the GPU machine:
-#   tools/gpu_python.sh [test|bench|memcheck|all]   (results under $OUT when set)
+#   tools/gpu_python.sh [test|bench|memcheck|bspline|all]   (results under $OUT when set)
+# bspline: issue 17's functions on CuPy arrays only (tests/python/test_bspline_ops_gpu.py and
+# tools/bench_bspline_ops_gpu.py); test, memcheck and all run that test file too.
 set -euo pipefail
 what=${1:-all}
 out=${OUT:-/tmp/sv-gpu-out}
@@ -27,13 +29,25 @@ export PYTHONPATH="$build/python:$PWD/tests/python"
 if [ -d .pydeps ]; then
   export PYTHONPATH="$PWD/tools/numpy2_dask_shim:$PYTHONPATH:$PWD/.pydeps"
 fi
+status=0
 if [ "$what" = test ] || [ "$what" = all ]; then
   "$py" tests/python/test_gpu.py 2>&1 | tee "$out/test_gpu.txt" | tail -40
+fi
+if [ "$what" = test ] || [ "$what" = bspline ] || [ "$what" = all ]; then
+  "$py" tests/python/test_bspline_ops_gpu.py 2>&1 | tee "$out/test_bspline_ops_gpu.txt" |
+    tail -30 || status=1
 fi
 if [ "$what" = memcheck ] || [ "$what" = all ]; then
   SPLINEVIEW_GPU_TEST_QUICK=1 compute-sanitizer --tool memcheck --print-limit 20 \
     "$py" tests/python/test_gpu.py > "$out/memcheck.txt" 2>&1 || true
   tail -8 "$out/memcheck.txt"
+  SPLINEVIEW_GPU_TEST_QUICK=1 compute-sanitizer --tool memcheck --print-limit 20 \
+    "$py" tests/python/test_bspline_ops_gpu.py > "$out/memcheck_bspline.txt" 2>&1 || true
+  tail -8 "$out/memcheck_bspline.txt"
+fi
+if [ "$what" = bspline ]; then
+  "$py" tools/bench_bspline_ops_gpu.py --json "$out/bench_bspline_ops_gpu.json" |
+    tee "$out/bench_bspline_ops_gpu.txt" || status=1
 fi
 if [ "$what" = dask ]; then
   sched=distributed
@@ -44,3 +58,4 @@ fi
 if [ "$what" = bench ] || [ "$what" = all ]; then
   "$py" tools/bench_python_gpu.py --json "$out/bench_python_gpu.json" | tee "$out/bench.txt"
 fi
+exit $status
