@@ -108,7 +108,15 @@ struct GrbfBenchOptions {
   std::uint64_t seed = 1;
 };
 
+struct PyramidBenchOptions {
+  bool quick = false;  // small 2-D and 3-D sizes, few repeats
+  int repeats = 20;    // timed GPU runs per operation (median reported)
+  bool cpu = true;     // time our CPU too (every core)
+  std::uint64_t seed = 1;
+};
+
 Json run_bspline(const BsplineOptions& opt);
+Json run_pyramid(const PyramidBenchOptions& opt);
 Json run_grbf(const GrbfBenchOptions& opt);
 Json run_ffd(const FfdOptions& opt);
 Json run_registration(const RegistrationOptions& opt);

@@ -1,7 +1,7 @@
 // splinebench-cuda: CUDA prefilter, reconstruction and upscaling speed on the current device.
-// Subcommands: prefilter, reconstruct, upscale, out-of-core, ffd, registration, bspline. Each
-// writes a JSON report to --out and prints a Markdown table on stdout. Exit status: 0 success,
-// 1 the benchmark failed (e.g. no CUDA device), 2 bad command line.
+// Subcommands: prefilter, reconstruct, upscale, out-of-core, ffd, registration, bspline, pyramid,
+// grbf. Each writes a JSON report to --out and prints a Markdown table on stdout. Exit status: 0
+// success, 1 the benchmark failed (e.g. no CUDA device), 2 bad command line.
 #include <cstdio>
 #include <exception>
 #include <fstream>
@@ -133,6 +133,18 @@ int main(int argc, char** argv) {
   bspline->add_flag("!--no-cpu", bo.cpu, "skip the CPU column");
   bspline->add_option("--seed", bo.seed, "seed of the random data")->capture_default_str();
 
+  cbench::PyramidBenchOptions po;
+  CLI::App* pyramid = app.add_subcommand(
+      "pyramid",
+      "issue 17's B-spline pyramid (reduce2, reduce by 0.71, expand2) at 15257x3736 and "
+      "400x300x151, against a device-to-device copy and our CPU");
+  pyramid->add_option("--out,--json", out, "JSON report file")->type_name("FILE");
+  pyramid->add_flag("--quick", po.quick, "small sizes, few repeats");
+  pyramid->add_option("--repeats", po.repeats, "timed GPU runs per operation")
+      ->capture_default_str();
+  pyramid->add_flag("!--no-cpu", po.cpu, "skip the CPU column");
+  pyramid->add_option("--seed", po.seed, "seed of the random data")->capture_default_str();
+
   cbench::GrbfBenchOptions gb;
   CLI::App* grbf = app.add_subcommand(
       "grbf",
@@ -155,6 +167,7 @@ int main(int argc, char** argv) {
                           : ffd->parsed()         ? cbench::run_ffd(fo)
                           : reg->parsed()         ? cbench::run_registration(ro)
                           : bspline->parsed()     ? cbench::run_bspline(bo)
+                          : pyramid->parsed()     ? cbench::run_pyramid(po)
                           : grbf->parsed()        ? cbench::run_grbf(gb)
                                                   : cbench::run_upscale(up);
     if (!out.empty()) {
