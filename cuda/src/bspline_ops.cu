@@ -20,6 +20,7 @@
 //    or combines the terms (sum: Laplacian; root of the sum of squares: gradient magnitude).
 //    Each per-axis FIR has the order-m differences folded into its taps: sum_t w[t] (D^m c)[j +
 //    first + t] = sum_u K[u] c[j + first + u], K = w convolved with the m-th difference.
+#include <cuda_pipeline.h>
 #include <cuda_runtime.h>
 
 #include <algorithm>
@@ -630,7 +631,10 @@ struct StreamShape {
   static constexpr int RY = NT * S * static_cast<int>(sizeof(T)) <= 48 ? 2 : 1;
 };
 
-template <class T, int S, bool k3D, int NT>
+// kStages > 0: the planes travel by cp.async into a ring of kStages plane buffers, kStages - 1
+// planes ahead of the one being filtered (no registers held for them); kStages == 0: one plane
+// ahead through registers.
+template <class T, int S, bool k3D, int NT, int kStages>
 __global__ void __launch_bounds__(256)
     stream_stencil_kernel(const T* __restrict__ src, const Stencil St, const StreamTaps K) {
   constexpr int RY = k3D ? StreamShape<T, S, NT>::RY : 1;
@@ -640,7 +644,8 @@ __global__ void __launch_bounds__(256)
   constexpr int IX = BXT + S - 1, IY = TY + SY - 1;
   constexpr int kPlane = IX * IY;
   constexpr int kLoads = (kPlane + 255) / 256;
-  __shared__ T plane[2][kPlane];
+  constexpr int kBufs = kStages > 0 ? kStages : 2;
+  __shared__ __align__(16) T plane[kBufs][kPlane];
 
   const int C = St.channels;
   const int tiles_x = (St.out[2] + BXT - 1) / BXT;
@@ -674,12 +679,31 @@ __global__ void __launch_bounds__(256)
   }
   const long long pstride = static_cast<long long>(St.in[1]) * St.in[2] * C;
   const int zin0 = St.crop[0] + zc + St.first[0];
-  T pf[kLoads];
+  T pf[kStages > 0 ? 1 : kLoads];
   auto fetch = [&](int i) {
     const int ez = ext(zin0 + i, St.in[0], St.mode);
     const T* p = src + static_cast<long long>(ez) * pstride;
 #pragma unroll
     for (int l = 0; l < kLoads; ++l) pf[l] = ez >= 0 && off[l] >= 0 ? __ldg(p + off[l]) : outside;
+  };
+  // Plane i (if it exists) into its ring buffer, as one cp.async group (empty past the end, so
+  // that every thread counts the same groups).
+  auto fetch_async = [&](int i) {
+    if (i < planes) {
+      const int ez = ext(zin0 + i, St.in[0], St.mode);
+      const T* p = src + static_cast<long long>(ez) * pstride;
+      T* buf = plane[i % kBufs];
+#pragma unroll
+      for (int l = 0; l < kLoads; ++l) {
+        const int e = threadIdx.x + 256 * l;
+        if (e >= kPlane) continue;
+        if (ez >= 0 && off[l] >= 0)
+          __pipeline_memcpy_async(buf + e, p + off[l], sizeof(T));
+        else
+          buf[e] = outside;
+      }
+    }
+    __pipeline_commit();
   };
 
   T acc[NT][RY][S];
@@ -691,16 +715,29 @@ __global__ void __launch_bounds__(256)
       for (int j = 0; j < S; ++j) acc[q][r][j] = T(0);
 
   const int gx = x0 + tx;
-  fetch(0);
-  for (int i = 0; i < planes; ++i) {
-    T* buf = plane[i & 1];
+  if (kStages > 0) {
 #pragma unroll
-    for (int l = 0; l < kLoads; ++l) {
-      const int e = threadIdx.x + 256 * l;
-      if (e < kPlane) buf[e] = pf[l];
+    for (int s = 0; s + 1 < kBufs; ++s) fetch_async(s);
+  } else {
+    fetch(0);
+  }
+  for (int i = 0; i < planes; ++i) {
+    T* buf = plane[i % kBufs];
+    if (kStages > 0) {
+      // Plane i has landed once at most kStages - 2 younger groups are pending; after the
+      // barrier every thread has finished plane i - 1, whose buffer takes plane i + kStages - 1.
+      __pipeline_wait_prior(kBufs - 2);
+      __syncthreads();
+      fetch_async(i + kBufs - 1);
+    } else {
+#pragma unroll
+      for (int l = 0; l < kLoads; ++l) {
+        const int e = threadIdx.x + 256 * l;
+        if (e < kPlane) buf[e] = pf[l];
+      }
+      __syncthreads();
+      if (i + 1 < planes) fetch(i + 1);
     }
-    __syncthreads();
-    if (i + 1 < planes) fetch(i + 1);
 
     // x FIRs of the rows this thread needs (RY + SY - 1 of them), each distinct x FIR once.
     T xs[kMaxSets][RY + SY - 1];
@@ -773,21 +810,21 @@ __global__ void __launch_bounds__(256)
 
 // The streamed kernel for S's filter when it fits (rank 2 or 3, spans <= 5, 1, 2, 3 or 6
 // terms); false to leave it to the tile kernels.
-template <class T, int S, bool k3D>
+template <class T, int S, bool k3D, int kStages>
 void launch_stream(const T* src, const Stencil& St, StreamTaps& K, const char* what) {
   void (*kernel)(const T*, const Stencil, const StreamTaps) = nullptr;
   switch (St.terms) {
     case 1:
-      kernel = stream_stencil_kernel<T, S, k3D, 1>;
+      kernel = stream_stencil_kernel<T, S, k3D, 1, kStages>;
       break;
     case 2:
-      kernel = stream_stencil_kernel<T, S, k3D, 2>;
+      kernel = stream_stencil_kernel<T, S, k3D, 2, kStages>;
       break;
     case 3:
-      kernel = stream_stencil_kernel<T, S, k3D, 3>;
+      kernel = stream_stencil_kernel<T, S, k3D, 3, kStages>;
       break;
     default:
-      kernel = stream_stencil_kernel<T, S, k3D, 6>;
+      kernel = stream_stencil_kernel<T, S, k3D, 6, kStages>;
       break;
   }
   int ry = 1;
@@ -812,7 +849,11 @@ void launch_stream(const T* src, const Stencil& St, StreamTaps& K, const char* w
   check(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, 256, 0), what);
   // Chunks of planes: enough blocks for two waves of the resident ones, each chunk at least
   // 8 (S - 1) planes long (its halo planes are read twice).
-  const long long want = 2LL * std::max(1, per_sm) * multiprocessors();
+  static const long long waves = [] {
+    const char* e = std::getenv("SV_STREAM_WAVES");  // for measurements
+    return e ? std::max(1LL, std::atoll(e)) : 4LL;
+  }();
+  const long long want = waves * std::max(1, per_sm) * multiprocessors();
   long long chunk = (static_cast<long long>(St.out[0]) * plane_tiles + want - 1) / want;
   chunk = std::max<long long>(chunk, 8 * (S - 1));
   chunk = std::min<long long>(chunk, St.out[0]);
@@ -850,16 +891,49 @@ bool run_stream(const T* src, const Stencil& S, std::size_t rank, const char* wh
     St.in[0] = S.in[1], St.out[0] = S.out[1], St.crop[0] = S.crop[1], St.first[0] = S.first[1];
     St.in[1] = St.out[1] = 1, St.crop[1] = St.first[1] = 0;
   }
-  if (span <= 3) {
-    if (three)
-      launch_stream<T, 3, true>(src, St, K, what);
+  // SV_STREAM_REGISTERS=1: the planes through registers, one ahead (for measurements).
+  static const bool registers = [] {
+    const char* e = std::getenv("SV_STREAM_REGISTERS");
+    return e && *e == '1';
+  }();
+  // SV_STREAM_STAGES=3|6: other depths of the cp.async ring (default 4), for measurements.
+  static const int stages = [] {
+    const char* e = std::getenv("SV_STREAM_STAGES");
+    return e ? std::atoi(e) : 4;
+  }();
+  if (!registers && stages == 3) {
+    if (span <= 3)
+      three ? launch_stream<T, 3, true, 3>(src, St, K, what)
+            : launch_stream<T, 3, false, 3>(src, St, K, what);
     else
-      launch_stream<T, 3, false>(src, St, K, what);
+      three ? launch_stream<T, 5, true, 3>(src, St, K, what)
+            : launch_stream<T, 5, false, 3>(src, St, K, what);
+    return true;
+  }
+  if (!registers && stages == 6) {
+    if (span <= 3)
+      three ? launch_stream<T, 3, true, 6>(src, St, K, what)
+            : launch_stream<T, 3, false, 6>(src, St, K, what);
+    else
+      three ? launch_stream<T, 5, true, 6>(src, St, K, what)
+            : launch_stream<T, 5, false, 6>(src, St, K, what);
+    return true;
+  }
+  constexpr int kStages = 4;
+  if (registers) {
+    if (span <= 3)
+      three ? launch_stream<T, 3, true, 0>(src, St, K, what)
+            : launch_stream<T, 3, false, 0>(src, St, K, what);
+    else
+      three ? launch_stream<T, 5, true, 0>(src, St, K, what)
+            : launch_stream<T, 5, false, 0>(src, St, K, what);
   } else {
-    if (three)
-      launch_stream<T, 5, true>(src, St, K, what);
+    if (span <= 3)
+      three ? launch_stream<T, 3, true, kStages>(src, St, K, what)
+            : launch_stream<T, 3, false, kStages>(src, St, K, what);
     else
-      launch_stream<T, 5, false>(src, St, K, what);
+      three ? launch_stream<T, 5, true, kStages>(src, St, K, what)
+            : launch_stream<T, 5, false, kStages>(src, St, K, what);
   }
   return true;
 }

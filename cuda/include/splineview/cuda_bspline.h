@@ -15,9 +15,11 @@
 //    Laplacian, the gradient and its magnitude, R(R+1)/2 for the Hessian) is a tensor product of
 //    per-axis FIRs whose taps are the m-th coefficient differences folded into the sampled
 //    B-spline of degree n - m (half-sample shifted for odd m). One kernel computes all terms of a
-//    result in one pass over the array: a block loads a tile with its halo (the boundary
-//    extension) into shared memory and runs the x, y and z FIRs there, sharing the partial sums
-//    that terms have in common. Extra device memory: none from coefficients; from samples one
+//    result in one pass over the array. 2-D and 3-D arrays with spans up to 5: a block walks a
+//    chunk of planes along the outer axis, each plane (with its halo, the boundary extension)
+//    copied once into shared memory, filtered along x and y in registers and added into each
+//    term's running z sums. Otherwise a block loads a tile with its halo into shared memory and
+//    runs the x, y and z FIRs there, sharing the partial sums that terms have in common. Extra device memory: none from coefficients; from samples one
 //    padded copy (the coefficients); the segmented direct transform up to four copies (complex
 //    pairs) plus one for the transposed x axis.
 //  - From samples (input_is_coefficients false) the coefficients are made first (the prefilter
