@@ -16,17 +16,27 @@
 //           interpolation of its table), early termination at u_dvr.y; with u_shade.x, each
 //           visible sample's colour is scaled by 0.35 + 0.65 |n . v| (a two-sided headlight, n
 //           the normalised spline gradient as for the isosurface) where |grad| > u_shade.y.
-// Empty-space skipping (u_skip): u_cells holds per cell of 8^3 voxels the smallest and largest
-// texel over every tap a sample in the cell can reach (voxels 8c-2 .. 8c+9 per axis). A cubic
-// B-spline value is a convex combination of its 64 coefficients and a trilinear value one of 8
-// samples, so no sample in a cell leaves that range: a cell whose range cannot raise the MIP, holds
-// no crossing, or lies where the transfer function is transparent is skipped to its exit, which
-// changes no result (the segments stay those of the march without skipping).
+// Empty-space skipping (u_skip, bit 1): u_cells holds per cell of RC_CELL^3 voxels (8; 4 for the
+// precise cubic) a range (min, max) that no sample in the cell leaves (raycast_cells.comp): for
+// trilinear and the hardware-filtered cubic the smallest and largest texel over every tap a
+// sample in the cell can reach (voxels 8c-2 .. 8c+9 per axis; a cubic B-spline value is a convex
+// combination of its 64 coefficients, a trilinear value one of 8 samples); for the precise cubic
+// the range of the Bezier control nets of the unit cubes the cell's samples reach (the spline on
+// a unit cube is a Bezier patch, within its control points), much tighter where the prefilter's
+// coefficients ring. A cell whose range cannot raise the MIP, holds no crossing, or lies where
+// the transfer function is transparent is skipped to its exit. The precise cubic also checks
+// each sample (bit 2) against u_fine, the same Bezier range per block of RC_FINE^3 unit cubes,
+// before its 64 taps are read. A MIP with a cubic (bit 4) first visits one sample: the segment
+// whose midpoint is the largest on a trilinear march of the samples (u_samples, every
+// RC_SEED_STRIDE-th segment), so that the march starts with a value it would reach anyway and
+// skips every cell and sample that cannot exceed it. None of this changes a result: the segments
+// stay those of the march without skipping, every position is computed by the same precise
+// expression (rc_mid, rc_point), and only samples that cannot change the result are left out.
 //
 // Output: u_colour (RGBA8, composited over the background) and u_data (RGBA32F: MIP (value, hit,
-// samples, 0); iso (depth mm or -1, world normal); DVR premultiplied (r, g, b, a)). Pixel
-// (gid * u_stride + u_offset) of the pane is written at gid: the accuracy meter dispatches every
-// n-th ray into a small image, the view every ray.
+// samples whose taps were read, loop iterations); iso (depth mm or -1, world normal); DVR
+// premultiplied (r, g, b, a)). Pixel (gid * u_stride + u_offset) of the pane is written at gid:
+// the accuracy meter dispatches every n-th ray into a small image, the view every ray.
 #define SV_RANK 3
 #include "bspline_fetch.glsl"
 
@@ -35,6 +45,8 @@ layout(local_size_x = 8, local_size_y = 8, local_size_z = 1) in;
 layout(binding = 0) uniform sampler3D u_volume;  // samples or coefficients, R32F, reflect
 layout(binding = 3) uniform sampler3D u_cells;   // RG32F (min, max) per 8^3 cell
 layout(binding = 4) uniform sampler1D u_tf;      // RGBA32F, RC_DVR
+layout(binding = 5) uniform sampler3D u_samples;  // R32F samples, GL_LINEAR: the MIP's first visit
+layout(binding = 6) uniform sampler3D u_fine;     // RG32F Bezier range per RC_FINE^3 unit cubes
 layout(binding = 0, rgba8) uniform writeonly image2D u_colour;
 layout(binding = 1, rgba32f) uniform writeonly image2D u_data;
 
@@ -54,14 +66,37 @@ layout(location = 12) uniform vec2 u_low_scale;  // MIP grey = (value - low) * s
 layout(location = 13) uniform vec4 u_iso;        // x: iso value; y: bisection steps
 layout(location = 14) uniform vec4 u_tf_range;   // low, high, visible low, visible high
 layout(location = 15) uniform vec2 u_dvr;        // opacity per mm, cut-off
-layout(location = 16) uniform int u_skip;
+layout(location = 16) uniform int u_skip;  // bits: 1 cells, 2 fine (precise), 4 MIP first visit
 layout(location = 17) uniform vec3 u_background;
 layout(location = 18) uniform vec2 u_shade;  // DVR: x != 0 shades; y: the smallest |gradient|
 
 const float kInf = uintBitsToFloat(0x7f800000u);
-const int kCell = 8;
+#ifndef RC_CELL
+#define RC_CELL 8
+#endif
+const int kCell = RC_CELL;  // voxels per empty-space cell and axis
+
+#ifndef RC_FINE
+#define RC_FINE 1
+#endif
 
 float rc_value(vec3 p) { return sv_fetch(u_volume, p).r; }
+
+// Segment k of the ray [t0, t1]: [a, b] = [t0 + k step, min(a + step, t1)] and its midpoint,
+// computed without contraction so that every place that needs segment k gets the same bits.
+float rc_mid(float t0, float t1, int k, out float a, out float b) {
+  precise float pa = t0 + float(k) * u_step;
+  precise float pb = min(pa + u_step, t1);
+  precise float t = 0.5 * (pa + pb);
+  a = pa;
+  b = pb;
+  return t;
+}
+
+vec3 rc_point(float t, vec3 dir) {
+  precise vec3 p = u_eye + t * dir;
+  return p;
+}
 
 // Index-space gradient of the pane's interpolant at p.
 vec3 rc_gradient(vec3 p) {
@@ -137,6 +172,27 @@ float rc_cell_exit(vec3 eye, vec3 dir, ivec3 c) {
   return min(t.x, min(t.y, t.z));
 }
 
+#if defined(RC_MIP) && !defined(SV_FETCH_LINEAR)
+// The MIP's first visit: the segment whose midpoint is largest on a trilinear march of the
+// samples (every RC_SEED_STRIDE-th segment), a cheap guess at where the cubic's maximum lies.
+#ifndef RC_SEED_STRIDE
+#define RC_SEED_STRIDE 2
+#endif
+int rc_seed(float t0, float t1, int segments, vec3 dir) {
+  float hi = -kInf;
+  int arg = 0;
+  for (int k = 0; k < segments; k += RC_SEED_STRIDE) {
+    float a, b;
+    float v = sv_fetch_linear(u_samples, rc_point(rc_mid(t0, t1, k, a, b), dir)).r;
+    if (v > hi) {
+      hi = v;
+      arg = k;
+    }
+  }
+  return arg;
+}
+#endif
+
 void main() {
   ivec2 gid = ivec2(gl_GlobalInvocationID.xy);
   ivec2 out_size = imageSize(u_data);
@@ -165,7 +221,7 @@ void main() {
   if (t0 < t1) {
     int segments = int(ceil((t1 - t0) / u_step));
     ivec3 cells = textureSize(u_cells, 0);
-    int samples = 0;
+    int samples = 0, steps = 0;  // samples whose taps were read; loop iterations
 #if defined(RC_MIP)
     float best = -kInf;
 #elif defined(RC_ISO)
@@ -177,12 +233,21 @@ void main() {
     vec3 acc = vec3(0.0);
     float alpha_acc = 0.0;
 #endif
-    for (int k = 0; k < segments; ++k) {
-      float a = t0 + float(k) * u_step;
-      float b = min(a + u_step, t1);
-      float t = 0.5 * (a + b);
-      vec3 p = u_eye + t * dir;
-      if (u_skip != 0) {
+    int first = -1;  // the MIP's first visit, if any
+#if defined(RC_MIP) && !defined(SV_FETCH_LINEAR)
+    if ((u_skip & 4) != 0) first = rc_seed(t0, t1, segments, dir);
+#endif
+#if defined(SV_FETCH_CUBIC_PRECISE)
+    ivec3 fine = textureSize(u_fine, 0);
+#endif
+    for (int it = first >= 0 ? -1 : 0; it < segments; ++it) {
+      int k = it < 0 ? first : it;
+      if (it >= 0 && k == first) continue;  // its value is in `best` already
+      ++steps;
+      float a, b;
+      float t = rc_mid(t0, t1, k, a, b);
+      vec3 p = rc_point(t, dir);
+      if ((u_skip & 1) != 0 && it >= 0) {
         ivec3 c = clamp(ivec3(floor((p + 0.5) / float(kCell))), ivec3(0), cells - 1);
         vec2 range = texelFetch(u_cells, c, 0).rg;
 #if defined(RC_MIP)
@@ -200,13 +265,33 @@ void main() {
           // Every skipped midpoint lies below the iso value; the last one opens the next
           // bracket, its value fetched only if a crossing follows.
           have_prev = true;
-          prev_t = t0 + (float(next - 1) + 0.5) * u_step;
+          float pa, pb;
+          prev_t = rc_mid(t0, t1, next - 1, pa, pb);
           prev_v = kInf;
 #endif
-          k = next - 1;
+          it = next - 1;
           continue;
         }
       }
+#if defined(SV_FETCH_CUBIC_PRECISE)
+      if ((u_skip & 2) != 0) {
+        // The Bezier range of the unit cube floor(p) (the fetch's own cube).
+        ivec3 f = clamp((ivec3(floor(p)) + 1) / RC_FINE, ivec3(0), fine - 1);
+        vec2 range = texelFetch(u_fine, f, 0).rg;
+#if defined(RC_MIP)
+        if (range.y <= best) continue;
+#elif defined(RC_ISO)
+        if (range.y < u_iso.x) {
+          have_prev = true;
+          prev_t = t;
+          prev_v = kInf;
+          continue;
+        }
+#else
+        if (range.y < u_tf_range.z || range.x > u_tf_range.w) continue;
+#endif
+      }
+#endif
       float v = rc_value(p);
       ++samples;
 #if defined(RC_MIP)
@@ -216,7 +301,7 @@ void main() {
         hit = true;
         t_hit = t;
         if (have_prev) {
-          if (isinf(prev_v)) prev_v = rc_value(u_eye + prev_t * dir);
+          if (isinf(prev_v)) prev_v = rc_value(rc_point(prev_t, dir));
           float lo = prev_t, hi = t, flo = prev_v - u_iso.x, fhi = v - u_iso.x;
           int steps = int(u_iso.y);
           for (int s = 0; s < steps; ++s) {
@@ -253,7 +338,7 @@ void main() {
 #endif
     }
 #if defined(RC_MIP)
-    data = vec4(best, 1.0, float(samples), 0.0);
+    data = vec4(best, 1.0, float(samples), float(steps));
     float grey = clamp((best - u_low_scale.x) * u_low_scale.y, 0.0, 1.0);
     colour = vec4(vec3(grey), 1.0);
 #elif defined(RC_ISO)

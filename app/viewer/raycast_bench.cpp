@@ -43,15 +43,19 @@ struct Args {
   double zoom = 0.0;  // wheel notches closer than the fitted camera (10% each)
   int stride = 0;     // accuracy: every n-th ray (0: about 4000 rays)
   std::vector<RayMode> modes = {kRayModes.begin(), kRayModes.end()};
-  bool gather = true;  // precise taps by textureGather (RayDrawOptions::precise_gather)
-  double iso = -1.0;   // the isosurface's place in the window [p01, p99], 0..1 (default 0.3)
+  bool gather = true;           // precise taps by textureGather (RayDrawOptions::precise_gather)
+  bool fine_bounds = true;      // RayDrawOptions::fine_bounds
+  bool mip_first_visit = true;  // RayDrawOptions::mip_first_visit
+  double iso = -1.0;  // the isosurface's place in the window [p01, p99], 0..1 (default 0.3)
 };
 
 [[noreturn]] void usage(const std::string& why) {
   std::fprintf(stderr,
                "splineview-raycast-bench: %s\nusage: splineview-raycast-bench [VOLUME] [--size "
                "WxH] [--frames N] [--out JSON] [--png PREFIX] [--step S] [--yaw DEG] [--pitch "
-               "DEG] [--stride N] [--modes mip,iso,dvr] [--iso F] [--no-gather] [--zoom NOTCHES]\n",
+               "DEG] [--stride N] [--modes mip,iso,dvr] [--iso F] [--no-gather] [--zoom NOTCHES] "
+               "[--no-fine-bounds] "
+               "[--no-first-visit]\n",
                why.c_str());
   std::exit(2);
 }
@@ -92,6 +96,10 @@ Args parse(int argc, char** argv) {
       a.zoom = std::atof(value().c_str());
     } else if (k == "--no-gather") {
       a.gather = false;
+    } else if (k == "--no-fine-bounds") {
+      a.fine_bounds = false;
+    } else if (k == "--no-first-visit") {
+      a.mip_first_visit = false;
     } else if (k == "--iso") {
       a.iso = std::atof(value().c_str());
     } else if (k == "--stride") {
@@ -205,6 +213,10 @@ int main(int argc, char** argv) {
         {"dims_zyx", dims},
         {"size", {w, h}},
         {"step_voxels", args.step},
+        {"skipping",
+         {{"cells", true},
+          {"fine_bounds", args.fine_bounds},
+          {"mip_first_visit", args.mip_first_visit}}},
         {"frames", args.frames},
         {"timing", gl::timer_queries_meaningful() ? "GL timer query" : "wall clock (glFinish)"},
         {"camera",
@@ -229,6 +241,8 @@ int main(int argc, char** argv) {
         RayTarget target, target_noskip;
         RayDrawOptions skip_on, skip_off;
         skip_on.precise_gather = skip_off.precise_gather = args.gather;
+        skip_on.fine_bounds = args.fine_bounds;
+        skip_on.mip_first_visit = args.mip_first_visit;
         skip_off.skip = false;
         const auto [ms, p95] = time_frames(
             args.frames, [&] { renderer.render(method, full, st, wl, skip_on, target); });
@@ -242,11 +256,12 @@ int main(int argc, char** argv) {
         for (std::size_t i = 0; i < a.size(); ++i)
           changed += mode == RayMode::Mip ? (a[i].x != b[i].x || a[i].y != b[i].y) : a[i] != b[i];
         // MIP: samples per ray through the volume, with and without skipping.
-        double samples_skip = 0, samples_noskip = 0, rays_in = 0;
+        double samples_skip = 0, samples_noskip = 0, rays_in = 0, steps = 0;
         if (mode == RayMode::Mip)
           for (std::size_t i = 0; i < a.size(); ++i)
             if (b[i].y > 0.5f) {
               samples_skip += a[i].z;
+              steps += a[i].w;
               samples_noskip += b[i].z;
               rays_in += 1;
             }
@@ -288,8 +303,10 @@ int main(int argc, char** argv) {
         std::printf("%-6s %-14s %11.3f %11.3f %8.1f %11.3f %11.3f %14zu %s\n", ray_mode_name(mode),
                     ray_method_label(method), ms, p95, 1000.0 / ms, ms_noskip, ms3, changed, acc);
         if (rays_in > 0)
-          std::printf("       samples per ray through the volume: %.1f (without skipping %.1f)\n",
-                      samples_skip / rays_in, samples_noskip / rays_in);
+          std::printf(
+              "       samples per ray through the volume: %.1f (without skipping %.1f); loop "
+              "iterations %.1f\n",
+              samples_skip / rays_in, samples_noskip / rays_in, steps / rays_in);
         std::fflush(stdout);
         report["cases"].push_back(
             {{"mode", ray_mode_name(mode)},
@@ -303,6 +320,7 @@ int main(int argc, char** argv) {
              {"mip_samples_per_ray", rays_in > 0 ? samples_skip / rays_in : std::nan("")},
              {"mip_samples_per_ray_no_skipping",
               rays_in > 0 ? samples_noskip / rays_in : std::nan("")},
+             {"mip_iterations_per_ray", rays_in > 0 ? steps / rays_in : std::nan("")},
              {"accuracy",
               {{"rays", e.rays},
                {"stride", stride},

@@ -16,6 +16,8 @@ constexpr GLuint kVolumeUnit = 0;
 constexpr GLuint kLayersUnit = 2;
 constexpr GLuint kCellsUnit = 3;
 constexpr GLuint kTfUnit = 4;
+constexpr GLuint kSamplesUnit = 5;
+constexpr GLuint kFineUnit = 6;
 constexpr GLint kPane = 0, kOffset = 1, kEye = 2, kD0 = 3, kDx = 4, kDy = 5, kW0 = 6, kWx = 7,
                 kWy = 8, kNormalMatrix = 9, kLight = 10, kStep = 11, kLowScale = 12, kIso = 13,
                 kTfRange = 14, kDvr = 15, kSkip = 16, kBackground = 17, kShade = 18;
@@ -54,9 +56,9 @@ const char* mode_define(RayMode m) {
   return "RC_MIP";
 }
 
-gl::Texture cells_for(const gl::Program& program, const gl::Texture& volume) {
-  const int nx = volume.width() / kCell + 1, ny = volume.height() / kCell + 1,
-            nz = volume.depth() / kCell + 1;
+// One pass of raycast_cells.comp from `volume` into a new RG32F grid of nx x ny x nz.
+gl::Texture grid_for(const gl::Program& program, const gl::Texture& volume, int nx, int ny,
+                     int nz) {
   gl::Texture cells = gl::Texture::create_3d(GL_RG32F, nx, ny, nz);
   cells.set_filter(GL_NEAREST, GL_NEAREST);
   cells.set_wrap(GL_CLAMP_TO_EDGE);
@@ -69,6 +71,12 @@ gl::Texture cells_for(const gl::Program& program, const gl::Texture& volume) {
   SV_GL_CHECK(glMemoryBarrier(GL_TEXTURE_FETCH_BARRIER_BIT));
   SV_GL_CHECK(glBindImageTexture(0, 0, 0, GL_FALSE, 0, GL_READ_ONLY, GL_RG32F));
   return cells;
+}
+
+// The 8^3 cells of a volume (one more than fit, for the half voxel beyond the last one).
+gl::Texture cells_for(const gl::Program& program, const gl::Texture& volume) {
+  return grid_for(program, volume, volume.width() / kCell + 1, volume.height() / kCell + 1,
+                  volume.depth() / kCell + 1);
 }
 
 }  // namespace
@@ -117,7 +125,11 @@ gl::Program& RaycastRenderer::program(gl::Fetch method, RayMode mode, bool gathe
   const auto key = std::make_tuple(static_cast<int>(method), static_cast<int>(mode), gather);
   auto it = programs_.find(key);
   if (it != programs_.end()) return it->second;
-  ShaderDefines defines = {{fetch_define(method), ""}, {mode_define(mode), ""}};
+  ShaderDefines defines = {{fetch_define(method), ""},
+                           {mode_define(mode), ""},
+                           {"RC_FINE", std::to_string(RaycastRenderer::kFineBlock)}};
+  if (method == gl::Fetch::CubicPrecise)
+    defines.push_back({"RC_CELL", std::to_string(RaycastRenderer::kPreciseCell)});
   if (gather) defines.push_back({"SV_PRECISE_GATHER", ""});
   return programs_.emplace(key, gl::Program({{GL_COMPUTE_SHADER, "raycast.comp"}}, defines))
       .first->second;
@@ -131,6 +143,21 @@ void RaycastRenderer::set_volume(const RaycastVolume& v) {
   volume_ = v;
   cells_samples_ = cells_for(cells_program_, *v.samples);
   cells_coefficients_ = cells_for(cells_program_, *v.coefficients);
+  // The precise cubic's Bezier ranges: per block of unit cubes, then per cell from those.
+  const std::string fine = std::to_string(kFineBlock);
+  if (!fine_program_)
+    fine_program_ = gl::Program({{GL_COMPUTE_SHADER, "raycast_cells.comp"}},
+                                {{"RC_BOUNDS_FINE", ""}, {"RC_FINE", fine}});
+  if (!precise_cells_program_)
+    precise_cells_program_ = gl::Program(
+        {{GL_COMPUTE_SHADER, "raycast_cells.comp"}},
+        {{"RC_BOUNDS_CELLS", ""}, {"RC_FINE", fine}, {"RC_CELL", std::to_string(kPreciseCell)}});
+  const gl::Texture& c0 = *v.coefficients;
+  fine_precise_ = grid_for(fine_program_, c0, c0.width() / kFineBlock + 1,
+                           c0.height() / kFineBlock + 1, c0.depth() / kFineBlock + 1);
+  // Cells of the same grid as the coefficients' (sized from the volume), read from the fine grid.
+  cells_precise_ = grid_for(precise_cells_program_, fine_precise_, c0.width() / kPreciseCell + 1,
+                            c0.height() / kPreciseCell + 1, c0.depth() / kPreciseCell + 1);
   // The coefficients as a 2-D array (layer k = slice z = k) for the gathered precise fetch.
   const gl::Texture& c = *v.coefficients;
   GLuint id = 0;
@@ -174,7 +201,7 @@ void RaycastRenderer::dispatch(gl::Fetch method, const RayFrame& f, const RaySet
                             static_cast<float>(st.tf.visible_high())));
   p.set(kDvr,
         glm::vec2(static_cast<float>(st.tf.opacity_per_mm), static_cast<float>(st.dvr_cutoff)));
-  p.set(kSkip, opt.skip ? 1 : 0);
+  p.set(kSkip, opt.skip ? 1 | (opt.fine_bounds ? 2 : 0) | (opt.mip_first_visit ? 4 : 0) : 0);
   p.set(kShade, glm::vec2(st.dvr_shade ? 1.0f : 0.0f, static_cast<float>(dvr_shade_threshold(st))));
   SV_GL_CHECK(glProgramUniform3f(p.id(), kBackground, opt.background.r, opt.background.g,
                                  opt.background.b));
@@ -193,9 +220,15 @@ void RaycastRenderer::dispatch(gl::Fetch method, const RayFrame& f, const RaySet
                                 coefficients ? volume_.coefficients->id() : volume_.samples->id()));
   SV_GL_CHECK(glBindTextureUnit(kLayersUnit, layers_.id()));
   SV_GL_CHECK(glBindSampler(kLayersUnit, 0));
-  SV_GL_CHECK(
-      glBindTextureUnit(kCellsUnit, coefficients ? cells_coefficients_.id() : cells_samples_.id()));
+  const bool precise = method == gl::Fetch::CubicPrecise;
+  SV_GL_CHECK(glBindTextureUnit(kCellsUnit, precise        ? cells_precise_.id()
+                                            : coefficients ? cells_coefficients_.id()
+                                                           : cells_samples_.id()));
   SV_GL_CHECK(glBindSampler(kCellsUnit, 0));
+  SV_GL_CHECK(glBindTextureUnit(kSamplesUnit, volume_.samples->id()));
+  SV_GL_CHECK(glBindSampler(kSamplesUnit, 0));
+  SV_GL_CHECK(glBindTextureUnit(kFineUnit, fine_precise_.id()));
+  SV_GL_CHECK(glBindSampler(kFineUnit, 0));
   SV_GL_CHECK(glBindTextureUnit(kTfUnit, tf_texture_.id()));
   SV_GL_CHECK(glBindSampler(kTfUnit, 0));
   SV_GL_CHECK(glBindImageTexture(0, colour.id(), 0, GL_FALSE, 0, GL_WRITE_ONLY, GL_RGBA8));
@@ -206,7 +239,8 @@ void RaycastRenderer::dispatch(gl::Fetch method, const RayFrame& f, const RaySet
                               GL_TEXTURE_FETCH_BARRIER_BIT));
   SV_GL_CHECK(glBindImageTexture(0, 0, 0, GL_FALSE, 0, GL_READ_ONLY, GL_RGBA8));
   SV_GL_CHECK(glBindImageTexture(1, 0, 0, GL_FALSE, 0, GL_READ_ONLY, GL_RGBA32F));
-  for (GLuint unit : {kLayersUnit, kCellsUnit, kTfUnit}) SV_GL_CHECK(glBindTextureUnit(unit, 0));
+  for (GLuint unit : {kLayersUnit, kCellsUnit, kTfUnit, kSamplesUnit, kFineUnit})
+    SV_GL_CHECK(glBindTextureUnit(unit, 0));
 }
 
 void RaycastRenderer::render(gl::Fetch method, const RayFrame& frame, const RaySettings& settings,

@@ -52,7 +52,13 @@ struct RayTarget {
 };
 
 struct RayDrawOptions {
-  bool skip = true;            // empty-space skipping (changes no result, only the time)
+  bool skip = true;  // empty-space skipping over 8^3 cells (changes no result, only the time)
+  // Also exact, each changing only the time (shaders/raycast.comp): the precise cubic checks
+  // every sample against the Bezier range of its unit cube before reading its 64 taps, and a
+  // cubic MIP first visits the segment where a trilinear march of the samples peaks. Both need
+  // `skip`; they are here to be measured one by one.
+  bool fine_bounds = true;
+  bool mip_first_visit = true;
   bool precise_gather = true;  // precise taps by textureGather from a 2-D array copy (same sums)
   glm::vec3 background{0.08f, 0.08f, 0.09f};
 };
@@ -73,6 +79,13 @@ class RaycastRenderer {
   const gl::Texture& cells(bool coefficients) const {
     return coefficients ? cells_coefficients_ : cells_samples_;
   }
+  // The precise cubic's grids (raycast_cells.comp, RC_BOUNDS_*): the Bezier range of the spline
+  // per block of kFineBlock^3 unit cubes (texel (j + 1) / kFineBlock holds cube j = floor(p)),
+  // and per 8^3 cell (of the cubes j = 8c - 1 .. 8c + 7), for tests.
+  static constexpr int kFineBlock = 1;
+  static constexpr int kPreciseCell = 4;  // the precise cubic's cells: kPreciseCell^3 voxels
+  const gl::Texture& precise_fine() const { return fine_precise_; }
+  const gl::Texture& precise_cells() const { return cells_precise_; }
   const RaycastVolume& volume() const { return volume_; }
 
   // Every ray of `frame` into `target` (sized to the frame). GL state left as found.
@@ -95,7 +108,9 @@ class RaycastRenderer {
   std::map<std::tuple<int, int, bool>, gl::Program> programs_;
   gl::Program cells_program_;
   RaycastVolume volume_;
-  gl::Texture cells_samples_, cells_coefficients_;        // RG32F
+  gl::Texture cells_samples_, cells_coefficients_;  // RG32F
+  gl::Program fine_program_, precise_cells_program_;
+  gl::Texture fine_precise_, cells_precise_;  // RG32F, the precise cubic's Bezier ranges
   gl::detail::Handle<gl::detail::TextureTraits> layers_;  // 2-D array copy of the coefficients
   gl::Texture tf_texture_;                                // RGBA32F, kTfTexels
   std::vector<glm::vec4> tf_uploaded_;

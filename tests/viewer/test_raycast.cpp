@@ -10,7 +10,10 @@
 //    against the analytic ray-sphere intersection, and the cubic's normals measurably smoother
 //    (angular error) than trilinear's central differences;
 //  - DVR of a constant volume against the closed form 1 - exp(-sigma L) over the analytic chord
-//    length L of each ray through the box.
+//    length L of each ray through the box;
+//  - every skipping variant (cells, the precise cubic's per-sample Bezier ranges, the MIP's
+//    first visit) changes no bit of any mode and method on sharp-edged and noisy volumes, and
+//    the ranges hold the interpolants (double evaluations at random points).
 // Exits 77 (skipped, with the reason) without a GL 4.5 context.
 #include <gtest/gtest.h>
 
@@ -509,6 +512,82 @@ TEST(Raycast, DvrOfAConstantVolumeIsOneMinusExpOfTauL) {
   }
 }
 
+// Quantised blobs with hard edges (a uint8 scan's skin): the prefilter's coefficients ring there,
+// which is where loose bounds would show.
+sv::ArrayD sharp_blobs(const std::array<std::size_t, 3>& dims, std::uint32_t seed) {
+  sv::ArrayD a = blobs(dims, seed);
+  for (double& v : a.vec()) v = v > 0.35 ? std::round(160.0 + 95.0 * std::min(1.0, v)) : 20.0;
+  return a;
+}
+
+// Empty-space skipping in every variant (RayDrawOptions: cells; cells and the precise cubic's
+// per-sample Bezier ranges; cells and the MIP's first visit; all) gives the same bits as the
+// march without skipping, for every mode and method, on sharp-edged blobs and on noise, from a
+// random camera (MIP: value and hit; isosurface and DVR: all four outputs).
+TEST(Raycast, SkippingChangesNoBitInAnyModeMethodOrVariant) {
+  const std::uint32_t seed = fresh_seed();
+  SCOPED_TRACE("seed " + std::to_string(seed));
+  std::mt19937 rng(seed);
+  const std::array<std::size_t, 3> dims = {18, 27, 31};
+  sv::ArrayD noise({dims[0], dims[1], dims[2]}, 1);
+  std::uniform_real_distribution<double> u(0.0, 255.0);
+  for (double& v : noise.vec()) v = std::round(u(rng));
+  for (int which = 0; which < 2; ++which) {
+    SCOPED_TRACE(which == 0 ? "sharp blobs" : "noise");
+    GpuVolume vol(which == 0 ? sharp_blobs(dims, seed) : noise,
+                  tilted_geometry(1.0, 1.1, 1.7, 30.0));
+    RaycastRenderer renderer;
+    renderer.set_volume(vol.view());
+    OrbitCamera cam =
+        fit_camera(vol.geometry, dims, std::uniform_real_distribution<>(-180, 180)(rng),
+                   std::uniform_real_distribution<>(-60, 60)(rng));
+    cam.zoom(std::uniform_real_distribution<>(0, 6)(rng));
+    const int w = 40, h = 32;
+    const RayFrame frame = ray_frame(cam, vol.geometry, dims, w, h);
+    const WindowLevel wl = WindowLevel::from_range(0.0, 255.0);
+    for (RayMode mode : kRayModes) {
+      RaySettings st;
+      st.mode = mode;
+      st.step = std::uniform_real_distribution<>(0.3, 0.8)(rng);
+      st.iso = std::uniform_real_distribution<>(60.0, 200.0)(rng);
+      st.tf = make_transfer_function("MRI soft tissue", 0.0, 255.0, 0.3);
+      for (gl::Fetch method : kRayMethodChoices) {
+        SCOPED_TRACE(std::string(ray_mode_name(mode)) + " " + ray_method_label(method));
+        int cols = 0, rows = 0;
+        RayDrawOptions off;
+        off.skip = false;
+        const std::vector<glm::vec4> ref =
+            renderer.measure(method, frame, st, wl, off, 1, 0, &cols, &rows);
+        double fetched_cells = 0.0, fetched_all = 0.0, no_skip = 0.0;
+        for (int variant = 0; variant < 4; ++variant) {
+          RayDrawOptions opt;
+          opt.fine_bounds = (variant & 1) != 0;
+          opt.mip_first_visit = (variant & 2) != 0;
+          const std::vector<glm::vec4> got =
+              renderer.measure(method, frame, st, wl, opt, 1, 0, &cols, &rows);
+          int differs = 0;
+          for (std::size_t i = 0; i < got.size(); ++i) {
+            if (mode == RayMode::Mip) {
+              differs += got[i].x != ref[i].x || got[i].y != ref[i].y;
+              if (variant == 0) fetched_cells += got[i].z;
+              if (variant == 3) fetched_all += got[i].z;
+              if (variant == 0) no_skip += ref[i].z;
+            } else {
+              differs += got[i] != ref[i];
+            }
+          }
+          EXPECT_EQ(differs, 0) << "variant: fine bounds " << opt.fine_bounds << ", first visit "
+                                << opt.mip_first_visit;
+        }
+        if (mode == RayMode::Mip)
+          std::printf("  %s MIP %s: samples fetched %.0f without skipping, %.0f cells, %.0f all\n",
+                      which == 0 ? "sharp blobs" : "noise", ray_method_label(method), no_skip,
+                      fetched_cells, fetched_all);
+      }
+    }
+  }
+}
+
 // The empty-space grid's ranges hold every value a sample in the cell can take (with the half
 // voxel of slack the shader relies on): the samples' range for trilinear, the coefficients' range
 // for the cubic, checked in double at random points of every cell of rough noise and of smooth
@@ -566,6 +645,81 @@ TEST(Raycast, EmptySpaceRangesHoldTheInterpolants) {
                 which == 0 ? "noise" : "blobs", checked, outside);
     EXPECT_GT(checked, 2000);
     EXPECT_EQ(outside, 0);
+
+    // The precise cubic's Bezier ranges: block b of the fine grid holds the cubes
+    // j = F b - 1 .. F b + F - 2 (F = kFineBlock), cell c of the precise cells the cubes
+    // j = C c - 1 .. C c + C - 1 (C = kPreciseCell), i.e. positions p with floor(p) = j.
+    // Points of each at random; a range that holds them must also not be looser than the
+    // coefficients' range over the same taps (it is a convex combination of them).
+    const int fb = RaycastRenderer::kFineBlock, pc = RaycastRenderer::kPreciseCell;
+    for (int level = 0; level < 2; ++level) {
+      const gl::Texture& g = level == 0 ? renderer.precise_fine() : renderer.precise_cells();
+      const std::vector<glm::vec2> r = read(g);
+      const int size = level == 0 ? fb : pc;  // cubes per texel and axis
+      const int reach = level == 0 ? fb : pc + 1;
+      int out = 0, points = 0;
+      double width_sum = 0.0, width_coefficients = 0.0;
+      for (int z = 0; z < g.depth(); ++z)
+        for (int y = 0; y < g.height(); ++y)
+          for (int x = 0; x < g.width(); ++x) {
+            const std::size_t i =
+                (static_cast<std::size_t>(z) * static_cast<std::size_t>(g.height()) +
+                 static_cast<std::size_t>(y)) *
+                    static_cast<std::size_t>(g.width()) +
+                static_cast<std::size_t>(x);
+            const int cell[3] = {x, y, z};
+            // The coefficients' range over every tap of the texel's cubes.
+            double cmin = 1e300, cmax = -1e300;
+            int lo[3], hi[3];
+            for (int a = 0; a < 3; ++a) {
+              const int n = static_cast<int>(dims[static_cast<std::size_t>(2 - a)]);
+              lo[a] = size * cell[a] - 1;
+              hi[a] = std::min(lo[a] + reach - 1, n - 1);
+            }
+            for (int zz = lo[2] - 1; zz <= hi[2] + 2; ++zz)
+              for (int yy = lo[1] - 1; yy <= hi[1] + 2; ++yy)
+                for (int xx = lo[0] - 1; xx <= hi[0] + 2; ++xx) {
+                  const auto ext = [](int k, std::size_t n) {
+                    const int p = 2 * static_cast<int>(n);
+                    int m = ((k % p) + p) % p;
+                    return static_cast<std::size_t>(m >= static_cast<int>(n) ? p - 1 - m : m);
+                  };
+                  const double c =
+                      vol.exact_coefficients
+                          .data()[(ext(zz, dims[0]) * dims[1] + ext(yy, dims[1])) * dims[2] +
+                                  ext(xx, dims[2])];
+                  cmin = std::min(cmin, c);
+                  cmax = std::max(cmax, c);
+                }
+            width_sum += r[i].y - r[i].x;
+            width_coefficients += cmax - cmin;
+            out += r[i].x < cmin - 1e-3 * (1.0 + std::abs(cmin)) ||
+                   r[i].y > cmax + 1e-3 * (1.0 + std::abs(cmax));
+            for (int k = 0; k < 60; ++k) {
+              glm::dvec3 p;
+              bool inside = true;
+              for (int a = 0; a < 3; ++a) {
+                const double n = static_cast<double>(dims[static_cast<std::size_t>(2 - a)]);
+                p[a] =
+                    lo[a] + (hi[a] + 1 - lo[a]) * std::uniform_real_distribution<double>(0, 1)(rng);
+                inside = inside && p[a] >= -0.5 && p[a] <= n - 0.5;
+              }
+              if (!inside) continue;
+              const double vc = cubic.value(p);
+              const double tol = 1e-6;
+              out += vc < r[i].x - tol || vc > r[i].y + tol;
+              ++points;
+            }
+          }
+      std::printf(
+          "  precise Bezier ranges (%s, %s): %d points, %d outside; mean width %.3g against the "
+          "coefficients' %.3g\n",
+          which == 0 ? "noise" : "blobs", level == 0 ? "per unit cube" : "per cell", points, out,
+          width_sum / (g.width() * g.height() * g.depth()),
+          width_coefficients / (g.width() * g.height() * g.depth()));
+      EXPECT_GT(points, 1000);
+      EXPECT_EQ(out, 0);
+    }
   }
 }
 

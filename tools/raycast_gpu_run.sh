@@ -1,0 +1,89 @@
+#!/bin/bash
+# The ray-cast 3-D view's benchmark (splineview-raycast-bench, app/viewer/raycast_bench.cpp) on the
+# GPU machine: the bundled MRI at 3840 x 2160, zoomed in 6 wheel notches and at the fitted view,
+# every mode (MIP, isosurface, DVR) and method (cubic precise, cubic otf, trilinear, cubic
+# unfiltered; each with and without empty-space skipping, "precise without skipping" is the
+# bench's gpu_ms_no_skipping), plus the MIP with each exact skipping refinement switched off
+# (--no-fine-bounds, --no-first-visit, both) for the A/B. JSON and the printed tables go under
+# $OUT (docs/results/raycast/ is where they belong once read).
+#
+# Here (this machine), after a Release build of the bench:
+#   flock /tmp/sv-build.lock cmake --build build-rel -j2 --target splineview-raycast-bench
+#   ../shared/tools/gpu-pack          # once: .gpu/ (EGL/GL loaders, setup.sh)
+#   tools/raycast_gpu_run.sh pack     # build-rel/rc_carry: the stripped bench and its .so files
+# There (the device tool, one call, about 2-4 minutes):
+#   command: source .gpu/setup.sh && tools/raycast_gpu_run.sh
+#   carry:   [".gpu", "build-rel/rc_carry"]
+# Optional arguments there: the list of cases (zoom6 fitted ab 1080; default all of them).
+set -u
+cd "$(dirname "$0")/.."
+C=build-rel/rc_carry
+
+if [ "${1:-}" = pack ]; then
+  set -e
+  B=build-rel/app/viewer/splineview-raycast-bench
+  [ -x "$B" ] || { echo "build $B first" >&2; exit 1; }
+  rm -rf "$C"
+  mkdir -p "$C/rt"
+  strip -o "$C/splineview-raycast-bench" "$B"
+  # Every shared library the bench needs except the C/C++ runtime the GPU machine has.
+  ldd "$B" | awk '$3 ~ /^\// {print $3}' |
+    grep -vE '/(libc|libm|libstdc\+\+|libgcc_s|ld-linux[^/]*)\.so' |
+    while read -r lib; do cp -L "$lib" "$C/rt/"; done
+  git rev-parse --short HEAD > "$C/commit"
+  git status --short -- shaders/raycast*.comp app/viewer/raycast_*.cpp app/viewer/raycast_*.h \
+    >> "$C/commit"
+  du -sh "$C"
+  exit 0
+fi
+
+if [ ! -x "$C/splineview-raycast-bench" ]; then
+  echo "no $C: run tools/raycast_gpu_run.sh pack here" >&2
+  exit 1
+fi
+export LD_LIBRARY_PATH=$PWD/$C/rt
+B=$PWD/$C/splineview-raycast-bench
+V=$PWD/assets/mri_t1_head.nrrd
+OUT=${OUT:-/tmp/raycast_out}
+mkdir -p "$OUT"
+nvidia-smi --query-gpu=name,driver_version,clocks.max.sm --format=csv,noheader | tee "$OUT/gpu.txt"
+echo "bench built from: $(tr '\n' ' ' < "$C/commit")" | tee -a "$OUT/gpu.txt"
+nproc >> "$OUT/gpu.txt"
+cases=${*:-zoom6 fitted ab 1080}
+run() {  # name, then bench arguments
+  local name=$1
+  shift
+  echo "== $name: $*"
+  timeout 300 "$B" "$V" --frames 40 --out "$OUT/$name.json" "$@" > "$OUT/$name.txt" 2>&1
+  echo "rc=$?"
+  cat "$OUT/$name.txt"
+}
+for c in $cases; do
+  case $c in
+    zoom6) run 4k_zoom6 --size 3840x2160 --zoom 6 ;;
+    fitted) run 4k --size 3840x2160 ;;
+    ab)
+      run 4k_zoom6_mip_no_fine --size 3840x2160 --zoom 6 --modes mip --no-fine-bounds
+      run 4k_zoom6_mip_no_first --size 3840x2160 --zoom 6 --modes mip --no-first-visit
+      run 4k_zoom6_mip_cells_only --size 3840x2160 --zoom 6 --modes mip --no-fine-bounds \
+        --no-first-visit
+      ;;
+    1080) run 1080 --size 1920x1080 ;;
+    *) echo "unknown case $c (zoom6 fitted ab 1080)" ;;
+  esac
+done
+# The short table last: every case's median ms (skip / no skip), fps, samples per ray, changed.
+/usr/bin/env python3 - "$OUT" << 'EOF'
+import glob, json, os, sys
+for f in sorted(glob.glob(os.path.join(sys.argv[1], "*.json"))):
+    d = json.load(open(f))
+    print(os.path.basename(f), d["gl"].split(",")[0], d["size"], "zoom",
+          d["camera"]["zoom_notches"], d.get("skipping", {}))
+    for c in d["cases"]:
+        s = c.get("mip_samples_per_ray")
+        it = c.get("mip_iterations_per_ray") or float("nan")
+        extra = "" if s is None else " samples/ray %.1f iterations %.1f" % (s, it)
+        print("  %-4s %-16s %8.2f ms (%6.1f fps)  no skip %8.2f  changed %d%s" % (
+            c["mode"], c["method"], c["gpu_ms_median"], c["fps"], c["gpu_ms_no_skipping"],
+            c["pixels_changed_by_skipping"], extra))
+EOF
