@@ -6,14 +6,26 @@
 //    double buffer of lanes. Where inner <= 4 (the x axis: its lines are contiguous) the buffer
 //    is line-interleaved, element k of lane l at k * L + l (L lanes), through 32 x 32 shared
 //    tiles; elsewhere it keeps the array's order (stride inner, adjacent lanes adjacent).
-//  - pole_lines: filter_poles on one lane per thread (the CPU's routine with width 1).
-//  - fir_outputs: fir_lines for one output per thread, from lanes or from the array (T) to lanes
+//  - causal_kernel / anticausal_kernel: one pole's recursions, a thread per (segment, lane), out
+//    of place (A -> B -> A). The CPU's exact starts (causal_start, anticausal_start) where a
+//    segment holds the line's end; elsewhere the segment's recursion starts `horizon` samples
+//    early from zero (|z|^horizon / (1 - |z|) is below half an ulp of double: the truncation the
+//    CPU's own start sums make). Lines shorter than four horizons are one segment, which is the
+//    CPU's recursion exactly. The pole set's gain is applied while the first causal pass reads.
+//  - fir_kernel: fir_lines for one output per thread, from lanes or from the array (T) to lanes
 //    or to the array; consecutive threads take consecutive outputs of the destination's order,
 //    so loads and stores coalesce in both.
-// Every pass rounds its result to T, as run_axis does on the CPU.
+// Every pass rounds its result to T, as run_axis does on the CPU. Plans (the host's
+// reduce_plan / sample_plan / expand_plan with their FIR tables uploaded) are kept for the last
+// few shapes and options, so repeated calls (a pyramid's levels in a loop, benchmarks) do not
+// rebuild them: the non-dyadic FIR's table takes a quadrature per output sample.
 #include <cuda_runtime.h>
 
 #include <algorithm>
+#include <functional>
+#include <list>
+#include <memory>
+#include <mutex>
 #include <string>
 #include <type_traits>
 #include <vector>
@@ -28,6 +40,8 @@ namespace {
 
 using detail::check;
 using detail::check_launch;
+using pyramid_detail::Ends;
+using pyramid_detail::LinePole;
 using pyramid_detail::PoleLine;
 using pyramid_detail::PyramidPass;
 
@@ -168,11 +182,138 @@ void from_lanes(const From* src, To* dst, const Lines& v, const char* what) {
 
 // ---- The line routines, a lane or an output per thread ----------------------------------------
 
-__global__ void pole_lines_kernel(double* __restrict__ x, Lines v, PoleLine p) {
-  const long long l = static_cast<long long>(blockIdx.x) * blockDim.x + threadIdx.x;
-  if (l >= v.lanes()) return;
-  double acc = 0;
-  pyramid_detail::filter_poles(x + v.base(l), 1, static_cast<std::size_t>(v.stride()), p, &acc);
+// Segments of the lanes of one axis for one pole: `segs` segments of `len` samples per line.
+struct SegPlan {
+  long long segs, len, warm;
+};
+
+constexpr int kAhead = 8;  // loads a thread issues before their arithmetic
+
+// #pragma unroll for the device pass only (the host compiler does not know it).
+#if defined(__CUDA_ARCH__)
+#define SV_UNROLL _Pragma("unroll")
+#else
+#define SV_UNROLL
+#endif
+
+// c+ = the causal recursion of src * scale (scale: the pole set's gain on the first pole, else
+// 1), src -> dst.
+// a * b rounded, never fused into an FMA (the CPU rounds the product on its own).
+__host__ __device__ inline double mul_rn(double a, double b) {
+#if defined(__CUDA_ARCH__)
+  return __dmul_rn(a, b);
+#else
+  return a * b;
+#endif
+}
+
+// Thread t of causal_kernel (a function of its own so that the host can run it too).
+__host__ __device__ inline void causal_segment(const double* __restrict__ src,
+                                               double* __restrict__ dst, const Lines& v,
+                                               const LinePole& P, Ends e, double scale,
+                                               const SegPlan& g, long long t) {
+  const long long L = v.lanes();
+  if (t >= L * g.segs) return;
+  const long long l = t % L, s = t / L, n = v.n;
+  const long long a = s * g.len, b = a + g.len < n ? a + g.len : n;
+  if (a >= b) return;
+  const std::size_t st = static_cast<std::size_t>(v.stride());
+  const double* x = src + v.base(l);
+  double* y = dst + v.base(l);
+  const double z = P.z;
+  double prev;
+  long long k;
+  if (s == 0) {
+    double acc;
+    pyramid_detail::causal_start(x, y, static_cast<long>(n), 1, st, P, e, scale, &acc);
+    prev = y[0];
+    k = 1;
+  } else if (a <= g.warm) {  // the line's start within reach: from its exact start
+    double acc;
+    pyramid_detail::causal_start(x, &prev, static_cast<long>(n), 1, st, P, e, scale, &acc);
+    for (long long i = 1; i < a; ++i)
+      prev = mul_rn(x[static_cast<std::size_t>(i) * st], scale) + z * prev;
+    k = a;
+  } else {
+    prev = 0;
+    for (long long i = a - g.warm; i < a; ++i)
+      prev = mul_rn(x[static_cast<std::size_t>(i) * st], scale) + z * prev;
+    k = a;
+  }
+  for (; k + kAhead <= b; k += kAhead) {
+    double r[kAhead];
+    SV_UNROLL
+    for (int u = 0; u < kAhead; ++u) r[u] = mul_rn(x[static_cast<std::size_t>(k + u) * st], scale);
+    SV_UNROLL
+    for (int u = 0; u < kAhead; ++u) {
+      r[u] += z * prev;
+      prev = r[u];
+      y[static_cast<std::size_t>(k + u) * st] = r[u];
+    }
+  }
+  for (; k < b; ++k) {
+    double r = mul_rn(x[static_cast<std::size_t>(k) * st], scale);
+    r += z * prev;
+    prev = r;
+    y[static_cast<std::size_t>(k) * st] = r;
+  }
+}
+
+__global__ void causal_kernel(const double* __restrict__ src, double* __restrict__ dst, Lines v,
+                              LinePole P, Ends e, double scale, SegPlan g) {
+  causal_segment(src, dst, v, P, e, scale, g,
+                 static_cast<long long>(blockIdx.x) * blockDim.x + threadIdx.x);
+}
+
+// c- = the anticausal recursion of c+ (src) -> dst; thread t of anticausal_kernel.
+__host__ __device__ inline void anticausal_segment(const double* __restrict__ src,
+                                                   double* __restrict__ dst, const Lines& v,
+                                                   const LinePole& P, Ends e, const SegPlan& g,
+                                                   long long t) {
+  const long long L = v.lanes();
+  if (t >= L * g.segs) return;
+  const long long l = t % L, s = t / L, n = v.n;
+  const long long a = s * g.len, b = a + g.len < n ? a + g.len : n;
+  if (a >= b) return;
+  const std::size_t st = static_cast<std::size_t>(v.stride());
+  const double* x = src + v.base(l);
+  double* y = dst + v.base(l);
+  const double z = P.z;
+  double next;
+  long long k;
+  if (b == n) {
+    double acc;
+    pyramid_detail::anticausal_start(x, y + static_cast<std::size_t>(n - 1) * st,
+                                     static_cast<long>(n), 1, st, P, e, &acc);
+    next = y[static_cast<std::size_t>(n - 1) * st];
+    k = n - 2;
+  } else if (b - 1 + g.warm >= n - 1) {  // the line's end within reach: from its exact start
+    double acc;
+    pyramid_detail::anticausal_start(x, &next, static_cast<long>(n), 1, st, P, e, &acc);
+    for (long long i = n - 2; i >= b; --i) next = z * (next - x[static_cast<std::size_t>(i) * st]);
+    k = b - 1;
+  } else {
+    next = 0;
+    for (long long i = b - 1 + g.warm; i >= b; --i)
+      next = z * (next - x[static_cast<std::size_t>(i) * st]);
+    k = b - 1;
+  }
+  for (; k - kAhead + 1 >= a; k -= kAhead) {
+    double r[kAhead];
+    SV_UNROLL
+    for (int u = 0; u < kAhead; ++u) r[u] = x[static_cast<std::size_t>(k - u) * st];
+    SV_UNROLL
+    for (int u = 0; u < kAhead; ++u) {
+      r[u] = z * (next - r[u]);
+      next = r[u];
+      y[static_cast<std::size_t>(k - u) * st] = r[u];
+    }
+  }
+  for (; k >= a; --k) {
+    const double r = z * (next - x[static_cast<std::size_t>(k) * st]);
+    next = r;
+    y[static_cast<std::size_t>(k) * st] = r;
+  }
 }
 
 struct DeviceTaps {
@@ -221,41 +362,178 @@ void fir(const In* src, const Lines& in, bool in_array, Out* dst, const Lines& o
   check_launch(what);
 }
 
-void poles(double* x, const Lines& v, const PoleLine& p, const char* what) {
-  pole_lines_kernel<<<blocks_for(v.lanes(), 128, what), 128>>>(x, v, p);
-  check_launch(what);
+__global__ void anticausal_kernel(const double* __restrict__ src, double* __restrict__ dst, Lines v,
+                                  LinePole P, Ends e, SegPlan g) {
+  anticausal_segment(src, dst, v, P, e, g,
+                     static_cast<long long>(blockIdx.x) * blockDim.x + threadIdx.x);
+}
+
+// The segments of one pole: enough for about 2^17 threads, each at least four horizons long.
+SegPlan seg_plan(long long lanes, long long n, const LinePole& P) {
+  constexpr long long kWanted = 1LL << 17;
+  const long long warm = std::max<long long>(1, P.horizon);
+  long long segs = std::max(1LL, std::min((kWanted + lanes - 1) / lanes, n / (4 * warm)));
+  const long long len = (n + segs - 1) / segs;
+  segs = (n + len - 1) / len;
+  return {segs, len, warm};
+}
+
+// filter_poles on the lanes of `a` (result in `a`; `b` is scratch of the same size).
+void poles(double* a, double* b, const Lines& v, const PoleLine& p, const char* what) {
+  if (p.n == 1 || p.count == 0) return;  // as filter_poles: not even the gain
+  const long long L = v.lanes();
+  for (int q = 0; q < p.count; ++q) {
+    const LinePole& P = p.p[q];
+    const SegPlan g = seg_plan(L, v.n, P);
+    const unsigned blocks = blocks_for(L * g.segs, 128, what);
+    causal_kernel<<<blocks, 128>>>(a, b, v, P, p.ends, q == 0 ? p.gain : 1.0, g);
+    anticausal_kernel<<<blocks, 128>>>(b, a, v, P, p.ends, g);
+    check_launch(what);
+  }
+}
+
+// ---- Plans on the device ---------------------------------------------------------------------
+
+// Device memory that lives as long as a cached plan (cudaMalloc; freed without checking, since
+// the cache may outlive the CUDA runtime at exit).
+template <class T>
+class DeviceArray {
+ public:
+  DeviceArray() = default;
+  DeviceArray(const std::vector<T>& host, const char* what) {
+    if (host.empty()) return;
+    check(cudaMalloc(&p_, host.size() * sizeof(T)), what);
+    const cudaError_t e =
+        cudaMemcpy(p_, host.data(), host.size() * sizeof(T), cudaMemcpyHostToDevice);
+    if (e != cudaSuccess) {
+      cudaFree(p_);
+      p_ = nullptr;
+      check(e, what);
+    }
+  }
+  ~DeviceArray() {
+    if (p_) cudaFree(p_);
+  }
+  DeviceArray(const DeviceArray&) = delete;
+  DeviceArray& operator=(const DeviceArray&) = delete;
+  DeviceArray& operator=(DeviceArray&& o) noexcept {
+    std::swap(p_, o.p_);
+    return *this;
+  }
+  const T* get() const { return static_cast<const T*>(p_); }
+
+ private:
+  void* p_ = nullptr;
+};
+
+// One pass with its FIR table on the device and its pole filters' starts for its line lengths.
+struct DevicePass {
+  std::size_t axis = 0, in_length = 0, out_length = 0;
+  bool has_pre = false, has_taps = false, has_post = false;
+  PoleLine pre, post;
+  DeviceArray<std::size_t> row;
+  DeviceArray<long> index;
+  DeviceArray<double> weight;
+  DeviceTaps taps() const { return {row.get(), index.get(), weight.get()}; }
+};
+
+struct DevicePlan {
+  std::vector<std::unique_ptr<DevicePass>> passes;
+};
+
+std::shared_ptr<const DevicePlan> upload_plan(const std::vector<PyramidPass>& plan,
+                                              const char* what) {
+  auto out = std::make_shared<DevicePlan>();
+  for (const PyramidPass& p : plan) {
+    auto d = std::make_unique<DevicePass>();
+    d->axis = p.axis;
+    d->in_length = p.in_length;
+    d->out_length = p.out_length();
+    d->has_pre = p.has_pre;
+    d->has_taps = p.has_taps;
+    d->has_post = p.has_post;
+    if (p.has_pre)
+      d->pre = pyramid_detail::pole_line(p.pre, static_cast<long>(p.in_length), p.pre_ends);
+    if (p.has_post)
+      d->post = pyramid_detail::pole_line(p.post, static_cast<long>(p.out_length()), p.post_ends);
+    if (p.has_taps) {
+      d->row = DeviceArray<std::size_t>(p.taps.row, what);
+      d->index = DeviceArray<long>(p.taps.index, what);
+      d->weight = DeviceArray<double>(p.taps.weight, what);
+    }
+    out->passes.push_back(std::move(d));
+  }
+  return out;
+}
+
+// The last few plans, by a key naming the operation, shapes and options.
+std::mutex plan_mutex;
+std::list<std::pair<std::string, std::shared_ptr<const DevicePlan>>> plan_cache;
+constexpr std::size_t kPlansKept = 8;
+
+std::shared_ptr<const DevicePlan> find_plan(const std::string& key) {
+  std::lock_guard<std::mutex> lock(plan_mutex);
+  for (auto it = plan_cache.begin(); it != plan_cache.end(); ++it)
+    if (it->first == key) {
+      plan_cache.splice(plan_cache.begin(), plan_cache, it);
+      return plan_cache.front().second;
+    }
+  return nullptr;
+}
+
+std::shared_ptr<const DevicePlan> keep_plan(const std::string& key,
+                                            std::shared_ptr<const DevicePlan> plan) {
+  std::lock_guard<std::mutex> lock(plan_mutex);
+  plan_cache.emplace_front(key, plan);
+  if (plan_cache.size() > kPlansKept) plan_cache.pop_back();
+  return plan;
+}
+
+std::shared_ptr<const DevicePlan> cached_plan(const std::string& key,
+                                              const std::function<std::vector<PyramidPass>()>& make,
+                                              const char* what) {
+  if (auto p = find_plan(key)) return p;
+  return keep_plan(key, upload_plan(make(), what));
+}
+
+std::string plan_key(const char* op, const std::vector<std::size_t>& a,
+                     const std::vector<std::size_t>& b, const PyramidOptions& o, bool coef) {
+  std::string k = op;
+  for (std::size_t d : a) k += " " + std::to_string(d);
+  k += " |";
+  for (std::size_t d : b) k += " " + std::to_string(d);
+  k += " | " + std::to_string(o.degree) + " " + std::to_string(static_cast<int>(o.boundary)) + " " +
+       std::to_string(static_cast<int>(o.grid)) + (coef ? " c" : " s");
+  return k;
 }
 
 // ---- One pass, a plan ------------------------------------------------------------------------
 
 // Runs `pass` on src (dims, channels) into dst (dims with the pass's axis at its output length).
+// Double scratch: the lanes before the FIR and a pole filter's second buffer (2 P values), then
+// the lanes after it (Q values, the first buffer reused as the second).
 template <class T>
 void run_pass(const T* src, T* dst, const std::vector<std::size_t>& dims, std::size_t channels,
-              const PyramidPass& pass, const char* what) {
+              const DevicePass& pass, const char* what) {
   const std::size_t axis = pass.axis;
   long long outer = 1, inner = static_cast<long long>(channels);
   for (std::size_t d = 0; d < axis; ++d) outer *= static_cast<long long>(dims[d]);
   for (std::size_t d = axis + 1; d < dims.size(); ++d) inner *= static_cast<long long>(dims[d]);
   const long long n = static_cast<long long>(dims[axis]);
-  const long long m = static_cast<long long>(pass.out_length());
+  const long long m = static_cast<long long>(pass.out_length);
   const bool inter = inner <= kInterleaveMaxInner;
   const Lines vin{outer, n, inner, inter}, vout{outer, m, inner, inter};
-  Scratch<std::size_t> row;
-  Scratch<long> index;
-  Scratch<double> weight;
-  DeviceTaps taps{};
-  if (pass.has_taps) {
-    row.upload(pass.taps.row, what);
-    index.upload(pass.taps.index, what);
-    weight.upload(pass.taps.weight, what);
-    taps = {row.get(), index.get(), weight.get()};
-  }
+  const DeviceTaps taps = pass.taps();
+  const std::size_t pn = static_cast<std::size_t>(outer * n * inner);
+  const std::size_t pm = static_cast<std::size_t>(outer * m * inner);
   Scratch<double> w, r;
   if (pass.has_pre) {
-    w.allocate(static_cast<std::size_t>(outer * n * inner), what);
+    w.allocate(pn, what);
     to_lanes<T, double>(src, w.get(), vin, what);
-    poles(w.get(), vin, pyramid_detail::pole_line(pass.pre, static_cast<long>(n), pass.pre_ends),
-          what);
+    {
+      Scratch<double> b(pass.pre.n > 1 && pass.pre.count > 0 ? pn : 0, what);
+      poles(w.get(), b.get(), vin, pass.pre, what);
+    }
     if (!pass.has_taps) {
       from_lanes<double, T>(w.get(), dst, vin, what);
       return;
@@ -268,14 +546,13 @@ void run_pass(const T* src, T* dst, const std::vector<std::size_t>& dims, std::s
       fir<T, T>(src, vin, true, dst, vout, true, taps, what);
     return;
   }
-  r.allocate(static_cast<std::size_t>(outer * m * inner), what);
+  r.allocate(pm, what);
   if (pass.has_pre)
     fir<double, double>(w.get(), vin, false, r.get(), vout, false, taps, what);
   else
     fir<T, double>(src, vin, true, r.get(), vout, false, taps, what);
-  w.allocate(0, what);
-  poles(r.get(), vout, pyramid_detail::pole_line(pass.post, static_cast<long>(m), pass.post_ends),
-        what);
+  if (!pass.has_pre) w.allocate(pass.post.n > 1 && pass.post.count > 0 ? pm : 0, what);
+  poles(r.get(), w.get(), vout, pass.post, what);
   from_lanes<double, T>(r.get(), dst, vout, what);
 }
 
@@ -289,8 +566,8 @@ std::size_t count_of(const std::vector<std::size_t>& dims, std::size_t channels)
 // passes; an empty plan copies.
 template <class T>
 void run_plan(const T* src, T* dst, std::vector<std::size_t> dims, std::size_t channels,
-              const std::vector<PyramidPass>& plan, const char* what) {
-  if (plan.empty()) {
+              const DevicePlan& plan, const char* what) {
+  if (plan.passes.empty()) {
     check(cudaMemcpyAsync(dst, src, count_of(dims, channels) * sizeof(T), cudaMemcpyDeviceToDevice,
                           0),
           what);
@@ -298,15 +575,16 @@ void run_plan(const T* src, T* dst, std::vector<std::size_t> dims, std::size_t c
   }
   Scratch<T> tmp[2];
   const T* cur = src;
-  for (std::size_t p = 0; p < plan.size(); ++p) {
+  for (std::size_t p = 0; p < plan.passes.size(); ++p) {
+    const DevicePass& pass = *plan.passes[p];
     std::vector<std::size_t> next = dims;
-    next[plan[p].axis] = plan[p].out_length();
+    next[pass.axis] = pass.out_length;
     T* out = dst;
-    if (p + 1 < plan.size()) {
+    if (p + 1 < plan.passes.size()) {
       tmp[p % 2].allocate(count_of(next, channels), what);
       out = tmp[p % 2].get();
     }
-    run_pass<T>(cur, out, dims, channels, plan[p], what);
+    run_pass<T>(cur, out, dims, channels, pass, what);
     cur = out;
     dims = std::move(next);
   }
@@ -331,11 +609,17 @@ void reduce_device(const T* src, const Layout& fine, const std::vector<PyramidAx
   if (opt.samples && !samples)
     throw Error(std::string(what) + ": opt.samples is set but the samples pointer is null");
   require(what);
-  run_plan<T>(src, coefficients, fine.dims, fine.channels,
-              pyramid_detail::reduce_plan(fine.dims, axes, opt, halving), what);
-  if (opt.samples)
-    run_plan<T>(coefficients, samples, coarse_dims(axes), fine.channels,
-                pyramid_detail::sample_plan(axes, opt.degree), what);
+  const std::vector<std::size_t> cd = coarse_dims(axes);
+  const auto plan = cached_plan(
+      plan_key(halving ? "reduce2" : "reduce", fine.dims, cd, opt, opt.input_is_coefficients),
+      [&] { return pyramid_detail::reduce_plan(fine.dims, axes, opt, halving); }, what);
+  run_plan<T>(src, coefficients, fine.dims, fine.channels, *plan, what);
+  if (opt.samples) {
+    const auto sp = cached_plan(
+        plan_key(halving ? "samples2" : "samples", fine.dims, cd, opt, false),
+        [&] { return pyramid_detail::sample_plan(axes, opt.degree); }, what);
+    run_plan<T>(coefficients, samples, cd, fine.channels, *sp, what);
+  }
 }
 
 // Device copies of the host conveniences.
@@ -360,6 +644,22 @@ class DeviceCopy {
   void* p_ = nullptr;
   std::size_t n_ = 0;
 };
+
+// expand2's plan after the CPU's checks (expand_plan throws its sentences; a cached plan passed
+// them), the layout checks and the device check, in that order.
+std::shared_ptr<const DevicePlan> expand_device_plan(const Layout& cl,
+                                                     const std::vector<std::size_t>& fine_dims,
+                                                     const PyramidOptions& opt, const char* what) {
+  const std::string key = plan_key("expand2", cl.dims, fine_dims, opt, true);
+  std::shared_ptr<const DevicePlan> plan = find_plan(key);
+  std::vector<PyramidPass> host;
+  if (!plan) host = pyramid_detail::expand_plan(cl.dims, fine_dims, opt);
+  check_layout(cl, what);
+  check_layout(Layout{fine_dims, cl.channels}, what);
+  require(what);
+  if (!plan) plan = keep_plan(key, upload_plan(host, what));
+  return plan;
+}
 
 template <class T>
 Reduced<T> reduce_host(const Array<T>& a, std::vector<PyramidAxis> axes, bool halving,
@@ -418,11 +718,8 @@ template <class T>
 void expand2(const T* coarse, const Layout& coarse_layout,
              const std::vector<std::size_t>& fine_dims, T* dst, const PyramidOptions& opt) {
   const char* what = "CUDA expand2";
-  const auto plan = pyramid_detail::expand_plan(coarse_layout.dims, fine_dims, opt);
-  check_layout(coarse_layout, what);
-  check_layout(Layout{fine_dims, coarse_layout.channels}, what);
-  require(what);
-  run_plan<T>(coarse, dst, coarse_layout.dims, coarse_layout.channels, plan, what);
+  const auto plan = expand_device_plan(coarse_layout, fine_dims, opt, what);
+  run_plan<T>(coarse, dst, coarse_layout.dims, coarse_layout.channels, *plan, what);
 }
 
 template <class T>
@@ -449,14 +746,11 @@ template <class T>
 Array<T> expand2(const Array<T>& coarse, const std::vector<std::size_t>& fine_dims,
                  const PyramidOptions& opt) {
   const char* what = "CUDA expand2";
-  const auto plan = pyramid_detail::expand_plan(coarse.dims(), fine_dims, opt);
   const Layout cl = Layout::of(coarse);
-  check_layout(cl, what);
-  check_layout(Layout{fine_dims, coarse.channels()}, what);
-  require(what);
+  const auto plan = expand_device_plan(cl, fine_dims, opt, what);
   Array<T> out(fine_dims, coarse.channels());
   DeviceCopy<T> src(coarse, what), dst(out.size(), what);
-  run_plan<T>(src.get(), dst.get(), coarse.dims(), coarse.channels(), plan, what);
+  run_plan<T>(src.get(), dst.get(), cl.dims, cl.channels, *plan, what);
   synchronize(what);
   dst.download(out, what);
   return out;

@@ -111,6 +111,7 @@ struct LinePole {
   double causal_scale = 1;    // 1 / (1 - z^period) when terms is the period, else 1
   long pterms = 0;            // periodic anticausal start: terms summed
   double periodic_scale = 0;  // -z (/ (1 - z^n) when pterms == n)
+  long horizon = 0;           // terms after which |z|^k / (1 - |z|) is below half an ulp
 };
 struct PoleLine {
   int count = 0;
@@ -133,6 +134,7 @@ inline PoleLine pole_line(const PoleSet& s, long n, Ends e) {
     LinePole& P = out.p[q];
     P.z = z;
     const std::size_t h = horizon(z);
+    P.horizon = static_cast<long>(h);
     const std::size_t terms = std::min<std::size_t>(h, static_cast<std::size_t>(per));
     P.terms = static_cast<long>(terms);
     if (terms == static_cast<std::size_t>(per))
@@ -146,150 +148,86 @@ inline PoleLine pole_line(const PoleSet& s, long n, Ends e) {
   return out;
 }
 
-// The causal start of one pole for `width` lanes: c+[0] = sum_{k >= 0} z^k x~[-k], summed over
-// one period of the extension (closed by 1 / (1 - z^P)) or over the horizon; acc holds `width`
-// doubles.
-SV_PYRAMID_HD inline void causal_start(double* x, long n, std::size_t width, std::size_t stride,
-                                       const LinePole& P, Ends e, double* acc) {
+// The causal start of one pole for `width` lanes: c+[0] = sum_{k >= 0} z^k x~[-k] of the line
+// src (times `scale`, exact for 1) extended by `e`, summed over one period of the extension
+// (closed by 1 / (1 - z^P)) or over the horizon, into dst[0..width) (acc holds `width` doubles;
+// dst may be src).
+SV_PYRAMID_HD inline void causal_start(const double* src, double* dst, long n, std::size_t width,
+                                       std::size_t stride, const LinePole& P, Ends e, double scale,
+                                       double* acc) {
   const double z = P.z;
   for (std::size_t w = 0; w < width; ++w) acc[w] = 0.0;
   double zk = 1;
   for (long k = 0; k < P.terms; ++k) {
-    const double* row = x + static_cast<std::size_t>(fold(-k, n, e)) * stride;
-    for (std::size_t w = 0; w < width; ++w) acc[w] += zk * row[w];
+    const double* row = src + static_cast<std::size_t>(fold(-k, n, e)) * stride;
+    for (std::size_t w = 0; w < width; ++w) acc[w] += zk * (row[w] * scale);
     zk *= z;
   }
   if (P.causal_scale != 1)
     for (std::size_t w = 0; w < width; ++w) acc[w] *= P.causal_scale;
-  for (std::size_t w = 0; w < width; ++w) x[w] = acc[w];
+  for (std::size_t w = 0; w < width; ++w) dst[w] = acc[w];
 }
 
 // The anticausal start: c-[n-1] = -sum_{m >= 0} z^(m+1) c+[n-1+m] in closed form for the right
-// end's symmetry (the period sum for periodic).
-SV_PYRAMID_HD inline void anticausal_start(double* x, long n, std::size_t width, std::size_t stride,
-                                           const LinePole& P, Ends e, double* acc) {
+// end's symmetry (the period sum for periodic), from the causal line src into out[0..width)
+// (element n-1 of the destination line, which may be src's).
+SV_PYRAMID_HD inline void anticausal_start(const double* src, double* out, long n,
+                                           std::size_t width, std::size_t stride, const LinePole& P,
+                                           Ends e, double* acc) {
   const double z = P.z;
-  double* last = x + static_cast<std::size_t>(n - 1) * stride;
+  const double* last = src + static_cast<std::size_t>(n - 1) * stride;
   switch (e.right) {
     case End::Half: {
       const double s = z / (z - 1);
-      for (std::size_t w = 0; w < width; ++w) last[w] *= s;
+      for (std::size_t w = 0; w < width; ++w) out[w] = last[w] * s;
       break;
     }
     case End::Whole: {
       const double s = z / (z * z - 1);
       const double* before = last - stride;
-      for (std::size_t w = 0; w < width; ++w) last[w] = s * (last[w] + z * before[w]);
+      for (std::size_t w = 0; w < width; ++w) out[w] = s * (last[w] + z * before[w]);
       break;
     }
     case End::Periodic: {
       for (std::size_t w = 0; w < width; ++w) acc[w] = 0.0;
       double zj = 1;
       for (long j = 0; j < P.pterms; ++j) {
-        const double* row = x + static_cast<std::size_t>((n - 1 + j) % n) * stride;
+        const double* row = src + static_cast<std::size_t>((n - 1 + j) % n) * stride;
         for (std::size_t w = 0; w < width; ++w) acc[w] += zj * row[w];
         zj *= z;
       }
-      for (std::size_t w = 0; w < width; ++w) last[w] = P.periodic_scale * acc[w];
+      for (std::size_t w = 0; w < width; ++w) out[w] = P.periodic_scale * acc[w];
       break;
     }
   }
 }
-
-#if defined(__CUDA_ARCH__)
-// filter_poles's loops for one lane (GPU), eight loads ahead of the arithmetic (a thread's loop
-// otherwise waits for each load before the next): the same operations in the same order.
-constexpr int kLaneAhead = 8;
-__device__ inline void scale_lane(double* x, long n, std::size_t stride, double g) {
-  long k = 0;
-  for (; k + kLaneAhead <= n; k += kLaneAhead) {
-    double v[kLaneAhead];
-#pragma unroll
-    for (int u = 0; u < kLaneAhead; ++u) v[u] = x[static_cast<std::size_t>(k + u) * stride];
-#pragma unroll
-    for (int u = 0; u < kLaneAhead; ++u) x[static_cast<std::size_t>(k + u) * stride] = v[u] * g;
-  }
-  for (; k < n; ++k) x[static_cast<std::size_t>(k) * stride] *= g;
-}
-__device__ inline void causal_lane(double* x, long n, std::size_t stride, double z) {
-  double prev = x[0];
-  long k = 1;
-  for (; k + kLaneAhead <= n; k += kLaneAhead) {
-    double v[kLaneAhead];
-#pragma unroll
-    for (int u = 0; u < kLaneAhead; ++u) v[u] = x[static_cast<std::size_t>(k + u) * stride];
-#pragma unroll
-    for (int u = 0; u < kLaneAhead; ++u) {
-      v[u] += z * prev;
-      prev = v[u];
-      x[static_cast<std::size_t>(k + u) * stride] = v[u];
-    }
-  }
-  for (; k < n; ++k) {
-    double v = x[static_cast<std::size_t>(k) * stride];
-    v += z * prev;
-    prev = v;
-    x[static_cast<std::size_t>(k) * stride] = v;
-  }
-}
-__device__ inline void anticausal_lane(double* x, long n, std::size_t stride, double z) {
-  double next = x[static_cast<std::size_t>(n - 1) * stride];
-  long k = n - 2;
-  for (; k - kLaneAhead + 1 >= 0; k -= kLaneAhead) {
-    double v[kLaneAhead];
-#pragma unroll
-    for (int u = 0; u < kLaneAhead; ++u) v[u] = x[static_cast<std::size_t>(k - u) * stride];
-#pragma unroll
-    for (int u = 0; u < kLaneAhead; ++u) {
-      v[u] = z * (next - v[u]);
-      next = v[u];
-      x[static_cast<std::size_t>(k - u) * stride] = v[u];
-    }
-  }
-  for (; k >= 0; --k) {
-    const double v = z * (next - x[static_cast<std::size_t>(k) * stride]);
-    next = v;
-    x[static_cast<std::size_t>(k) * stride] = v;
-  }
-}
-#endif
 
 // Applies prod_z (1-z)(1-1/z) / ((1 - z Z^-1)(1 - z Z)) to `width` lanes of p.n samples extended
 // by p.ends (element k of lane w at x[k * stride + w]; acc holds `width` doubles): per pole the
 // causal recursion started with the exact sum over one period of the extension (or over the
 // horizon when the period is longer), then the anticausal one started with the closed form of
 // the right end's symmetry. Exact on the infinite extended line for every n (n = 1: the
-// identity).
-SV_PYRAMID_HD inline void filter_poles(double* x, std::size_t width, std::size_t stride,
-                                       const PoleLine& p, double* acc) {
+// identity). (CUDA runs the same starts and recursions with the lines cut into segments:
+// cuda/src/pyramid.cu.)
+inline void filter_poles(double* x, std::size_t width, std::size_t stride, const PoleLine& p,
+                         double* acc) {
   const long n = p.n;
   const Ends e = p.ends;
   if (n == 1 || p.count == 0) return;
-#if defined(__CUDA_ARCH__)
-  if (width == 1) {
-    scale_lane(x, n, stride, p.gain);
-    for (int q = 0; q < p.count; ++q) {
-      causal_start(x, n, 1, stride, p.p[q], e, acc);
-      causal_lane(x, n, stride, p.p[q].z);
-      anticausal_start(x, n, 1, stride, p.p[q], e, acc);
-      anticausal_lane(x, n, stride, p.p[q].z);
-    }
-    return;
-  }
-#endif
   for (long k = 0; k < n; ++k) {
     double* row = x + static_cast<std::size_t>(k) * stride;
     for (std::size_t w = 0; w < width; ++w) row[w] *= p.gain;
   }
   for (int q = 0; q < p.count; ++q) {
     const double z = p.p[q].z;
-    causal_start(x, n, width, stride, p.p[q], e, acc);
+    causal_start(x, x, n, width, stride, p.p[q], e, 1.0, acc);
     for (long k = 1; k < n; ++k) {
       double* row = x + static_cast<std::size_t>(k) * stride;
       const double* prev = row - stride;
       for (std::size_t w = 0; w < width; ++w) row[w] += z * prev[w];
     }
-    anticausal_start(x, n, width, stride, p.p[q], e, acc);
+    anticausal_start(x, x + static_cast<std::size_t>(n - 1) * stride, n, width, stride, p.p[q], e,
+                     acc);
     for (long k = n - 2; k >= 0; --k) {
       double* row = x + static_cast<std::size_t>(k) * stride;
       const double* next = row + stride;

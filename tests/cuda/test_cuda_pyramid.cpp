@@ -235,6 +235,39 @@ TEST(CudaPyramid, ReduceFloatMatchesTheCpu) {
   reduce_sweep<float>("float");
 }
 
+// Long lines: the GPU cuts lines of at least four horizons of a pole into segments, each started
+// a horizon early from zero (all the lines above are single segments, the CPU's recursion
+// exactly). 1-D, the interleaved x axis with channels, and a y axis in the array's order.
+TEST(CudaPyramid, LongLinesInSegmentsMatchTheCpu) {
+  REQUIRE_CUDA();
+  Worst worst;
+  unsigned seed = 500;
+  const std::vector<Shape> long_shapes = {{{1537}, 1}, {{3, 2501}, 2}, {{1100, 5}, 1}};
+  for (int n : {3, 7})
+    for (const ModeGrid& mg : kModeGrids)
+      for (const Shape& s : long_shapes)
+        for (int in_coef = 0; in_coef < 2; ++in_coef) {
+          if (small_sweep() && (n != 3 || mg.g == PyramidGrid::Cells)) continue;
+          sv::ReduceOptions o;
+          o.degree = n;
+          o.boundary = mg.b;
+          o.grid = mg.g;
+          o.input_is_coefficients = in_coef == 1;
+          o.samples = in_coef == 0;
+          bool even = true;
+          for (std::size_t d : s.dims) even = even && d % 2 == 0;
+          if (mg.b != Boundary::Periodic || even) {
+            check_reduce<double>(s.dims, s.channels, o, {}, ++seed, worst);
+            if (!small_sweep()) check_reduce<float>(s.dims, s.channels, o, {}, ++seed, worst);
+          }
+          const std::vector<double> f(s.dims.size(), 0.71);
+          check_reduce<double>(s.dims, s.channels, o, f, ++seed, worst);
+          if (!small_sweep()) check_reduce<float>(s.dims, s.channels, o, f, ++seed, worst);
+        }
+  std::printf("[ cuda pyramid ] long lines: worst %.3g of the bound (%s)\n", worst.share,
+              worst.where.c_str());
+}
+
 // reduce_to_shape with mixed factors per axis, one of them 1 (that axis only prefiltered, or
 // left alone for coefficients in).
 TEST(CudaPyramid, ReduceToShapeWithAnUntouchedAxis) {

@@ -6,17 +6,25 @@
 // Method (docs/DESIGN.md, "The B-spline pyramid", its CUDA paragraph): the CPU builds the plan
 // (lib/src/pyramid_lines.h: per filtered axis the fine prefilter's poles, the FIR table of
 // folded indices and weights, the poles of beta_{2n+1} with the coarse axis's ends), and the GPU
-// runs the same line routines (filter_poles, fir_lines: __host__ __device__, the CPU's code) on
-// it, in double, rounding to T at the end of each axis as the CPU does, so CUDA and CPU agree to
-// rounding. Per axis pass: the recursive filters run a thread per line on a double copy of the
-// lines (the x axis, whose lines are contiguous, transposed into line-interleaved order through
-// shared memory so that a warp's loads coalesce); the FIRs (reduce's decimating FIR of any
-// spacing, the coarse samples, expand2's evaluation) run a thread per output sample.
+// runs the CPU's line routines on it (the exact recursive-filter starts, the recursions, the FIR
+// rows: __host__ __device__), in double, rounding to T at the end of each axis pass as the CPU
+// does, so CUDA and CPU agree to rounding. Per axis pass: the recursive filters run a thread per
+// (line, segment) on a double copy of the lines (the x axis, whose lines are contiguous,
+// transposed into line-interleaved order through shared memory so that a warp's loads
+// coalesce); a line at least four horizons of a pole long is cut into segments, each started a
+// horizon early from zero (the truncation is below half an ulp of double, as in the CPU's own
+// start sums) or from the line's exact start where that is within reach. The FIRs (reduce's
+// decimating FIR of any spacing, the coarse samples, expand2's evaluation) run a thread per
+// output sample. Plans with their FIR tables on the device are kept for the last 8 shapes and
+// options: the first call of a shape builds it on the host (reduce's non-dyadic table takes a
+// quadrature per output sample), later calls only run kernels.
 //
 // Extra device memory, per axis pass of an input of P values and an output of Q values: at most
-// P + Q doubles (the lines before and after the FIR; none for a pass that is an FIR alone), the
-// FIR table, and one T array of Q values between passes (two for 3-D arrays). The host
-// conveniences add the input and output arrays themselves.
+// 2 P doubles while the input lines are prefiltered (from samples), then P + Q doubles around
+// the FIR (2 Q from coefficients; none for a pass that is an FIR alone: expand2, the coarse
+// samples), and one T array of Q values between passes (two for 3-D arrays); plus the kept
+// plans' FIR tables (about 15 indices and weights per output sample of reduce, n + 1 of expand).
+// The host conveniences add the input and output arrays themselves.
 //
 // Device pointers are C-order arrays (NumPy axis order, x fastest, channels interleaved, as
 // sv::Array and sv::cuda::Layout); src and dst must not overlap. Work is queued on the legacy
