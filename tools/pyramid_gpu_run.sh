@@ -25,7 +25,7 @@ export LD_LIBRARY_PATH=$PWD/$C/rt
 B=$PWD/$C/bin
 nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader
 nproc
-timeout 100 $B/test_cuda --gtest_filter='CudaPyramid*' > $OUT/test_pyramid.txt 2>&1
+timeout 120 $B/test_cuda --gtest_filter='CudaPyramid*' > $OUT/test_pyramid.txt 2>&1
 echo "test_cuda CudaPyramid rc=$?"
 grep -E "^\[  (PASSED|FAILED) |^\[  FAILED|cuda pyramid \]|SKIPPED|tests ran" $OUT/test_pyramid.txt | head -30
 grep -m 8 -A8 "Failure" $OUT/test_pyramid.txt | head -70
