@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """Issue 17's Python functions on CuPy arrays, timed in one run on one GPU: spline_laplace (and a
-few of its siblings) on the thesis's largest volume, 400x300x151 float32 ("Scalable GPU
+few of its siblings, and reduce2) on the thesis's largest volume, 400x300x151 float32 ("Scalable GPU
 acceleration of b-spline signal processing operations", Karantza), mode 'mirror', cubic:
 
 - splineview on the CuPy array, float32 working precision (output=cupy.float32) and the default
@@ -99,6 +99,7 @@ def main():
          lambda a: sv.smoothing_spline_filter(a, 2.0)),
         ("indirect_transform float32", lambda: sv.indirect_transform(x, output=f32),
          sv.indirect_transform),
+        ("reduce2 (float64, as the CPU path)", lambda: sv.reduce2(x), sv.reduce2),
     ]
     host_cache = {}
     for name, fn, ref in cases:

@@ -17,10 +17,9 @@ errors as NumPy input. The working precision follows `output`, as spline_filter'
 float32 when the output is float32 (output=cupy.float32 or a float32 array), else float64; the
 derivative filters read float32 coefficients where they compute in float32. A C-contiguous
 device `output` of the working dtype that does not overlap the input is written directly.
-reduce2 and expand2 take host arrays only for now (no CUDA pyramid in this build): device
-arrays are refused with TypeError. Where the package has no CUDA path (a build without CUDA, no
-usable device), device arrays go through the CPU with a warning, as splineview's other
-functions do.
+reduce2 and expand2 (no `output` argument) compute and return float64 on the device, as on the
+CPU (cuda_pyramid.h). Where the package has no CUDA path (a build without CUDA, no usable
+device), device arrays go through the CPU with a warning, as splineview's other functions do.
 """
 import numpy as np
 
@@ -31,15 +30,6 @@ from ._ndimage import (_as_input, _check_mode, _check_order, _check_rank, _filte
 __all__ = ["spline_derivative", "spline_gradient", "spline_gradient_magnitude", "spline_hessian",
            "spline_laplace", "smoothing_spline_filter", "indirect_transform", "reduce2",
            "expand2"]
-
-
-def _host_input(input, what):
-    if _gpu.is_device_array(input):
-        raise TypeError("%s takes host (NumPy) arrays only: the CUDA pyramid of issue 17 is not "
-                        "in this build; pass a NumPy array (e.g. cupy.asnumpy(x))" % what)
-    a = _as_input(input)
-    _check_rank(a)
-    return a
 
 
 def _input(input, what):
@@ -349,19 +339,49 @@ def reduce2(input, degree=3, mode="mirror", prefilter=True, coefficients=False):
     per axis; 'mirror' puts coarse sample l at fine 2l, 'reflect' (= 'grid-mirror') and
     'grid-wrap' (even N) at 2l + 1/2; other modes are refused. Returns the coarse samples, or
     with coefficients=True the coarse B-spline coefficients (what expand2 takes). float64."""
-    a = _host_input(input, "reduce2")
+    a = _input(input, "input")
     degree = _check_order(degree)
     mode = _check_mode(mode)
+    if _on_device(a):
+        return _device_reduce2(a, degree, mode, bool(prefilter), bool(coefficients))
     coarse, samples = _core.reduce2(a, degree, mode, bool(prefilter))
     return coarse if coefficients else samples
+
+
+def _device_reduce2(a, degree, mode, prefilter, coefficients):
+    """reduce2 of a device array (cuda_pyramid.h, float64 as the CPU path); the coarse samples
+    are computed only when they are returned."""
+    lib = a.lib
+    if not _gpu._usable():
+        coarse, samples = _core.reduce2(lib.to_host(a.array), degree, mode, prefilter)
+        return lib.from_host(coarse if coefficients else samples)
+    dims = [int(n) for n in _gpu._cuda.bspline_reduce2_shape(list(a.shape), degree, mode)]
+    src = lib.contiguous(a.array, np.float64)
+    coef = lib.empty(dims, np.float64)
+    samples = None if coefficients else lib.empty(dims, np.float64)
+    _gpu._call(a, "bspline_reduce2", lib.ptr(src), lib.ptr(coef),
+               0 if samples is None else lib.ptr(samples), "d", list(a.shape), 1, degree, mode,
+               prefilter)
+    return coef if coefficients else samples
 
 
 def expand2(coeffs, shape, degree=3, mode="mirror"):
     """The exact samples on the fine grid `shape` of the coarse spline whose coefficients
     reduce2(..., coefficients=True) returned for an array of that shape with the same degree and
     mode. float64 of `shape`."""
-    a = _host_input(coeffs, "expand2")
+    a = _input(coeffs, "coefficients")
     degree = _check_order(degree)
     mode = _check_mode(mode)
     shape = [int(n) for n in shape]
+    if _on_device(a):
+        lib = a.lib
+        if not _gpu._usable():
+            return lib.from_host(_core.expand2(lib.to_host(a.array), shape, degree, mode))
+        fine = [int(n) for n in _gpu._cuda.bspline_expand2_shape(list(a.shape), shape, degree,
+                                                                 mode)]
+        src = lib.contiguous(a.array, np.float64)
+        out = lib.empty(fine, np.float64)
+        _gpu._call(a, "bspline_expand2", lib.ptr(src), lib.ptr(out), "d", list(a.shape), 1, fine,
+                   degree, mode)
+        return out
     return _core.expand2(a, shape, degree, mode)

@@ -1,5 +1,6 @@
 // splineview._cuda: the package's GPU path (pybind11 over cuda_ndimage.h, and cuda_bspline.h for
-// issue 17's derivative filters, smoothing splines and the indirect transform). It takes raw device
+// issue 17's derivative filters, smoothing splines and the indirect transform, cuda_pyramid.h for
+// its reduce2/expand2). It takes raw device
 // pointers, extents and the caller's CUDA stream and device from the Python layer
 // (splineview/_gpu.py), which reads them from CuPy arrays or torch tensors, allocates the
 // results with the same library and keeps them alive; nothing here owns device memory beyond
@@ -19,8 +20,10 @@
 #include "splineview/cuda_memory.h"
 #include "splineview/cuda_ndimage.h"
 #include "splineview/cuda_out_of_core.h"
+#include "splineview/cuda_pyramid.h"
 #include "splineview/derivative.h"
 #include "splineview/error.h"
+#include "splineview/pyramid.h"
 #include "splineview/sampler.h"
 #include "splineview/smoothing.h"
 #include "splineview/transform.h"
@@ -467,6 +470,114 @@ void bspline_quantity(std::uintptr_t src, const std::vector<std::uintptr_t>& dst
   });
 }
 
+// ---- The pyramid on device arrays (cuda_pyramid.h): reduce2 and expand2, with the checks and
+// sentences of the CPU binding (python/src/module.cpp), so device input is refused alike.
+
+sv::ReduceOptions pyramid_options(int degree, const std::string& mode) {
+  if (degree < 0 || degree > 7)
+    throw py::value_error("spline order must be between 0 and 7 (got " + std::to_string(degree) +
+                          ")");
+  sv::ReduceOptions opt;
+  opt.degree = degree;
+  opt.boundary = mode_of(mode);
+  if (opt.boundary != sv::Boundary::Reflect && opt.boundary != sv::Boundary::Mirror &&
+      opt.boundary != sv::Boundary::Periodic)
+    throw py::value_error("mode '" + mode +
+                          "' has no exact least-squares pyramid; use 'reflect' (= 'grid-mirror'), "
+                          "'mirror' or 'grid-wrap'");
+  return opt;
+}
+
+// The coarse extents reduce2 gives for fine extents `dims` (the CPU's refusals, e.g. an odd
+// periodic axis, as ValueError).
+Dims bspline_reduce2_shape(const Dims& dims, int degree, const std::string& mode) {
+  const sv::ReduceOptions opt = pyramid_options(degree, mode);
+  const sv::cuda::Layout fine = layout_of(dims, 1, "reduce2");
+  try {
+    return sv::cuda::reduce2_layout(fine, opt).dims;
+  } catch (const sv::Error& e) {
+    throw py::value_error(e.what());
+  }
+}
+
+// reduce2 of src (samples, or coefficients without prefilter) into the coarse coefficients and,
+// when `samples` is not 0, the coarse samples (each of reduce2_shape's extents).
+void bspline_reduce2(std::uintptr_t src, std::uintptr_t coefficients, std::uintptr_t samples,
+                     const std::string& dtype, const Dims& dims, std::size_t channels, int degree,
+                     const std::string& mode, bool prefilter, std::uintptr_t stream, int device) {
+  sv::ReduceOptions opt = pyramid_options(degree, mode);
+  opt.input_is_coefficients = !prefilter;
+  opt.samples = samples != 0;
+  const sv::cuda::Layout fine = layout_of(dims, channels, "reduce2");
+  try {
+    sv::cuda::reduce2_layout(fine, opt);
+  } catch (const sv::Error& e) {
+    throw py::value_error(e.what());
+  }
+  const bool dbl = is_double(dtype);
+  on_legacy_stream(stream, device, "reduce2", [&] {
+    if (dbl)
+      sv::cuda::reduce2(reinterpret_cast<const double*>(src), fine,
+                        reinterpret_cast<double*>(coefficients), reinterpret_cast<double*>(samples),
+                        opt);
+    else
+      sv::cuda::reduce2(reinterpret_cast<const float*>(src), fine,
+                        reinterpret_cast<float*>(coefficients), reinterpret_cast<float*>(samples),
+                        opt);
+  });
+}
+
+// The fine extents of expand2 after the CPU binding's checks: `shape` 1-3 positive extents, one
+// per axis of the coefficients, each giving the coefficients' extent under reduce2.
+Dims bspline_expand2_shape(const Dims& coarse, const std::vector<long long>& shape, int degree,
+                           const std::string& mode) {
+  const sv::ReduceOptions opt = pyramid_options(degree, mode);
+  if (shape.empty() || shape.size() > 3)
+    throw py::value_error("shape must have 1, 2 or 3 dimensions (got " +
+                          std::to_string(shape.size()) + "); splineview handles up to 3-D data");
+  Dims fine;
+  for (long long n : shape) {
+    if (n <= 0) throw py::value_error("shape has an empty axis");
+    fine.push_back(static_cast<std::size_t>(n));
+  }
+  if (fine.size() != coarse.size())
+    throw py::value_error("shape has " + std::to_string(fine.size()) + " axes for " +
+                          std::to_string(coarse.size()) + "-D coefficients");
+  for (std::size_t d = 0; d < fine.size(); ++d) {
+    std::size_t m = 0;
+    try {
+      m = sv::reduce2_axis(fine[d], opt).coarse;
+    } catch (const sv::Error& e) {
+      throw py::value_error(e.what());
+    }
+    if (m != coarse[d])
+      throw py::value_error("coefficients axis " + std::to_string(d) + " has " +
+                            std::to_string(coarse[d]) + " samples; reduce2 of " +
+                            std::to_string(fine[d]) + " fine samples gives " + std::to_string(m));
+  }
+  return fine;
+}
+
+// expand2 of the coarse coefficients src (extents `coarse`) to dst (extents `fine`).
+void bspline_expand2(std::uintptr_t src, std::uintptr_t dst, const std::string& dtype,
+                     const Dims& coarse, std::size_t channels, const Dims& fine, int degree,
+                     const std::string& mode, std::uintptr_t stream, int device) {
+  const sv::ReduceOptions opt = pyramid_options(degree, mode);
+  const sv::cuda::Layout layout = layout_of(coarse, channels, "expand2");
+  std::vector<long long> shape(fine.begin(), fine.end());
+  bspline_expand2_shape(coarse, shape, degree, mode);
+  const sv::PyramidOptions& popt = opt;
+  const bool dbl = is_double(dtype);
+  on_legacy_stream(stream, device, "expand2", [&] {
+    if (dbl)
+      sv::cuda::expand2(reinterpret_cast<const double*>(src), layout, fine,
+                        reinterpret_cast<double*>(dst), popt);
+    else
+      sv::cuda::expand2(reinterpret_cast<const float*>(src), layout, fine,
+                        reinterpret_cast<float*>(dst), popt);
+  });
+}
+
 py::tuple available() {
   std::string why;
   const bool ok = sv::cuda::available(&why);
@@ -494,4 +605,8 @@ PYBIND11_MODULE(_cuda, m) {
   m.def("bspline_indirect_transform", &bspline_indirect_transform);
   m.def("bspline_derivative", &bspline_derivative);
   m.def("bspline_quantity", &bspline_quantity);
+  m.def("bspline_reduce2_shape", &bspline_reduce2_shape);
+  m.def("bspline_reduce2", &bspline_reduce2);
+  m.def("bspline_expand2_shape", &bspline_expand2_shape);
+  m.def("bspline_expand2", &bspline_expand2);
 }

@@ -1,10 +1,10 @@
 #!/usr/bin/env python3
 """Issue 17's B-spline functions of the Python package on device arrays (CuPy, and torch CUDA
 tensors where torch is there): spline_derivative, spline_gradient, spline_gradient_magnitude,
-spline_laplace, spline_hessian, smoothing_spline_filter and indirect_transform run on the GPU
-(splineview._cuda over cuda_bspline.h) and are compared with the package's CPU path on the same
-data (double precision; itself checked against dense numpy oracles, scipy and the splinetool
-commands by test_bspline_ops.py).
+spline_laplace, spline_hessian, smoothing_spline_filter, indirect_transform, reduce2 and expand2
+run on the GPU (splineview._cuda over cuda_bspline.h and cuda_pyramid.h) and are compared with
+the package's CPU path on the same data (double precision; itself checked against dense numpy
+oracles, scipy and the splinetool commands by test_bspline_ops.py).
 
 What is asserted:
 - the result is a CuPy array on the input's device, of the CPU path's shape and dtype (float64
@@ -22,7 +22,9 @@ What is asserted:
   same memory), other dtypes are rounded/cast as the CPU path does, in-place use works; a
   NumPy output array and a wrong shape are refused;
 - refusals: every error of the CPU path with the same type and message on device input;
-  reduce2/expand2 refuse device input naming issue 17;
+- reduce2 (coefficients and samples) and expand2 (cuda_pyramid.h), float64 as on the CPU, every
+  pyramid mode, degrees 0-7, prefilter True/False, within passes 1e-12 max|in| prod G (as
+  tests/cuda/test_cuda_pyramid.cpp derives it: G the axes' max-norm gains, measured on the CPU);
 - a non-blocking stream: the work is ordered on it.
 
 Skips (exit 77, reason printed) without the CUDA module or a CUDA device, or without CuPy.
@@ -409,13 +411,84 @@ def test_refusals(rng):
     check(t is RuntimeError and (t, m) == want, "wrong output shape: %s(%s) vs %s" % (t, m, want))
     t, m = outcome(lambda: sv.spline_gradient(x, output=cupy.empty(f.shape)))
     check(t is RuntimeError and "shape" in m, "gradient output of the input's shape: %s" % m)
-    # The pyramid: device input refused, naming issue 17.
-    for what, fn in [("reduce2", lambda: sv.reduce2(x)),
-                     ("expand2", lambda: sv.expand2(cupy.zeros((3, 4)), (6, 8)))]:
-        t, m = outcome(fn)
-        check(t is TypeError and "issue 17" in m and what in m,
-              "%s of a device array: %s(%s)" % (what, t and t.__name__, m))
+    # The pyramid's refusals.
+    z7, z33 = np.zeros(7), np.zeros((3, 3))
+    for what, fn, h in [
+            ("reduce2 mode nearest", lambda a: sv.reduce2(a, 3, "nearest"), f),
+            ("reduce2 periodic odd N", lambda a: sv.reduce2(a, 3, "grid-wrap"), z7),
+            ("reduce2 degree 8", lambda a: sv.reduce2(a, 8), f),
+            ("expand2 shape mismatch", lambda a: sv.expand2(a, (6, 9)), z33),
+            ("expand2 wrong rank", lambda a: sv.expand2(a, (6,)), z33),
+            ("expand2 empty shape axis", lambda a: sv.expand2(a, (6, 0)), z33),
+            ("expand2 mode constant", lambda a: sv.expand2(a, (6, 6), 3, "constant"), z33)]:
+        want = outcome(lambda: fn(h))
+        got = outcome(lambda: fn(cupy.asarray(h)))
+        check(want[0] is not None and got == want, "%s: device %s(%s), CPU %s(%s)" % (
+            what, got[0] and got[0].__name__, got[1], want[0] and want[0].__name__, want[1]))
     print("refusals: checked")
+
+
+# ---- the pyramid (cuda_pyramid.h) ----------------------------------------------------------
+_GAIN = {}
+
+
+def reduce_gain(n, degree, mode, prefilter):
+    """The max-norm gain of reduce2 on one axis of n samples (as tests/cuda/test_cuda_pyramid.cpp
+    measures it): the largest l1 norm of a row of the operator, from unit impulses on the CPU."""
+    key = (n, degree, mode, prefilter)
+    if key not in _GAIN:
+        rows = None
+        for k in range(n):
+            e = np.zeros(n)
+            e[k] = 1.0
+            c = np.abs(splineview.reduce2(e, degree, mode, prefilter, coefficients=True))
+            rows = c if rows is None else rows + c
+        _GAIN[key] = float(rows.max())
+    return _GAIN[key]
+
+
+def test_pyramid(rng):
+    """reduce2 and expand2 on the device against the CPU path. Both run the same plan in double
+    and differ only by double rounding: |GPU - CPU| <= passes 1e-12 max|in| prod G (G the axis
+    gains; the coarse samples' and expand2's passes have G = 1)."""
+    count = 0
+    for mode in ("mirror", "reflect", "grid-mirror", "grid-wrap"):
+        for rank in (1, 2, 3):
+            for degree in sorted(set([int(rng.integers(0, 4)), int(rng.integers(3, 8))])):
+                shape = [int(rng.integers(1, 40 if rank < 3 else 14)) for _ in range(rank)]
+                if mode == "grid-wrap":
+                    shape = [n + n % 2 for n in shape]
+                shape = tuple(shape)
+                base = rng.uniform(-1, 1, shape)
+                for prefilter in (True, False):
+                    for dt in (np.float64, np.float32):
+                        f = base.astype(dt)
+                        x = cupy.asarray(f)
+                        name = "%s n=%d %s%s %s" % (mode, degree, "x".join(map(str, shape)),
+                                                    "" if prefilter else " coefficients",
+                                                    np.dtype(dt).name)
+                        gain = float(np.prod([reduce_gain(n, degree, mode, prefilter)
+                                              for n in shape]))
+                        maxf = float(np.abs(f).max())
+                        coef = splineview.reduce2(f, degree, mode, prefilter, coefficients=True)
+                        got = splineview.reduce2(x, degree, mode, prefilter, coefficients=True)
+                        check(is_result(got, coef.shape, np.float64, x),
+                              "reduce2 %s: type/shape/dtype" % name)
+                        within(got, coef, rank * 1e-12 * maxf * gain, "reduce2",
+                               "reduce2 coefficients " + name)
+                        want = splineview.reduce2(f, degree, mode, prefilter)
+                        got = splineview.reduce2(x, degree, mode, prefilter)
+                        within(got, want, 2 * rank * 1e-12 * maxf * gain, "reduce2",
+                               "reduce2 samples " + name)
+                        c = cupy.asarray(coef)
+                        want = splineview.expand2(coef, shape, degree, mode)
+                        got = splineview.expand2(c, shape, degree, mode)
+                        check(is_result(got, shape, np.float64, c),
+                              "expand2 %s: type/shape/dtype" % name)
+                        within(got, want, rank * 1e-12 * float(np.abs(coef).max()), "expand2",
+                               "expand2 " + name)
+                        count += 3
+    print("pyramid: %d cases" % count)
 
 
 def test_torch(rng):
@@ -447,6 +520,7 @@ def main():
     test_transforms(rng)
     test_outputs(rng)
     test_refusals(rng)
+    test_pyramid(rng)
     if not QUICK:
         test_torch(rng)
     for op in sorted(SHARE):
