@@ -22,6 +22,7 @@
 #include <cuda_runtime.h>
 
 #include <algorithm>
+#include <cstdlib>
 #include <functional>
 #include <list>
 #include <memory>
@@ -369,10 +370,16 @@ __global__ void anticausal_kernel(const double* __restrict__ src, double* __rest
 }
 
 // The segments of one pole: enough for about 2^17 threads, each at least four horizons long.
+// SV_PYRAMID_ONE_SEGMENT=1 keeps every line whole (a thread per line; for measurements).
 SegPlan seg_plan(long long lanes, long long n, const LinePole& P) {
   constexpr long long kWanted = 1LL << 17;
+  static const bool whole = [] {
+    const char* e = std::getenv("SV_PYRAMID_ONE_SEGMENT");
+    return e && *e && *e != '0';
+  }();
   const long long warm = std::max<long long>(1, P.horizon);
-  long long segs = std::max(1LL, std::min((kWanted + lanes - 1) / lanes, n / (4 * warm)));
+  long long segs =
+      whole ? 1 : std::max(1LL, std::min((kWanted + lanes - 1) / lanes, n / (4 * warm)));
   const long long len = (n + segs - 1) / segs;
   segs = (n + len - 1) / len;
   return {segs, len, warm};
