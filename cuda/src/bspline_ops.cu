@@ -302,10 +302,12 @@ __global__ void causal_segments(const T* __restrict__ xr, const T* __restrict__ 
 
 // c-[k] = z (c-[k+1] - c+[k]) from the whole causal output c+ (real or complex, kIn), into y
 // (complex when kOut, else the real part).
-template <class T, bool kIn, bool kOut>
+// kIm (real output of a complex pass): y = im_scale Im(c-) instead of Re(c-), the whole
+// conjugate pair at once (direct_lines).
+template <class T, bool kIn, bool kOut, bool kIm = false>
 __global__ void anticausal_segments(const T* __restrict__ cr, const T* __restrict__ ci,
-                                    T* __restrict__ yr, T* __restrict__ yi, Segments G,
-                                    LinePole P) {
+                                    T* __restrict__ yr, T* __restrict__ yi, Segments G, LinePole P,
+                                    T im_scale = T(0)) {
   long long base, s0, s1;
   if (!segment_of(G, base, s0, s1)) return;
   const long long s = G.inner, n = G.n;
@@ -333,7 +335,7 @@ __global__ void anticausal_segments(const T* __restrict__ cr, const T* __restric
       acc = cmul(Cx<T>{static_cast<T>(P.ps_r), static_cast<T>(P.ps_i)}, acc);
     }
     if (s1 == n) {
-      yr[(n - 1) * s] = acc.re;
+      yr[(n - 1) * s] = kIm ? im_scale * acc.im : acc.re;
       if (kOut) yi[(n - 1) * s] = acc.im;
     }
     for (k = n - 2; k >= s1; --k) acc = cmul(z, csub(acc, at<T, kIn>(cr, ci, k, s)));
@@ -345,7 +347,7 @@ __global__ void anticausal_segments(const T* __restrict__ cr, const T* __restric
   }
   for (; k >= s0; --k) {
     acc = cmul(z, csub(acc, at<T, kIn>(cr, ci, k, s)));
-    yr[k * s] = acc.re;
+    yr[k * s] = kIm ? im_scale * acc.im : acc.re;
     if (kOut) yi[k * s] = acc.im;
   }
 }
@@ -634,10 +636,10 @@ struct StreamShape {
 // kStages > 0: the planes travel by cp.async into a ring of kStages plane buffers, kStages - 1
 // planes ahead of the one being filtered (no registers held for them); kStages == 0: one plane
 // ahead through registers.
-template <class T, int S, bool k3D, int NT, int kStages>
+template <class T, int S, bool k3D, int NT, int kStages, int kRows = 0>
 __global__ void __launch_bounds__(256)
     stream_stencil_kernel(const T* __restrict__ src, const Stencil St, const StreamTaps K) {
-  constexpr int RY = k3D ? StreamShape<T, S, NT>::RY : 1;
+  constexpr int RY = k3D ? (kRows > 0 ? kRows : StreamShape<T, S, NT>::RY) : 1;
   constexpr int BXT = k3D ? 32 : 256;   // threads along x
   constexpr int TY = k3D ? 8 * RY : 1;  // outputs along y of a tile
   constexpr int SY = k3D ? S : 1;       // the y span (2-D: none)
@@ -810,36 +812,36 @@ __global__ void __launch_bounds__(256)
 
 // The streamed kernel for S's filter when it fits (rank 2 or 3, spans <= 5, 1, 2, 3 or 6
 // terms); false to leave it to the tile kernels.
-template <class T, int S, bool k3D, int kStages>
+template <class T, int S, bool k3D, int kStages, int kRows = 0>
 void launch_stream(const T* src, const Stencil& St, StreamTaps& K, const char* what) {
   void (*kernel)(const T*, const Stencil, const StreamTaps) = nullptr;
   switch (St.terms) {
     case 1:
-      kernel = stream_stencil_kernel<T, S, k3D, 1, kStages>;
+      kernel = stream_stencil_kernel<T, S, k3D, 1, kStages, kRows>;
       break;
     case 2:
-      kernel = stream_stencil_kernel<T, S, k3D, 2, kStages>;
+      kernel = stream_stencil_kernel<T, S, k3D, 2, kStages, kRows>;
       break;
     case 3:
-      kernel = stream_stencil_kernel<T, S, k3D, 3, kStages>;
+      kernel = stream_stencil_kernel<T, S, k3D, 3, kStages, kRows>;
       break;
     default:
-      kernel = stream_stencil_kernel<T, S, k3D, 6, kStages>;
+      kernel = stream_stencil_kernel<T, S, k3D, 6, kStages, kRows>;
       break;
   }
   int ry = 1;
   switch (St.terms) {
     case 1:
-      ry = StreamShape<T, S, 1>::RY;
+      ry = kRows > 0 ? kRows : StreamShape<T, S, 1>::RY;
       break;
     case 2:
-      ry = StreamShape<T, S, 2>::RY;
+      ry = kRows > 0 ? kRows : StreamShape<T, S, 2>::RY;
       break;
     case 3:
-      ry = StreamShape<T, S, 3>::RY;
+      ry = kRows > 0 ? kRows : StreamShape<T, S, 3>::RY;
       break;
     default:
-      ry = StreamShape<T, S, 6>::RY;
+      ry = kRows > 0 ? kRows : StreamShape<T, S, 6>::RY;
       break;
   }
   const long long bx = k3D ? 32 : 256, ty = k3D ? 8 * ry : 1;
@@ -896,27 +898,17 @@ bool run_stream(const T* src, const Stencil& S, std::size_t rank, const char* wh
     const char* e = std::getenv("SV_STREAM_REGISTERS");
     return e && *e == '1';
   }();
-  // SV_STREAM_STAGES=3|6: other depths of the cp.async ring (default 4), for measurements.
-  static const int stages = [] {
-    const char* e = std::getenv("SV_STREAM_STAGES");
-    return e ? std::atoi(e) : 4;
+  // SV_STREAM_ROWS=1: one row of outputs a thread in 3-D whatever the registers allow (for
+  // measurements; 3 and 6 plane buffers were measured too, and lost to 4: BENCHMARKS).
+  static const bool one_row = [] {
+    const char* e = std::getenv("SV_STREAM_ROWS");
+    return e && *e == '1';
   }();
-  if (!registers && stages == 3) {
+  if (!registers && one_row && three) {
     if (span <= 3)
-      three ? launch_stream<T, 3, true, 3>(src, St, K, what)
-            : launch_stream<T, 3, false, 3>(src, St, K, what);
+      launch_stream<T, 3, true, 4, 1>(src, St, K, what);
     else
-      three ? launch_stream<T, 5, true, 3>(src, St, K, what)
-            : launch_stream<T, 5, false, 3>(src, St, K, what);
-    return true;
-  }
-  if (!registers && stages == 6) {
-    if (span <= 3)
-      three ? launch_stream<T, 3, true, 6>(src, St, K, what)
-            : launch_stream<T, 3, false, 6>(src, St, K, what);
-    else
-      three ? launch_stream<T, 5, true, 6>(src, St, K, what)
-            : launch_stream<T, 5, false, 6>(src, St, K, what);
+      launch_stream<T, 5, true, 4, 1>(src, St, K, what);
     return true;
   }
   constexpr int kStages = 4;
@@ -1287,15 +1279,43 @@ void direct_lines(T* data, const AxisView& v, std::size_t size, const SmoothingP
   const long long blocks = (work + 127) / 128;
   if (blocks > 0x7fffffffLL) throw Error("CUDA direct transform: too many lines");
   const unsigned nb = static_cast<unsigned>(blocks);
+  // A conjugate pair (z, conj z) whose imaginary-part amplification (pair_amplification) is
+  // at most kPairTwoPassLimit runs as one complex pass pair and keeps Im / Im(z + 1/z); the
+  // others as z then conj z, four passes.
+  // SV_PAIR_FOUR_PASS=1: every pair in four passes (for measurements).
+  static const bool force_four = [] {
+    const char* e = std::getenv("SV_PAIR_FOUR_PASS");
+    return e && *e == '1';
+  }();
+  auto two_pass = [&](std::complex<double> z) {
+    return !force_four && pair_amplification(z) <= kPairTwoPassLimit;
+  };
+  bool four_pass = false;
+  for (int q = 0; q < lp.count; ++q)
+    if (lp.p[q].zi != 0) {
+      if (!two_pass({lp.p[q].zr, lp.p[q].zi})) four_pass = true;
+      ++q;
+    }
   Scratch<T> a_re(size, what), a_im(lp.complex_any ? size : 0, what);
-  Scratch<T> b_re(lp.complex_any ? size : 0, what), b_im(lp.complex_any ? size : 0, what);
+  Scratch<T> b_re(four_pass ? size : 0, what), b_im(four_pass ? size : 0, what);
   for (int q = 0; q < lp.count; ++q) {
     const LinePole& P = lp.p[q];
     const T g = q == 0 ? static_cast<T>(lp.gain) : T(1);
+    const std::complex<double> zc(P.zr, P.zi);
     if (P.zi == 0) {  // data -> a -> data
       G.warm = P.warm;
       causal_segments<T, false, false><<<nb, 128>>>(data, nullptr, a_re.get(), nullptr, G, P, g);
       anticausal_segments<T, false, false><<<nb, 128>>>(a_re.get(), nullptr, data, nullptr, G, P);
+    } else if (two_pass(zc)) {
+      // The pair's filter g / ((w - a)(w - conj a)), w = q + 1/q, a = z + 1/z, is
+      // (H_z - H_conj z) / (a - conj a) with H_z = g / (w - a) the (causal, anticausal) pass of
+      // z; on real data H_conj z x = conj(H_z x), so it is Im(H_z x) / Im(a): data -> a -> data.
+      G.warm = P.warm;
+      const double im_a = (zc + 1.0 / zc).imag();
+      causal_segments<T, false, true><<<nb, 128>>>(data, nullptr, a_re.get(), a_im.get(), G, P, g);
+      anticausal_segments<T, true, false, true>
+          <<<nb, 128>>>(a_re.get(), a_im.get(), data, nullptr, G, P, static_cast<T>(1.0 / im_a));
+      ++q;
     } else {  // z then conj z: data -> a -> b -> a -> data (the real part)
       const LinePole& Q = lp.p[q + 1];
       G.warm = P.warm;

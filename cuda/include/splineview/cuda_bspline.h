@@ -19,9 +19,10 @@
 //    chunk of planes along the outer axis, each plane (with its halo, the boundary extension)
 //    copied once into shared memory, filtered along x and y in registers and added into each
 //    term's running z sums. Otherwise a block loads a tile with its halo into shared memory and
-//    runs the x, y and z FIRs there, sharing the partial sums that terms have in common. Extra device memory: none from coefficients; from samples one
-//    padded copy (the coefficients); the segmented direct transform up to four copies (complex
-//    pairs) plus one for the transposed x axis.
+//    runs the x, y and z FIRs there, sharing the partial sums that terms have in common. Extra
+//    device memory: none from coefficients; from samples one padded copy (the coefficients); the
+//    segmented direct transform up to four copies (complex pairs) plus one for the transposed x
+//    axis.
 //  - From samples (input_is_coefficients false) the coefficients are made first (the prefilter
 //    of the mode, after padding by interpolation_pad() for Nearest and GridConstant), in a
 //    scratch copy; the filters then crop the pad, as the CPU does.
@@ -32,6 +33,7 @@
 // operation; so do launch failures and out-of-memory.
 #pragma once
 
+#include <complex>
 #include <cstddef>
 #include <vector>
 
@@ -71,6 +73,17 @@ void hessian_filter(const T* src, const std::vector<T*>& dst, const Layout& layo
                     const DerivativeOptions& opt);
 template <class T>
 void laplacian_filter(const T* src, T* dst, const Layout& layout, const DerivativeOptions& opt);
+
+// A conjugate pole pair (z, conj z) of the direct transform runs as one complex (causal,
+// anticausal) pass pair keeping Im(.) / Im(z + 1/z) (half the passes of z then conj z) when
+// this factor, (2 + |a|) / |Im a| with a = z + 1/z, is at most kPairTwoPassLimit: it bounds how
+// much the rounding of the complex pass grows relative to the result (|H_z x| / |result| is
+// |w - conj a| <= 2 + |a| on the unit circle w = 2 cos(omega)). Cubic lambda 0.5: 3.07.
+constexpr double kPairTwoPassLimit = 6.0;
+inline double pair_amplification(std::complex<double> z) {
+  const std::complex<double> a = z + 1.0 / z;
+  return (2 + std::abs(a)) / std::abs(a.imag());
+}
 
 // Whether direct_transform of this T, degree and lambda runs in the prefilter's tiled kernels on
 // every axis (else some axis runs one thread per line: slower on x); for benchmarks and reports.
