@@ -3,13 +3,13 @@
 # loader libraries needed there) for that machine's python3, then runs the GPU tests and the
 # benchmark against cupyx. Run from the repository root on the GPU machine:
 #   tools/gpu_python.sh [test|bench|memcheck|bspline|all]   (results under $OUT when set)
-# bspline: issue 17's functions on CuPy arrays only (tests/python/test_bspline_ops_gpu.py and
+# build: only the build. bspline: issue 17's functions on CuPy arrays only (tests/python/test_bspline_ops_gpu.py and
 # tools/bench_bspline_ops_gpu.py); test, memcheck and all run that test file too.
 set -euo pipefail
 what=${1:-all}
 out=${OUT:-/tmp/sv-gpu-out}
 mkdir -p "$out"
-build=/tmp/sv-pkg
+build=${SV_PKG_BUILD:-/tmp/sv-pkg}  # another folder for another source tree (e.g. a snapshot)
 py=$(command -v python3)
 nvidia-smi --query-gpu=name,memory.total,driver_version --format=csv,noheader | tee "$out/gpu.txt"
 if [ ! -f "$build/CMakeCache.txt" ]; then
