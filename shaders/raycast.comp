@@ -25,8 +25,10 @@
 // a unit cube is a Bezier patch, within its control points), much tighter where the prefilter's
 // coefficients ring. A cell whose range cannot raise the MIP, holds no crossing, or lies where
 // the transfer function is transparent is skipped to its exit. The precise cubic also checks
-// each sample (bit 2) against u_fine, the same Bezier range per block of RC_FINE^3 unit cubes,
-// before its 64 taps are read. A MIP with a cubic (bit 4) first visits one sample: the segment
+// each sample (bit 2) against u_fine, the largest Bezier control point of the sample's unit cube
+// (texel floor(p) + 1), before its 64 taps are read: a MIP sample that cannot exceed the maximum
+// so far, an isosurface sample below the iso value, a DVR sample below the transfer function's
+// visible range is left out. A MIP with a cubic (bit 4) first visits one sample: the segment
 // whose midpoint is the largest on a trilinear march of the samples (u_samples, every
 // RC_SEED_STRIDE-th segment), so that the march starts with a value it would reach anyway and
 // skips every cell and sample that cannot exceed it. None of this changes a result: the segments
@@ -46,7 +48,7 @@ layout(binding = 0) uniform sampler3D u_volume;  // samples or coefficients, R32
 layout(binding = 3) uniform sampler3D u_cells;   // RG32F (min, max) per 8^3 cell
 layout(binding = 4) uniform sampler1D u_tf;      // RGBA32F, RC_DVR
 layout(binding = 5) uniform sampler3D u_samples;  // R32F samples, GL_LINEAR: the MIP's first visit
-layout(binding = 6) uniform sampler3D u_fine;     // RG32F Bezier range per RC_FINE^3 unit cubes
+layout(binding = 6) uniform sampler3D u_fine;     // R32F largest Bezier point per unit cube
 layout(binding = 0, rgba8) uniform writeonly image2D u_colour;
 layout(binding = 1, rgba32f) uniform writeonly image2D u_data;
 
@@ -75,10 +77,6 @@ const float kInf = uintBitsToFloat(0x7f800000u);
 #define RC_CELL 8
 #endif
 const int kCell = RC_CELL;  // voxels per empty-space cell and axis
-
-#ifndef RC_FINE
-#define RC_FINE 1
-#endif
 
 float rc_value(vec3 p) { return sv_fetch(u_volume, p).r; }
 
@@ -275,20 +273,19 @@ void main() {
       }
 #if defined(SV_FETCH_CUBIC_PRECISE)
       if ((u_skip & 2) != 0) {
-        // The Bezier range of the unit cube floor(p) (the fetch's own cube).
-        ivec3 f = clamp((ivec3(floor(p)) + 1) / RC_FINE, ivec3(0), fine - 1);
-        vec2 range = texelFetch(u_fine, f, 0).rg;
+        // The largest Bezier control point of unit cube floor(p) (the fetch's own cube).
+        float top = texelFetch(u_fine, clamp(ivec3(floor(p)) + 1, ivec3(0), fine - 1), 0).r;
 #if defined(RC_MIP)
-        if (range.y <= best) continue;
+        if (top <= best) continue;
 #elif defined(RC_ISO)
-        if (range.y < u_iso.x) {
+        if (top < u_iso.x) {
           have_prev = true;
           prev_t = t;
           prev_v = kInf;
           continue;
         }
 #else
-        if (range.y < u_tf_range.z || range.x > u_tf_range.w) continue;
+        if (top < u_tf_range.z) continue;
 #endif
       }
 #endif

@@ -1,4 +1,4 @@
-// raycast_cells.comp: the ray caster's empty-space grids (raycast.comp), three variants:
+// raycast_cells.comp: the ray caster's empty-space grids (raycast.comp), two variants:
 //
 // (default) Per cell c of 8^3 voxels, the smallest and largest texel a sample in the cell can
 //   reach. Cell c covers positions p with floor((p + 1/2) / 8) = c, i.e. [8c - 1/2, 8c + 15/2)
@@ -7,25 +7,28 @@
 //   clamped to the volume (the reflect boundary's taps outside it repeat voxels inside that
 //   range). Used for trilinear (a convex combination of 8 samples) and the hardware-filtered
 //   cubic (a convex combination of 64 texels, whatever the filter weights' precision), widened
-//   by 2^-14 of the largest |texel| for the filter's rounding.
+//   by 2^-16 of the largest |texel| for the filter's rounding.
 //
-// RC_BOUNDS_FINE: for the precise cubic, per block b of RC_FINE^3 unit cubes, a range of the
-//   spline itself. On the unit cube [j, j + 1] (j = floor(p) per axis) the cubic B-spline is a
-//   tensor-product Bezier patch whose control net follows from the 4 coefficients c0..c3 of
-//   taps j-1 .. j+2 per axis: (c0 + 4 c1 + c2) / 6, (2 c1 + c2) / 3, (c1 + 2 c2) / 3,
-//   (c1 + 4 c2 + c3) / 6 (the first and last are the spline's values at the knots). The
-//   Bernstein weights are non-negative and sum to 1, so the patch stays within the smallest and
-//   largest of its 64 control points (the convex hull property); far tighter than the 64
-//   coefficients' range, which carries the prefilter's ringing. Texel b holds cubes
-//   j = RC_FINE b - 1 .. RC_FINE b + RC_FINE - 2 (texel index j + 1 for RC_FINE 1: j runs from
-//   -1, the half voxel below 0, to N - 1). The range is widened by 2^-14 of the largest |tap|,
-//   far more than the float rounding of this net and of the shader's 64-tap fetch (a few
-//   hundred units in the last place of that size at most), so a computed sample never leaves it.
-//
-// RC_BOUNDS_CELLS: the 8^3 cells of the precise cubic from the fine grid (bound as u_volume): the
-//   range over the cubes a sample of cell c reaches (with the half voxel of slack above),
-//   j = 8c - 1 .. 8c + 7, i.e. fine texels of (j + 1) = 8c .. 8c + 8.
-#if defined(RC_BOUNDS_FINE)
+// RC_BOUNDS: for the precise cubic, a range of the spline itself. On the unit cube [j, j + 1]
+//   (j = floor(p) per axis) the cubic B-spline is a tensor-product Bezier patch whose control net
+//   follows from the 4 coefficients c0..c3 of taps j-1 .. j+2 per axis: (c0 + 4 c1 + c2) / 6,
+//   (2 c1 + c2) / 3, (c1 + 2 c2) / 3, (c1 + 4 c2 + c3) / 6 (the first and last are the spline's
+//   values at the knots). The Bernstein weights are non-negative and sum to 1, so the patch
+//   stays within the smallest and largest of its 64 control points (the convex hull property):
+//   far tighter than the 64 coefficients' range, which carries the prefilter's ringing. Texel c
+//   holds the cubes j = RC_BOUNDS_BLOCK c - 1 .. + RC_BOUNDS_REACH - 1 per axis (clamped to the
+//   volume; j = -1 is the half voxel below 0):
+//     the fine grid (RC_BOUNDS_BLOCK 1, RC_BOUNDS_REACH 1, RC_BOUNDS_MAX_ONLY): one texel per
+//       cube, texel j + 1, holding only the largest value (R32F: as much memory as the
+//       coefficients; half precision would cost skipping, see docs/BENCHMARKS.md);
+//     the cells (RC_BOUNDS_BLOCK = RC_CELL, RC_BOUNDS_REACH = RC_CELL + 1): cell c covers
+//       [C c - 1/2, C c + C - 1/2) as raycast.comp looks it up, and with half a voxel of slack
+//       for rounding the cubes C c - 1 .. C c + C - 1.
+//   Ranges are widened by 2^-16 of the largest |tap|: the float rounding of this net and of the
+//   shader's 64-tap fetch (fma chains of three levels of 4 terms with non-negative weights summing
+//   to 1) is below about 60 units in the last place of that size, i.e. 2^-18 of it, so a
+//   computed sample never leaves its range.
+#if defined(RC_BOUNDS)
 #define SV_RANK 3
 #include "bspline_common.glsl"
 #endif
@@ -33,14 +36,18 @@
 layout(local_size_x = 4, local_size_y = 4, local_size_z = 4) in;
 
 layout(binding = 0) uniform sampler3D u_volume;
+#if defined(RC_BOUNDS_MAX_ONLY)
+layout(binding = 0, r32f) uniform writeonly image3D u_cells;
+#else
 layout(binding = 0, rg32f) uniform writeonly image3D u_cells;
+#endif
 
 const float kInf = uintBitsToFloat(0x7f800000u);
 #ifndef RC_CELL
 #define RC_CELL 8
 #endif
 
-#if defined(RC_BOUNDS_FINE)
+#if defined(RC_BOUNDS)
 // The Bezier control points of one axis's 4 coefficients.
 vec4 rc_bezier(vec4 c) {
   return vec4((c.x + 4.0 * c.y + c.z) / 6.0, (2.0 * c.y + c.z) / 3.0, (c.y + 2.0 * c.z) / 3.0,
@@ -85,9 +92,9 @@ void main() {
   if (any(greaterThanEqual(c, imageSize(u_cells)))) return;
   ivec3 n = textureSize(u_volume, 0);
   float vmin = kInf, vmax = -kInf;
-#if defined(RC_BOUNDS_FINE)
-  ivec3 lo = c * RC_FINE - 1;
-  ivec3 hi = min(lo + RC_FINE - 1, n - 1);
+#if defined(RC_BOUNDS)
+  ivec3 lo = c * RC_BOUNDS_BLOCK - 1;
+  ivec3 hi = min(lo + RC_BOUNDS_REACH - 1, n - 1);
   float amax = 0.0;
   for (int z = lo.z; z <= hi.z; ++z)
     for (int y = lo.y; y <= hi.y; ++y)
@@ -97,38 +104,27 @@ void main() {
         vmax = max(vmax, r.y);
         amax = max(amax, r.z);
       }
-  float margin = amax * (1.0 / 16384.0);
-  vmin -= margin;
-  vmax += margin;
-#else
-#if defined(RC_BOUNDS_CELLS)
-  // u_volume is the fine grid here: texel of cube j is (j + 1) / RC_FINE.
-  ivec3 lo = (c * RC_CELL) / RC_FINE;
-  ivec3 hi = min((c * RC_CELL + RC_CELL) / RC_FINE, n - 1);
 #else
   ivec3 lo = max(c * RC_CELL - 2, ivec3(0));
   ivec3 hi = min(c * RC_CELL + RC_CELL + 1, n - 1);
-#endif
   for (int z = lo.z; z <= hi.z; ++z)
     for (int y = lo.y; y <= hi.y; ++y)
       for (int x = lo.x; x <= hi.x; ++x) {
-        vec2 v = texelFetch(u_volume, ivec3(x, y, z), 0).rg;
-#if defined(RC_BOUNDS_CELLS)
-        vmin = min(vmin, v.x);
-        vmax = max(vmax, v.y);
-#else
-        vmin = min(vmin, v.x);
-        vmax = max(vmax, v.x);
-#endif
+        float v = texelFetch(u_volume, ivec3(x, y, z), 0).r;
+        vmin = min(vmin, v);
+        vmax = max(vmax, v);
       }
-#if !defined(RC_BOUNDS_CELLS)
   // A filtered value is a convex combination of these texels only up to rounding (float or
   // fixed-point lerps can land an ulp beyond a plateau's value, which the MIP's "cannot exceed"
-  // would miss): the same 2^-14 widening as the precise cubic's ranges.
-  float margin = max(abs(vmin), abs(vmax)) * (1.0 / 16384.0);
+  // would miss): the same widening as the precise cubic's ranges.
+  float amax = max(abs(vmin), abs(vmax));
+#endif
+  float margin = amax * (1.0 / 65536.0);
   vmin -= margin;
   vmax += margin;
-#endif
-#endif
+#if defined(RC_BOUNDS_MAX_ONLY)
+  imageStore(u_cells, c, vec4(vmax));
+#else
   imageStore(u_cells, c, vec4(vmin, vmax, 0.0, 0.0));
+#endif
 }

@@ -3,8 +3,9 @@
 # GPU machine: the bundled MRI at 3840 x 2160, zoomed in 6 wheel notches and at the fitted view,
 # every mode (MIP, isosurface, DVR) and method (cubic precise, cubic otf, trilinear, cubic
 # unfiltered; each with and without empty-space skipping, "precise without skipping" is the
-# bench's gpu_ms_no_skipping), plus the MIP with each exact skipping refinement switched off
-# (--no-fine-bounds, --no-first-visit, both) for the A/B. JSON and the printed tables go under
+# bench's gpu_ms_no_skipping), plus each exact skipping refinement switched off for the A/B
+# (every mode without the precise cubic's per-sample check, --no-fine-bounds; the MIP without
+# the first visit, --no-first-visit, and without both). JSON and the printed tables go under
 # $OUT (docs/results/raycast/ is where they belong once read).
 #
 # Here (this machine), after a Release build of the bench:
@@ -63,7 +64,7 @@ for c in $cases; do
     zoom6) run 4k_zoom6 --size 3840x2160 --zoom 6 ;;
     fitted) run 4k --size 3840x2160 ;;
     ab)
-      run 4k_zoom6_mip_no_fine --size 3840x2160 --zoom 6 --modes mip --no-fine-bounds
+      run 4k_zoom6_no_fine --size 3840x2160 --zoom 6 --no-fine-bounds
       run 4k_zoom6_mip_no_first --size 3840x2160 --zoom 6 --modes mip --no-first-visit
       run 4k_zoom6_mip_cells_only --size 3840x2160 --zoom 6 --modes mip --no-fine-bounds \
         --no-first-visit

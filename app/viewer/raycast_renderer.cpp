@@ -56,15 +56,16 @@ const char* mode_define(RayMode m) {
   return "RC_MIP";
 }
 
-// One pass of raycast_cells.comp from `volume` into a new RG32F grid of nx x ny x nz.
-gl::Texture grid_for(const gl::Program& program, const gl::Texture& volume, int nx, int ny,
-                     int nz) {
-  gl::Texture cells = gl::Texture::create_3d(GL_RG32F, nx, ny, nz);
+// One pass of raycast_cells.comp from `volume` into a new grid of nx x ny x nz (RG32F ranges, or
+// R32F largest values).
+gl::Texture grid_for(const gl::Program& program, const gl::Texture& volume, int nx, int ny, int nz,
+                     GLenum format = GL_RG32F) {
+  gl::Texture cells = gl::Texture::create_3d(format, nx, ny, nz);
   cells.set_filter(GL_NEAREST, GL_NEAREST);
   cells.set_wrap(GL_CLAMP_TO_EDGE);
   SV_GL_CHECK(glUseProgram(program.id()));
   SV_GL_CHECK(glBindTextureUnit(kVolumeUnit, volume.id()));
-  SV_GL_CHECK(glBindImageTexture(0, cells.id(), 0, GL_TRUE, 0, GL_WRITE_ONLY, GL_RG32F));
+  SV_GL_CHECK(glBindImageTexture(0, cells.id(), 0, GL_TRUE, 0, GL_WRITE_ONLY, format));
   SV_GL_CHECK(glDispatchCompute(static_cast<GLuint>((nx + 3) / 4),
                                 static_cast<GLuint>((ny + 3) / 4),
                                 static_cast<GLuint>((nz + 3) / 4)));
@@ -125,9 +126,7 @@ gl::Program& RaycastRenderer::program(gl::Fetch method, RayMode mode, bool gathe
   const auto key = std::make_tuple(static_cast<int>(method), static_cast<int>(mode), gather);
   auto it = programs_.find(key);
   if (it != programs_.end()) return it->second;
-  ShaderDefines defines = {{fetch_define(method), ""},
-                           {mode_define(mode), ""},
-                           {"RC_FINE", std::to_string(RaycastRenderer::kFineBlock)}};
+  ShaderDefines defines = {{fetch_define(method), ""}, {mode_define(mode), ""}};
   if (method == gl::Fetch::CubicPrecise)
     defines.push_back({"RC_CELL", std::to_string(RaycastRenderer::kPreciseCell)});
   if (gather) defines.push_back({"SV_PRECISE_GATHER", ""});
@@ -143,20 +142,24 @@ void RaycastRenderer::set_volume(const RaycastVolume& v) {
   volume_ = v;
   cells_samples_ = cells_for(cells_program_, *v.samples);
   cells_coefficients_ = cells_for(cells_program_, *v.coefficients);
-  // The precise cubic's Bezier ranges: per block of unit cubes, then per cell from those.
-  const std::string fine = std::to_string(kFineBlock);
+  // The precise cubic's Bezier ranges: the largest control point per unit cube (texel j + 1 for
+  // cube j = -1 .. N - 1), and the range per kPreciseCell^3 cell.
+  const std::string cell = std::to_string(kPreciseCell);
   if (!fine_program_)
-    fine_program_ = gl::Program({{GL_COMPUTE_SHADER, "raycast_cells.comp"}},
-                                {{"RC_BOUNDS_FINE", ""}, {"RC_FINE", fine}});
+    fine_program_ =
+        gl::Program({{GL_COMPUTE_SHADER, "raycast_cells.comp"}}, {{"RC_BOUNDS", ""},
+                                                                  {"RC_BOUNDS_BLOCK", "1"},
+                                                                  {"RC_BOUNDS_REACH", "1"},
+                                                                  {"RC_BOUNDS_MAX_ONLY", ""}});
   if (!precise_cells_program_)
-    precise_cells_program_ = gl::Program(
-        {{GL_COMPUTE_SHADER, "raycast_cells.comp"}},
-        {{"RC_BOUNDS_CELLS", ""}, {"RC_FINE", fine}, {"RC_CELL", std::to_string(kPreciseCell)}});
+    precise_cells_program_ = gl::Program({{GL_COMPUTE_SHADER, "raycast_cells.comp"}},
+                                         {{"RC_BOUNDS", ""},
+                                          {"RC_BOUNDS_BLOCK", cell},
+                                          {"RC_BOUNDS_REACH", std::to_string(kPreciseCell + 1)}});
   const gl::Texture& c0 = *v.coefficients;
-  fine_precise_ = grid_for(fine_program_, c0, c0.width() / kFineBlock + 1,
-                           c0.height() / kFineBlock + 1, c0.depth() / kFineBlock + 1);
-  // Cells of the same grid as the coefficients' (sized from the volume), read from the fine grid.
-  cells_precise_ = grid_for(precise_cells_program_, fine_precise_, c0.width() / kPreciseCell + 1,
+  fine_precise_ =
+      grid_for(fine_program_, c0, c0.width() + 1, c0.height() + 1, c0.depth() + 1, GL_R32F);
+  cells_precise_ = grid_for(precise_cells_program_, c0, c0.width() / kPreciseCell + 1,
                             c0.height() / kPreciseCell + 1, c0.depth() / kPreciseCell + 1);
   // The coefficients as a 2-D array (layer k = slice z = k) for the gathered precise fetch.
   const gl::Texture& c = *v.coefficients;

@@ -79,10 +79,10 @@ class RaycastRenderer {
   const gl::Texture& cells(bool coefficients) const {
     return coefficients ? cells_coefficients_ : cells_samples_;
   }
-  // The precise cubic's grids (raycast_cells.comp, RC_BOUNDS_*): the Bezier range of the spline
-  // per block of kFineBlock^3 unit cubes (texel (j + 1) / kFineBlock holds cube j = floor(p)),
-  // and per 8^3 cell (of the cubes j = 8c - 1 .. 8c + 7), for tests.
-  static constexpr int kFineBlock = 1;
+  // The precise cubic's grids (raycast_cells.comp, RC_BOUNDS): the largest Bezier control point
+  // of the spline per unit cube (R32F, (N + 1)^3: texel j + 1 holds cube j = floor(p), j from -1),
+  // and the control points' range per kPreciseCell^3 cell (RG32F, of the cubes
+  // j = kPreciseCell c - 1 .. kPreciseCell c + kPreciseCell - 1), for tests.
   static constexpr int kPreciseCell = 4;  // the precise cubic's cells: kPreciseCell^3 voxels
   const gl::Texture& precise_fine() const { return fine_precise_; }
   const gl::Texture& precise_cells() const { return cells_precise_; }
@@ -110,7 +110,7 @@ class RaycastRenderer {
   RaycastVolume volume_;
   gl::Texture cells_samples_, cells_coefficients_;  // RG32F
   gl::Program fine_program_, precise_cells_program_;
-  gl::Texture fine_precise_, cells_precise_;  // RG32F, the precise cubic's Bezier ranges
+  gl::Texture fine_precise_, cells_precise_;  // R32F / RG32F, the precise cubic's Bezier ranges
   gl::detail::Handle<gl::detail::TextureTraits> layers_;  // 2-D array copy of the coefficients
   gl::Texture tf_texture_;                                // RGBA32F, kTfTexels
   std::vector<glm::vec4> tf_uploaded_;
