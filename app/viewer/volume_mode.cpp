@@ -203,6 +203,8 @@ void VolumeMode::complete_load() {
     accuracy_.reset(nullptr);  // the meter of the previous volume goes first
     meter_made_ = false;
     quantity_ranges_.clear();
+    readout_spline_[0].reset();
+    readout_spline_[1].reset();
     streamer_.reset(doc->volume.full_resolution);
     grbf_texture_ = {};
     grbf_.reset(
@@ -394,6 +396,7 @@ void VolumeMode::apply_coefficients(ArrayF coefficients, double lambda, bool upl
     doc_->coefficients = std::move(coefficients);  // the readout and the meter's input
   lambda_ = lambda;
   quantity_ranges_.clear();
+  readout_spline_[0].reset();
   accuracy_.reset(nullptr);  // made again with this lambda's double coefficients
   meter_made_ = false;
   // An overview's streamed boxes are prefiltered with lambda 0: streaming is off meanwhile.
@@ -424,6 +427,29 @@ void VolumeMode::smoothing_panel(const FrameInfo& f) {
                         smoothing_path_ == "cuda" ? "CUDA into the GL texture" : "CPU",
                         smoothing_ms_);
   }
+}
+
+std::vector<double> VolumeMode::quantity_at(Plane p, const glm::dvec3& pos) const {
+  const gl::Quantity& q = quantities_[plane_index(p)];
+  if (!doc_ || q.kind == gl::QuantityKind::Value || !quantity_problem(p).empty() ||
+      !doc_->has_readout())
+    return {};
+  const bool unfiltered = method(p) == gl::Fetch::CubicUnfiltered;
+  const ArrayF& data = unfiltered ? doc_->volume.samples : doc_->coefficients;
+  if (data.empty()) return {};
+  std::shared_ptr<const SplineDerivatives<double>>& spline = readout_spline_[unfiltered ? 1 : 0];
+  if (!spline) {
+    DerivativeOptions opt;
+    opt.degree = 3;
+    opt.boundary = Boundary::Reflect;  // the views' (and the meter's) extension
+    opt.input_is_coefficients = true;
+    opt.threads = 1;
+    spline = std::make_shared<const SplineDerivatives<double>>(ArrayD::from(data), opt);
+  }
+  const double at[3] = {pos[0], pos[1], pos[2]};
+  std::vector<double> v(spline->channels());
+  quantity_reference(*spline, q, axis_scale(false), at, 1, v.data());
+  return v;
 }
 
 std::array<double, 3> VolumeMode::axis_scale(bool streamed) const {
@@ -1017,6 +1043,9 @@ void VolumeMode::readout_panel() {
   double value = 0.0;
   sample(data, position, 1, &value, opt);
   ImGui::Text("value (%s, CPU double) %.6g", gl::fetch_name(m), value);
+  if (const std::vector<double> qv = quantity_at(p, pos); !qv.empty())
+    ImGui::Text("%s (%s, CPU double, per mm) %.6g",
+                gl::quantity_label(quantities_[plane_index(p)]).c_str(), gl::fetch_name(m), qv[0]);
 }
 
 void VolumeMode::overlays(const FrameInfo& f, ImDrawList* list) {
@@ -1393,6 +1422,12 @@ nlohmann::json VolumeMode::report() const {
       }
       const std::array<double, 3> a = axis_scale(false);
       view["axis_scale_xyz"] = {a[0], a[1], a[2]};
+      // The readout at the crosshair (the point every view passes through), as the panel shows
+      // it under the cursor: the document's spline, CPU double, per mm.
+      if (const std::vector<double> qv = quantity_at(p, c); !qv.empty()) {
+        view["quantity_at_crosshair"] = qv;
+        if (v.overview_level > 0) view["quantity_at_crosshair_of"] = "the overview's spline";
+      }
     }
     views.push_back(view);
   }

@@ -219,6 +219,10 @@ class VolumeMode : public Mode {
   // per axis (texture order x, y, z): 1 / spacing of the textures view p draws from (per mm).
   QuantityView quantity_view(Plane p) const;
   std::string quantity_problem(Plane p) const;
+  // The view's quantity (not Value) at voxel position pos (array order z, y, x) of the document,
+  // CPU double, raw units per mm (axis_scale(false)), one value per channel; empty where the
+  // view shows values, cannot show its quantity or the document keeps no readout coefficients.
+  std::vector<double> quantity_at(Plane p, const glm::dvec3& pos) const;
   std::array<double, 3> axis_scale(bool streamed) const;
   // The GRBF views (grbf_views.h): whether a view shows it, the per-frame solve, and the upload
   // of its weights into grbf_texture_ (and the meter's reference).
@@ -262,6 +266,9 @@ class VolumeMode : public Mode {
   gl::Texture grbf_texture_;  // the float weights, R32F 3-D; empty until solved
   gl::GrbfFetchOptions grbf_fetch_;
   mutable std::map<std::string, double> quantity_ranges_;  // automatic ones, per document
+  // The readout's double splines (0: the coefficients; 1: the samples, for the unfiltered
+  // cubic), made when a quantity is first read; dropped with the coefficients they copy.
+  mutable std::shared_ptr<const SplineDerivatives<double>> readout_spline_[2];
 
   std::optional<Plane> hover_;
   glm::dvec2 cursor_{0.0};

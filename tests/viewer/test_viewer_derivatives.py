@@ -22,7 +22,8 @@ Cases:
   2. zoom mode, a linear ramp: d/dx and d/dy are the ramp's slopes everywhere away from the
      borders.
   3. volume mode, a quadratic volume with anisotropic voxels (NRRD): per-mm Laplacian and d/dz
-     views against the oracle and the analytic constant 2 sum_a a_a / s_a^2.
+     views against the oracle and the analytic constant 2 sum_a a_a / s_a^2; each view's
+     quantity readout at the crosshair against the oracle.
   4. zoom mode, --lambda 3 on a noisy image: the precise view is the smoothing spline (not the
      interpolating one), its pixels match the FFT oracle, and the accuracy overlay, which must
      use the same lambda's coefficients, stays at float rounding.
@@ -344,6 +345,7 @@ def case_volume(viewer, outdir):
     shot, rep = os.path.join(outdir, "volume.png"), os.path.join(outdir, "volume.json")
     run([viewer, path, "--mode", "volume", "--headless", "--screenshot", shot, "--report", rep,
          "--size", SIZE, "--zoom", "8", "--methods", "precise,precise,precise,otf",
+         "--crosshair", "23.3,20.7,18.4",  # I, J, K: between voxels on every axis
          "--quantity", "laplacian,laplacian,dz,gradient-magnitude",
          "--quantity-range", str(rng)])
     report = json.load(open(rep))
@@ -374,6 +376,20 @@ def case_volume(viewer, outdir):
         if not acc["max_abs"] <= bound:
             fail("volume %s: overlay max %g above the bound %g" %
                  (v["plane"], acc["max_abs"], bound))
+    # The readout at the crosshair (the panel's line under the cursor; the report's
+    # quantity_at_crosshair): the document's float coefficients evaluated in double, so within
+    # the same derived bound of the oracle's double spline.
+    bounds["gradient-magnitude"] = sum(figure_bound(cf, 1.5, 3) * scale[d] for d in range(3))
+    at = np.array([report["crosshair"]["voxel_zyx"]], np.float64)
+    for v in report["views"]:
+        got = v.get("quantity_at_crosshair")
+        if got is None:
+            fail("volume %s: no quantity_at_crosshair in the report" % v["plane"])
+        want = float(quantity(c, at, v["quantity"], scale)[0])
+        print("volume %s %s at the crosshair %s: readout %.10g, oracle %.10g (bound %.3g)" %
+              (v["plane"], v["quantity"], at[0], got[0], want, bounds[v["quantity"]]))
+        if not abs(got[0] - want) <= bounds[v["quantity"]]:
+            fail("volume %s: readout %g, oracle %g" % (v["plane"], got[0], want))
 
 
 def case_lambda(viewer, outdir):
