@@ -42,6 +42,8 @@
 #include "splineview/error.h"
 #include "splineview/pyramid.h"
 
+#include "../../lib/src/pyramid_lines.h"
+
 namespace {
 
 using sv::Array;
@@ -80,29 +82,45 @@ double max_diff(const Array<T>& a, const Array<T>& b) {
   return m;
 }
 
-// The max-norm gain of the 1-D reduce of one axis (N -> M samples, or reduce2 when M == 0), from
-// the CPU in double on each unit impulse: the largest l1 norm of a row of the operator's matrix.
+// The max-norm gain of the 1-D reduce of one axis (N -> M samples, or reduce2 when M == 0): the
+// largest l1 norm of a row of the operator's matrix, from its columns (the responses to the unit
+// impulses) computed in double by the CPU's 1-D plan (pyramid_lines.h: built once, then its line
+// routines per impulse; running sv::reduce per impulse would rebuild the plan N times).
 double axis_gain(std::size_t n, std::size_t m, const sv::ReduceOptions& opt) {
+  namespace pd = sv::pyramid_detail;
   static std::map<std::tuple<std::size_t, std::size_t, int, int, int, bool>, double> cache;
   const auto key = std::make_tuple(n, m, opt.degree, static_cast<int>(opt.boundary),
                                    static_cast<int>(opt.grid), opt.input_is_coefficients);
   const auto it = cache.find(key);
   if (it != cache.end()) return it->second;
-  sv::ReduceOptions o = opt;
-  o.samples = false;
-  o.threads = 1;
-  std::vector<double> rows;
+  const std::vector<std::size_t> dims{n};
+  const std::vector<sv::PyramidAxis> axes =
+      m == 0 ? pd::reduce2_axes(1, n, dims, opt) : pd::reduce_shape_axes(1, n, dims, {m}, opt);
+  const std::vector<pd::PyramidPass> plan = pd::reduce_plan(dims, axes, opt, m == 0);
+  if (plan.empty()) return cache[key] = 1;  // the identity
+  const pd::PyramidPass& p = plan.front();
+  const std::size_t out = p.out_length();
+  const pd::PoleLine pre =
+      p.has_pre ? pd::pole_line(p.pre, static_cast<long>(n), p.pre_ends) : pd::PoleLine{};
+  const pd::PoleLine post =
+      p.has_post ? pd::pole_line(p.post, static_cast<long>(out), p.post_ends) : pd::PoleLine{};
+  std::vector<double> rows(out, 0.0), x(n), y(out);
+  double acc = 0;
   for (std::size_t k = 0; k < n; ++k) {
-    Array<double> e({n}, 1);
-    e.data()[k] = 1;
-    const Array<double> c =
-        m == 0 ? sv::reduce2(e, o).coefficients : sv::reduce_to_shape(e, {m}, o).coefficients;
-    rows.resize(c.size(), 0.0);
-    for (std::size_t j = 0; j < c.size(); ++j) rows[j] += std::fabs(c.data()[j]);
+    std::fill(x.begin(), x.end(), 0.0);
+    x[k] = 1;
+    if (p.has_pre) pd::filter_poles(x.data(), 1, 1, pre, &acc);
+    if (p.has_taps) {
+      for (std::size_t j = 0; j < out; ++j)
+        pd::fir_lines(x.data(), 1, &y[j], 1, p.taps.row.data(), p.taps.index.data(),
+                      p.taps.weight.data(), j);
+    } else {
+      y = x;
+    }
+    if (p.has_post) pd::filter_poles(y.data(), 1, 1, post, &acc);
+    for (std::size_t j = 0; j < out; ++j) rows[j] += std::fabs(y[j]);
   }
-  const double g = *std::max_element(rows.begin(), rows.end());
-  cache[key] = g;
-  return g;
+  return cache[key] = *std::max_element(rows.begin(), rows.end());
 }
 
 struct Worst {
