@@ -13,7 +13,7 @@ map_coordinates(..., derivative=axis), spline_filter_out_of_core, zoom_out_of_co
 affine_transform_out_of_core and rotate_out_of_core (host arrays and memory maps larger than the
 GPU) and, in splineview.dask, the functions on dask
 arrays. B-spline signal processing (NumPy arrays on the CPU; CuPy arrays and torch CUDA tensors on
-their GPU, reduce2 and expand2 excepted): spline_derivative, spline_gradient,
+their GPU): spline_derivative, spline_gradient,
 spline_gradient_magnitude, spline_laplace and spline_hessian (exact derivatives of the spline at
 the grid, computed in the coefficient domain; not scipy's Gaussian filters),
 smoothing_spline_filter (the direct transform with a smoothing parameter), indirect_transform,
