@@ -24,10 +24,12 @@
 //     the cells (RC_BOUNDS_BLOCK = RC_CELL, RC_BOUNDS_REACH = RC_CELL + 1): cell c covers
 //       [C c - 1/2, C c + C - 1/2) as raycast.comp looks it up, and with half a voxel of slack
 //       for rounding the cubes C c - 1 .. C c + C - 1.
-//   Ranges are widened by 2^-16 of the largest |tap|: the float rounding of this net and of the
-//   shader's 64-tap fetch (fma chains of three levels of 4 terms with non-negative weights summing
-//   to 1) is below about 60 units in the last place of that size, i.e. 2^-18 of it, so a
-//   computed sample never leaves its range.
+//   Ranges are widened by 2^-16 (256 units in the last place) of the largest |tap|, and by at
+//   least 1e-30 (for subnormals, see main): the float rounding of the shader's 64-tap fetch
+//   (three levels of 4-term fma chains, about 12 units, and its weights, each within about 18
+//   units, 54 for a product of three) and of this net (three levels of a few operations and a
+//   division, about 20 units) stays below about 90 units of that size, so a computed sample
+//   never leaves its range.
 #if defined(RC_BOUNDS)
 #define SV_RANK 3
 #include "bspline_common.glsl"
@@ -54,8 +56,9 @@ vec4 rc_bezier(vec4 c) {
               (c.y + 4.0 * c.z + c.w) / 6.0);
 }
 
-// Range (min, max) of the Bezier net of unit cube j and the largest |tap|.
-vec3 rc_cube_range(ivec3 j, ivec3 n) {
+// Range (min, max) of the Bezier net of unit cube j and the largest |tap|, and in `bits` the
+// largest |tap|'s bits (integer arithmetic: no subnormal is flushed to zero there).
+vec3 rc_cube_range(ivec3 j, ivec3 n, inout uint bits) {
   ivec3 e[4];
   for (int k = 0; k < 4; ++k) e[k] = sv_extend(j + ivec3(k - 1), n);
   // x first: per (y, z) tap row, the 4 Bezier points along x.
@@ -69,6 +72,8 @@ vec3 rc_cube_range(ivec3 j, ivec3 n) {
                     texelFetch(u_volume, ivec3(e[3].x, e[y].y, e[z].z), 0).r);
       vec4 a = abs(c);
       amax = max(amax, max(max(a.x, a.y), max(a.z, a.w)));
+      uvec4 u = floatBitsToUint(c) & 0x7fffffffu;
+      bits = max(bits, max(max(u.x, u.y), max(u.z, u.w)));
       bx[z][y] = rc_bezier(c);
     }
   // then y (per z and x-point), then z.
@@ -96,10 +101,11 @@ void main() {
   ivec3 lo = c * RC_BOUNDS_BLOCK - 1;
   ivec3 hi = min(lo + RC_BOUNDS_REACH - 1, n - 1);
   float amax = 0.0;
+  uint bits = 0u;
   for (int z = lo.z; z <= hi.z; ++z)
     for (int y = lo.y; y <= hi.y; ++y)
       for (int x = lo.x; x <= hi.x; ++x) {
-        vec3 r = rc_cube_range(ivec3(x, y, z), n);
+        vec3 r = rc_cube_range(ivec3(x, y, z), n, bits);
         vmin = min(vmin, r.x);
         vmax = max(vmax, r.y);
         amax = max(amax, r.z);
@@ -107,19 +113,25 @@ void main() {
 #else
   ivec3 lo = max(c * RC_CELL - 2, ivec3(0));
   ivec3 hi = min(c * RC_CELL + RC_CELL + 1, n - 1);
+  uint bits = 0u;
   for (int z = lo.z; z <= hi.z; ++z)
     for (int y = lo.y; y <= hi.y; ++y)
       for (int x = lo.x; x <= hi.x; ++x) {
         float v = texelFetch(u_volume, ivec3(x, y, z), 0).r;
         vmin = min(vmin, v);
         vmax = max(vmax, v);
+        bits = max(bits, floatBitsToUint(v) & 0x7fffffffu);
       }
   // A filtered value is a convex combination of these texels only up to rounding (float or
   // fixed-point lerps can land an ulp beyond a plateau's value, which the MIP's "cannot exceed"
   // would miss): the same widening as the precise cubic's ranges.
   float amax = max(abs(vmin), abs(vmax));
 #endif
-  float margin = amax * (1.0 / 65536.0);
+  // At least 1e-30, far above the subnormal range, where GPUs may flush this pass's arithmetic
+  // to zero but not the fetch's (a background of coefficients ~1e-40 gave 0 here and a MIP of
+  // 1.4e-45 there), and far below any value a volume means; none where every tap is exactly
+  // zero (so is every value there), which keeps empty space skippable at a MIP of 0.
+  float margin = bits == 0u ? 0.0 : max(amax * (1.0 / 65536.0), 1e-30);
   vmin -= margin;
   vmax += margin;
 #if defined(RC_BOUNDS_MAX_ONLY)

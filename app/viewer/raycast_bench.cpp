@@ -43,6 +43,7 @@ struct Args {
   double zoom = 0.0;  // wheel notches closer than the fitted camera (10% each)
   int stride = 0;     // accuracy: every n-th ray (0: about 4000 rays)
   std::vector<RayMode> modes = {kRayModes.begin(), kRayModes.end()};
+  std::vector<gl::Fetch> methods = {kRayMethodChoices.begin(), kRayMethodChoices.end()};
   bool gather = true;           // precise taps by textureGather (RayDrawOptions::precise_gather)
   bool fine_bounds = true;      // RayDrawOptions::fine_bounds
   bool mip_first_visit = true;  // RayDrawOptions::mip_first_visit
@@ -53,7 +54,8 @@ struct Args {
   std::fprintf(stderr,
                "splineview-raycast-bench: %s\nusage: splineview-raycast-bench [VOLUME] [--size "
                "WxH] [--frames N] [--out JSON] [--png PREFIX] [--step S] [--yaw DEG] [--pitch "
-               "DEG] [--stride N] [--modes mip,iso,dvr] [--iso F] [--no-gather] [--zoom NOTCHES] "
+               "DEG] [--stride N] [--modes mip,iso,dvr] [--methods "
+               "precise,otf,linear,cubic-unfiltered] [--iso F] [--no-gather] [--zoom NOTCHES] "
                "[--no-fine-bounds] "
                "[--no-first-visit]\n",
                why.c_str());
@@ -90,6 +92,16 @@ Args parse(int argc, char** argv) {
       for (std::size_t start = 0; start <= list.size();) {
         const std::size_t comma = std::min(list.find(',', start), list.size());
         a.modes.push_back(parse_ray_mode(list.substr(start, comma - start)));
+        start = comma + 1;
+      }
+    } else if (k == "--methods") {
+      a.methods.clear();
+      std::string list = value();
+      for (std::size_t start = 0; start <= list.size();) {
+        const std::size_t comma = std::min(list.find(',', start), list.size());
+        const gl::Fetch f = gl::parse_fetch(list.substr(start, comma - start));
+        if (!is_ray_method(f)) usage("--methods takes precise, otf, linear, cubic-unfiltered");
+        a.methods.push_back(f);
         start = comma + 1;
       }
     } else if (k == "--zoom") {
@@ -238,6 +250,8 @@ int main(int argc, char** argv) {
       std::vector<RayTarget> panes(3);
       for (std::size_t m = 0; m < kRayMethodChoices.size(); ++m) {
         const gl::Fetch method = kRayMethodChoices[m];
+        if (std::find(args.methods.begin(), args.methods.end(), method) == args.methods.end())
+          continue;
         RayTarget target, target_noskip;
         RayDrawOptions skip_on, skip_off;
         skip_on.precise_gather = skip_off.precise_gather = args.gather;
@@ -253,8 +267,17 @@ int main(int argc, char** argv) {
         const std::vector<glm::vec4> a = read_data(target), b = read_data(target_noskip);
         std::size_t changed = 0;
         // MIP's third value counts the samples taken, which skipping is meant to change.
-        for (std::size_t i = 0; i < a.size(); ++i)
-          changed += mode == RayMode::Mip ? (a[i].x != b[i].x || a[i].y != b[i].y) : a[i] != b[i];
+        for (std::size_t i = 0; i < a.size(); ++i) {
+          const bool differs =
+              mode == RayMode::Mip ? (a[i].x != b[i].x || a[i].y != b[i].y) : a[i] != b[i];
+          if (differs && changed < 5)  // the first few, to find out why
+            std::printf(
+                "       skipping changed pixel (%zu, %zu): %.9g %.9g %.9g %.9g, without "
+                "skipping %.9g %.9g %.9g %.9g\n",
+                i % static_cast<std::size_t>(w), i / static_cast<std::size_t>(w), a[i].x, a[i].y,
+                a[i].z, a[i].w, b[i].x, b[i].y, b[i].z, b[i].w);
+          changed += differs;
+        }
         // MIP: samples per ray through the volume, with and without skipping.
         double samples_skip = 0, samples_noskip = 0, rays_in = 0, steps = 0;
         if (mode == RayMode::Mip)
