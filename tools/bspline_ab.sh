@@ -3,8 +3,8 @@
 # bspline with SV_STENCIL_KERNEL=direct (the former default: the tile kernel, and the direct
 # kernel for 2-D one-term filters), the default (the streamed kernel, planes by cp.async) and
 # the variants the list names (environment switches of cuda/src/bspline_ops.cu); test_cuda's
-# CudaBspline.* (also under SV_STREAM_ROWS=1 and SV_PAIR_FOUR_PASS=1) and compute-sanitizer memcheck on the streamed
-# kernel's test.
+# CudaBspline.* (also under SV_STREAM_ROWS=1 and SV_PAIR_FOUR_PASS=1) and compute-sanitizer
+# memcheck on the streamed kernel's test and the smoothing splines.
 # Carry ["build-gpu/carry-me"]; outputs under $OUT.
 set -u
 cd "$(dirname "$0")/.."

@@ -741,17 +741,21 @@ __global__ void __launch_bounds__(256)
       if (i + 1 < planes) fetch(i + 1);
     }
 
-    // x FIRs of the rows this thread needs (RY + SY - 1 of them), each distinct x FIR once.
+    // x FIRs of the rows this thread needs (RY + SY - 1 of them), each distinct x FIR once,
+    // each row's S inputs read from shared memory once for all of them.
     T xs[kMaxSets][RY + SY - 1];
 #pragma unroll
-    for (int s = 0; s < kMaxSets; ++s) {
-      if (s >= K.sets_x) break;
+    for (int j = 0; j < RY + SY - 1; ++j) {
+      const T* in = buf + (ty * RY + j) * IX + tx;
+      T w[S];
 #pragma unroll
-      for (int j = 0; j < RY + SY - 1; ++j) {
-        const T* in = buf + (ty * RY + j) * IX + tx;
+      for (int u = 0; u < S; ++u) w[u] = in[u];
+#pragma unroll
+      for (int s = 0; s < kMaxSets; ++s) {
+        if (s >= K.sets_x) break;
         T a = T(0);
 #pragma unroll
-        for (int u = 0; u < S; ++u) a += static_cast<T>(K.kx[s][u]) * in[u];
+        for (int u = 0; u < S; ++u) a += static_cast<T>(K.kx[s][u]) * w[u];
         xs[s][j] = a;
       }
     }
