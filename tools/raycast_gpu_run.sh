@@ -8,14 +8,23 @@
 # the first visit, --no-first-visit, and without both). JSON and the printed tables go under
 # $OUT (docs/results/raycast/ is where they belong once read).
 #
-# Here (this machine), after a Release build of the bench:
+# Before the benchmark it runs test_raycast (tests/viewer/test_raycast.cpp: the skipping changes
+# no bit in any mode, method or variant, the grids hold the spline, the oracles) five times, each
+# with fresh random volumes, on the GPU.
+#
+# Here (this machine), after Release builds of the bench and of the test:
 #   flock /tmp/sv-build.lock cmake --build build-rel -j2 --target splineview-raycast-bench
+#   cmake -S . -B build-rctest -G Ninja -DCMAKE_BUILD_TYPE=Release -DSPLINEVIEW_CUDA=OFF \
+#     -DSPLINEVIEW_FFMPEG=OFF -DSPLINEVIEW_PYTHON_PACKAGE=OFF     # once
+#   flock /tmp/sv-build.lock cmake --build build-rctest -j2 --target test_raycast
 #   ../shared/tools/gpu-pack          # once: .gpu/ (EGL/GL loaders, setup.sh)
-#   tools/raycast_gpu_run.sh pack     # build-rel/rc_carry: the stripped bench and its .so files
+#   tools/raycast_gpu_run.sh pack     # build-rel/rc_carry: both stripped, the bench's .so files
 # There (the device tool, one call, about 2-4 minutes):
 #   command: source .gpu/setup.sh && tools/raycast_gpu_run.sh
 #   carry:   [".gpu", "build-rel/rc_carry"]
-# Optional arguments there: the list of cases (zoom6 fitted ab 1080; default all of them).
+# Optional arguments there: the list of cases (test zoom6 fitted ab 1080; default all of them).
+# RC_SIZE (default 3840x2160) and RC_FRAMES (default 40) change the 4K cases' size and frame
+# count, for a dry run here: OUT=/tmp/rc RC_SIZE=192x108 RC_FRAMES=1 tools/raycast_gpu_run.sh
 set -u
 cd "$(dirname "$0")/.."
 C=build-rel/rc_carry
@@ -27,6 +36,8 @@ if [ "${1:-}" = pack ]; then
   rm -rf "$C"
   mkdir -p "$C/rt"
   strip -o "$C/splineview-raycast-bench" "$B"
+  T=build-rctest/tests/viewer/test_raycast
+  if [ -x "$T" ]; then strip -o "$C/test_raycast" "$T"; else echo "no $T: the test will not run"; fi
   # Every shared library the bench needs except the C/C++ runtime the GPU machine has.
   ldd "$B" | awk '$3 ~ /^\// {print $3}' |
     grep -vE '/(libc|libm|libstdc\+\+|libgcc_s|ld-linux[^/]*)\.so' |
@@ -50,27 +61,37 @@ mkdir -p "$OUT"
 nvidia-smi --query-gpu=name,driver_version,clocks.max.sm --format=csv,noheader | tee "$OUT/gpu.txt"
 echo "bench built from: $(tr '\n' ' ' < "$C/commit")" | tee -a "$OUT/gpu.txt"
 nproc >> "$OUT/gpu.txt"
-cases=${*:-zoom6 fitted ab 1080}
+cases=${*:-test zoom6 fitted ab 1080}
+S=${RC_SIZE:-3840x2160}
 run() {  # name, then bench arguments
   local name=$1
   shift
   echo "== $name: $*"
-  timeout 300 "$B" "$V" --frames 40 --out "$OUT/$name.json" "$@" > "$OUT/$name.txt" 2>&1
+  timeout 300 "$B" "$V" --frames "${RC_FRAMES:-40}" --out "$OUT/$name.json" "$@" > "$OUT/$name.txt" 2>&1
   echo "rc=$?"
   cat "$OUT/$name.txt"
 }
 for c in $cases; do
   case $c in
-    zoom6) run 4k_zoom6 --size 3840x2160 --zoom 6 ;;
-    fitted) run 4k --size 3840x2160 ;;
+    test)
+      if [ -x "$C/test_raycast" ]; then
+        timeout 120 "$C/test_raycast" --gtest_repeat=5 > "$OUT/test_raycast.txt" 2>&1
+        echo "test_raycast rc=$?"
+        grep -E "^GL:|FAILED|Failure|Which is|variant:|skipping changed" "$OUT/test_raycast.txt" |
+          sort | uniq -c | head -30
+        grep -E "samples fetched|Bezier" "$OUT/test_raycast.txt" | head -20
+      fi
+      ;;
+    zoom6) run 4k_zoom6 --size "$S" --zoom 6 ;;
+    fitted) run 4k --size "$S" ;;
     ab)
-      run 4k_zoom6_no_fine --size 3840x2160 --zoom 6 --no-fine-bounds
-      run 4k_zoom6_mip_no_first --size 3840x2160 --zoom 6 --modes mip --no-first-visit
-      run 4k_zoom6_mip_cells_only --size 3840x2160 --zoom 6 --modes mip --no-fine-bounds \
+      run 4k_zoom6_no_fine --size "$S" --zoom 6 --no-fine-bounds
+      run 4k_zoom6_mip_no_first --size "$S" --zoom 6 --modes mip --no-first-visit
+      run 4k_zoom6_mip_cells_only --size "$S" --zoom 6 --modes mip --no-fine-bounds \
         --no-first-visit
       ;;
     1080) run 1080 --size 1920x1080 ;;
-    *) echo "unknown case $c (zoom6 fitted ab 1080)" ;;
+    *) echo "unknown case $c (test zoom6 fitted ab 1080)" ;;
   esac
 done
 # The short table last: every case's median ms (skip / no skip), fps, samples per ray, changed.
