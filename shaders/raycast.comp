@@ -174,7 +174,7 @@ float rc_cell_exit(vec3 eye, vec3 dir, ivec3 c) {
 // The MIP's first visit: the segment whose midpoint is largest on a trilinear march of the
 // samples (every RC_SEED_STRIDE-th segment), a cheap guess at where the cubic's maximum lies.
 #ifndef RC_SEED_STRIDE
-#define RC_SEED_STRIDE 2
+#define RC_SEED_STRIDE 4
 #endif
 int rc_seed(float t0, float t1, int segments, vec3 dir) {
   float hi = -kInf;
@@ -238,57 +238,77 @@ void main() {
 #if defined(SV_FETCH_CUBIC_PRECISE)
     ivec3 fine = textureSize(u_fine, 0);
 #endif
-    for (int it = first >= 0 ? -1 : 0; it < segments; ++it) {
-      int k = it < 0 ? first : it;
-      if (it >= 0 && k == first) continue;  // its value is in `best` already
-      ++steps;
-      float a, b;
-      float t = rc_mid(t0, t1, k, a, b);
-      vec3 p = rc_point(t, dir);
-      if ((u_skip & 1) != 0 && it >= 0) {
-        ivec3 c = clamp(ivec3(floor((p + 0.5) / float(kCell))), ivec3(0), cells - 1);
-        vec2 range = texelFetch(u_cells, c, 0).rg;
+    // Two loops: the inner one finds the next segment whose sample may change the result, reading
+    // no taps (cells and per-sample bounds only); the outer one reads its taps. Rays that skip
+    // different numbers of samples then still read their taps together, a warp (or SIMD row)
+    // at a time, rather than each waiting out the others' fetches.
+    bool visit_first = first >= 0;
+    int k = 0;
+    for (;;) {
+      float a = 0.0, b = 0.0, t = 0.0;
+      vec3 p = vec3(0.0);
+      if (visit_first) {
+        ++steps;
+        t = rc_mid(t0, t1, first, a, b);
+        p = rc_point(t, dir);
+      } else {
+        bool found = false;
+        for (; k < segments; ++k) {
+          if (k == first) continue;  // its value is in `best` already
+          ++steps;
+          t = rc_mid(t0, t1, k, a, b);
+          p = rc_point(t, dir);
+          if ((u_skip & 1) != 0) {
+            ivec3 c = clamp(ivec3(floor((p + 0.5) / float(kCell))), ivec3(0), cells - 1);
+            vec2 range = texelFetch(u_cells, c, 0).rg;
 #if defined(RC_MIP)
-        bool skip = range.y <= best;
+            bool skip = range.y <= best;
 #elif defined(RC_ISO)
-        // Cells wholly below the iso value hold no crossing; a cell that reaches it is sampled.
-        bool skip = range.y < u_iso.x;
+            // Cells wholly below the iso value hold no crossing; a cell that reaches it is
+            // sampled.
+            bool skip = range.y < u_iso.x;
 #else
-        bool skip = range.y < u_tf_range.z || range.x > u_tf_range.w;
+            bool skip = range.y < u_tf_range.z || range.x > u_tf_range.w;
 #endif
-        if (skip) {
-          float exit_t = rc_cell_exit(u_eye, dir, c);
-          int next = max(k + 1, int(ceil((exit_t - t0) / u_step - 0.5)));
+            if (skip) {
+              float exit_t = rc_cell_exit(u_eye, dir, c);
+              int next = max(k + 1, int(ceil((exit_t - t0) / u_step - 0.5)));
 #if defined(RC_ISO)
-          // Every skipped midpoint lies below the iso value; the last one opens the next
-          // bracket, its value fetched only if a crossing follows.
-          have_prev = true;
-          float pa, pb;
-          prev_t = rc_mid(t0, t1, next - 1, pa, pb);
-          prev_v = kInf;
+              // Every skipped midpoint lies below the iso value; the last one opens the next
+              // bracket, its value fetched only if a crossing follows.
+              have_prev = true;
+              float pa, pb;
+              prev_t = rc_mid(t0, t1, next - 1, pa, pb);
+              prev_v = kInf;
 #endif
-          it = next - 1;
-          continue;
-        }
-      }
+              k = next - 1;
+              continue;
+            }
+          }
 #if defined(SV_FETCH_CUBIC_PRECISE)
-      if ((u_skip & 2) != 0) {
-        // The largest Bezier control point of unit cube floor(p) (the fetch's own cube).
-        float top = texelFetch(u_fine, clamp(ivec3(floor(p)) + 1, ivec3(0), fine - 1), 0).r;
+          if ((u_skip & 2) != 0) {
+            // The largest Bezier control point of unit cube floor(p) (the fetch's own cube).
+            float top = texelFetch(u_fine, clamp(ivec3(floor(p)) + 1, ivec3(0), fine - 1), 0).r;
 #if defined(RC_MIP)
-        if (top <= best) continue;
+            if (top <= best) continue;
 #elif defined(RC_ISO)
-        if (top < u_iso.x) {
-          have_prev = true;
-          prev_t = t;
-          prev_v = kInf;
-          continue;
-        }
+            if (top < u_iso.x) {
+              have_prev = true;
+              prev_t = t;
+              prev_v = kInf;
+              continue;
+            }
 #else
-        if (top < u_tf_range.z) continue;
+            if (top < u_tf_range.z) continue;
 #endif
+          }
+#endif
+          found = true;
+          break;
+        }
+        if (!found) break;
       }
-#endif
+      // The one place that reads taps: the first visit and the march share it (same bits).
       float v = rc_value(p);
       ++samples;
 #if defined(RC_MIP)
@@ -333,6 +353,10 @@ void main() {
       alpha_acc += wgt;
       if (alpha_acc >= u_dvr.y) break;
 #endif
+      if (visit_first)
+        visit_first = false;  // then the march from segment 0
+      else
+        ++k;
     }
 #if defined(RC_MIP)
     data = vec4(best, 1.0, float(samples), float(steps));
