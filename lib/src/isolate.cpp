@@ -292,10 +292,33 @@ void run_isolated(const std::string& path, const std::string& decoder, double qu
   // result that failed a check) the child has nothing more to say: it is killed too. At the end
   // of the stream the child is leaving by itself and is waited for.
   if (reader.timed_out() || parent_error) ::kill(pid, SIGKILL);
+  // With the result complete the child may still send keep-alive pings before it exits: read the
+  // stream to its end first, so that they never meet a closed pipe (the child would die of
+  // SIGPIPE, a race that made a finished decode look failed). A child that then stays quiet for
+  // the quiet limit is stopped; its result is already whole.
+  bool stopped_after_result = false;
+  if (complete && !reader.timed_out() && !parent_error) {
+    char sink[4096];
+    const int ms = static_cast<int>(std::min(quiet_limit_s * 1000.0, 2.0e9));
+    for (;;) {
+      pollfd pfd{fds[0], POLLIN, 0};
+      const int r = ::poll(&pfd, 1, ms);
+      if (r < 0 && errno == EINTR) continue;
+      if (r <= 0) {
+        ::kill(pid, SIGKILL);
+        stopped_after_result = true;
+        break;
+      }
+      const ssize_t n = ::read(fds[0], sink, sizeof sink);
+      if (n < 0 && errno == EINTR) continue;
+      if (n <= 0) break;
+    }
+  }
   ::close(fds[0]);
   int status = 0;
   while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
   }
+  if (stopped_after_result) return;
   if (parent_error) throw Error(parent_message);
   if (reader.timed_out())
     fail(path, decoder + " made no progress for " + seconds(quiet_limit_s) +

@@ -55,6 +55,21 @@ TEST(Isolate, ResultComesBackExactlyWithPingsInterleaved) {
   EXPECT_EQ(got, sent);
 }
 
+TEST(Isolate, PingsAfterTheWholeResultAreHarmless) {
+  // The parent has all it wants before the child's last keep-alive pings: they must not meet a
+  // closed pipe (the child dying of SIGPIPE made a finished decode look failed, under load).
+  std::vector<std::uint32_t> sent(1000, 7u), got(sent.size());
+  run_isolated(
+      "in.dat", "the test decoder", 30,
+      [&](ChildWriter& w) {
+        w.write(sent.data(), sent.size() * 4);
+        ::usleep(100 * 1000);  // the parent has read the result and returned meanwhile
+        for (int i = 0; i < 50; ++i) w.ping();
+      },
+      [&](ParentReader& r) { r.read(got.data(), got.size() * 4); });
+  EXPECT_EQ(got, sent);
+}
+
 TEST(Isolate, AnAbortingDecoderIsOneErrorAndTheCallerGoesOn) {
   const std::string msg = error_of([] {
     run_isolated(
