@@ -1,4 +1,4 @@
-// raycast_cells.comp: the ray caster's empty-space grids (raycast.comp), two variants:
+// raycast_cells.comp: the ray caster's empty-space grids (raycast.comp), three variants:
 //
 // (default) Per cell c of 8^3 voxels, the smallest and largest texel a sample in the cell can
 //   reach. Cell c covers positions p with floor((p + 1/2) / 8) = c, i.e. [8c - 1/2, 8c + 15/2)
@@ -9,6 +9,13 @@
 //   cubic (a convex combination of 64 texels, whatever the filter weights' precision), widened
 //   by 2^-16 of the largest |texel| for the filter's rounding.
 //
+// RC_BOUNDS_CELLS: the precise cubic's cells of RC_CELL^3 voxels: as the default, but the upper
+//   end is the largest texel of the fine grid (u_fine, unit 1, below) over the cubes a sample of
+//   cell c reaches, j = C c - 1 .. C c + C - 1 (C = RC_CELL; the cell covers [C c - 1/2,
+//   C c + C - 1/2) as raycast.comp looks it up, plus half a voxel of slack), i.e. fine texels
+//   C c .. C c + C. The lower end stays the coefficients' smallest (a valid, looser bound; only
+//   DVR's "above the visible range" uses it), which keeps this pass as cheap as the default.
+//
 // RC_BOUNDS: for the precise cubic, a range of the spline itself. On the unit cube [j, j + 1]
 //   (j = floor(p) per axis) the cubic B-spline is a tensor-product Bezier patch whose control net
 //   follows from the 4 coefficients c0..c3 of taps j-1 .. j+2 per axis: (c0 + 4 c1 + c2) / 6,
@@ -17,13 +24,10 @@
 //   stays within the smallest and largest of its 64 control points (the convex hull property):
 //   far tighter than the 64 coefficients' range, which carries the prefilter's ringing. Texel c
 //   holds the cubes j = RC_BOUNDS_BLOCK c - 1 .. + RC_BOUNDS_REACH - 1 per axis (clamped to the
-//   volume; j = -1 is the half voxel below 0):
-//     the fine grid (RC_BOUNDS_BLOCK 1, RC_BOUNDS_REACH 1, RC_BOUNDS_MAX_ONLY): one texel per
-//       cube, texel j + 1, holding only the largest value (R32F: as much memory as the
-//       coefficients; half precision would cost skipping, see docs/BENCHMARKS.md);
-//     the cells (RC_BOUNDS_BLOCK = RC_CELL, RC_BOUNDS_REACH = RC_CELL + 1): cell c covers
-//       [C c - 1/2, C c + C - 1/2) as raycast.comp looks it up, and with half a voxel of slack
-//       for rounding the cubes C c - 1 .. C c + C - 1.
+//   volume; j = -1 is the half voxel below 0). The fine grid (RC_BOUNDS_BLOCK 1,
+//   RC_BOUNDS_REACH 1, RC_BOUNDS_MAX_ONLY) has one texel per cube, texel j + 1, holding only
+//   the largest control point (R32F: as much memory as the coefficients; half precision would
+//   cost skipping, see docs/BENCHMARKS.md).
 //   Ranges are widened by 2^-16 (256 units in the last place) of the largest |tap|, and by at
 //   least 1e-30 (for subnormals, see main): the float rounding of the shader's 64-tap fetch
 //   (three levels of 4-term fma chains, about 12 units, and its weights, each within about 18
@@ -38,6 +42,9 @@
 layout(local_size_x = 4, local_size_y = 4, local_size_z = 4) in;
 
 layout(binding = 0) uniform sampler3D u_volume;
+#if defined(RC_BOUNDS_CELLS)
+layout(binding = 1) uniform sampler3D u_fine;
+#endif
 #if defined(RC_BOUNDS_MAX_ONLY)
 layout(binding = 0, r32f) uniform writeonly image3D u_cells;
 #else
@@ -134,6 +141,15 @@ void main() {
   float margin = bits == 0u ? 0.0 : max(amax * (1.0 / 65536.0), 1e-30);
   vmin -= margin;
   vmax += margin;
+#if defined(RC_BOUNDS_CELLS)
+  // The fine grid's texels already carry their margin.
+  ivec3 f0 = c * RC_CELL;
+  ivec3 f1 = min(f0 + RC_CELL, textureSize(u_fine, 0) - 1);
+  vmax = -kInf;
+  for (int z = f0.z; z <= f1.z; ++z)
+    for (int y = f0.y; y <= f1.y; ++y)
+      for (int x = f0.x; x <= f1.x; ++x) vmax = max(vmax, texelFetch(u_fine, ivec3(x, y, z), 0).r);
+#endif
 #if defined(RC_BOUNDS_MAX_ONLY)
   imageStore(u_cells, c, vec4(vmax));
 #else

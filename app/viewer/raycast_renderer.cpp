@@ -59,18 +59,20 @@ const char* mode_define(RayMode m) {
 // One pass of raycast_cells.comp from `volume` into a new grid of nx x ny x nz (RG32F ranges, or
 // R32F largest values).
 gl::Texture grid_for(const gl::Program& program, const gl::Texture& volume, int nx, int ny, int nz,
-                     GLenum format = GL_RG32F) {
+                     GLenum format = GL_RG32F, const gl::Texture* fine = nullptr) {
   gl::Texture cells = gl::Texture::create_3d(format, nx, ny, nz);
   cells.set_filter(GL_NEAREST, GL_NEAREST);
   cells.set_wrap(GL_CLAMP_TO_EDGE);
   SV_GL_CHECK(glUseProgram(program.id()));
   SV_GL_CHECK(glBindTextureUnit(kVolumeUnit, volume.id()));
+  SV_GL_CHECK(glBindTextureUnit(1, fine ? fine->id() : 0));  // u_fine of RC_BOUNDS_CELLS
   SV_GL_CHECK(glBindImageTexture(0, cells.id(), 0, GL_TRUE, 0, GL_WRITE_ONLY, format));
   SV_GL_CHECK(glDispatchCompute(static_cast<GLuint>((nx + 3) / 4),
                                 static_cast<GLuint>((ny + 3) / 4),
                                 static_cast<GLuint>((nz + 3) / 4)));
   SV_GL_CHECK(glMemoryBarrier(GL_TEXTURE_FETCH_BARRIER_BIT));
   SV_GL_CHECK(glBindImageTexture(0, 0, 0, GL_FALSE, 0, GL_READ_ONLY, GL_RG32F));
+  SV_GL_CHECK(glBindTextureUnit(1, 0));
   return cells;
 }
 
@@ -143,7 +145,8 @@ void RaycastRenderer::set_volume(const RaycastVolume& v) {
   cells_samples_ = cells_for(cells_program_, *v.samples);
   cells_coefficients_ = cells_for(cells_program_, *v.coefficients);
   // The precise cubic's Bezier ranges: the largest control point per unit cube (texel j + 1 for
-  // cube j = -1 .. N - 1), and the range per kPreciseCell^3 cell.
+  // cube j = -1 .. N - 1), and per kPreciseCell^3 cell the largest of those over the cubes its
+  // samples reach (with the coefficients' smallest as the lower end).
   const std::string cell = std::to_string(kPreciseCell);
   if (!fine_program_)
     fine_program_ =
@@ -153,14 +156,13 @@ void RaycastRenderer::set_volume(const RaycastVolume& v) {
                                                                   {"RC_BOUNDS_MAX_ONLY", ""}});
   if (!precise_cells_program_)
     precise_cells_program_ = gl::Program({{GL_COMPUTE_SHADER, "raycast_cells.comp"}},
-                                         {{"RC_BOUNDS", ""},
-                                          {"RC_BOUNDS_BLOCK", cell},
-                                          {"RC_BOUNDS_REACH", std::to_string(kPreciseCell + 1)}});
+                                         {{"RC_BOUNDS_CELLS", ""}, {"RC_CELL", cell}});
   const gl::Texture& c0 = *v.coefficients;
   fine_precise_ =
       grid_for(fine_program_, c0, c0.width() + 1, c0.height() + 1, c0.depth() + 1, GL_R32F);
   cells_precise_ = grid_for(precise_cells_program_, c0, c0.width() / kPreciseCell + 1,
-                            c0.height() / kPreciseCell + 1, c0.depth() / kPreciseCell + 1);
+                            c0.height() / kPreciseCell + 1, c0.depth() / kPreciseCell + 1, GL_RG32F,
+                            &fine_precise_);
   // The coefficients as a 2-D array (layer k = slice z = k) for the gathered precise fetch.
   const gl::Texture& c = *v.coefficients;
   GLuint id = 0;

@@ -79,10 +79,11 @@ class RaycastRenderer {
   const gl::Texture& cells(bool coefficients) const {
     return coefficients ? cells_coefficients_ : cells_samples_;
   }
-  // The precise cubic's grids (raycast_cells.comp, RC_BOUNDS): the largest Bezier control point
-  // of the spline per unit cube (R32F, (N + 1)^3: texel j + 1 holds cube j = floor(p), j from -1),
-  // and the control points' range per kPreciseCell^3 cell (RG32F, of the cubes
-  // j = kPreciseCell c - 1 .. kPreciseCell c + kPreciseCell - 1), for tests.
+  // The precise cubic's grids (raycast_cells.comp, RC_BOUNDS, RC_BOUNDS_CELLS): the largest
+  // Bezier control point of the spline per unit cube (R32F, (N + 1)^3: texel j + 1 holds cube
+  // j = floor(p), j from -1), and per kPreciseCell^3 cell (RG32F) the coefficients' smallest and
+  // the largest control point of the cubes j = kPreciseCell c - 1 .. kPreciseCell c +
+  // kPreciseCell - 1, for tests.
   static constexpr int kPreciseCell = 4;  // the precise cubic's cells: kPreciseCell^3 voxels
   const gl::Texture& precise_fine() const { return fine_precise_; }
   const gl::Texture& precise_cells() const { return cells_precise_; }

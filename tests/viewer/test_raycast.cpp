@@ -666,7 +666,7 @@ TEST(Raycast, EmptySpaceRangesHoldTheInterpolants) {
     EXPECT_EQ(outside, 0);
 
     // The precise cubic's Bezier ranges: texel j + 1 of the fine grid holds the largest value of
-    // cube j (positions p with floor(p) = j), cell c of the precise cells the range of the cubes
+    // cube j (positions p with floor(p) = j), cell c of the precise cells a range of the cubes
     // j = C c - 1 .. C c + C - 1 (C = kPreciseCell). Points of each at random; a range that holds
     // them must also lie within the coefficients' range over the same taps (its control points
     // are convex combinations of them).
