@@ -33,6 +33,7 @@
 #include <vector>
 
 #include "check.cuh"
+#include "device_copy.cuh"
 #include "prefilter_poles.h"
 #include "splineview/bspline.h"
 #include "splineview/cuda_bspline.h"
@@ -1551,28 +1552,7 @@ void laplacian_filter(const T* src, T* dst, const Layout& layout, const Derivati
 
 namespace {
 
-template <class T>
-class DeviceCopy {
- public:
-  DeviceCopy(std::size_t n, const char* what) : n_(n) {
-    check(cudaMalloc(&p_, std::max<std::size_t>(n, 1) * sizeof(T)), what);
-  }
-  DeviceCopy(const Array<T>& a, const char* what) : DeviceCopy(a.size(), what) {
-    check(cudaMemcpy(p_, a.data(), a.size() * sizeof(T), cudaMemcpyHostToDevice), what);
-  }
-  ~DeviceCopy() { cudaFree(p_); }
-  DeviceCopy(const DeviceCopy&) = delete;
-  DeviceCopy& operator=(const DeviceCopy&) = delete;
-  DeviceCopy(DeviceCopy&& o) noexcept : p_(o.p_), n_(o.n_) { o.p_ = nullptr; }
-  T* get() const { return static_cast<T*>(p_); }
-  void download(Array<T>& a, const char* what) const {
-    check(cudaMemcpy(a.data(), p_, a.size() * sizeof(T), cudaMemcpyDeviceToHost), what);
-  }
-
- private:
-  void* p_ = nullptr;
-  std::size_t n_ = 0;
-};
+using detail::DeviceCopy;
 
 template <class T>
 Layout checked(const Array<T>& a, const char* what) {

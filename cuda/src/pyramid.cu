@@ -33,6 +33,7 @@
 
 #include "../../lib/src/pyramid_lines.h"
 #include "check.cuh"
+#include "device_copy.cuh"
 #include "splineview/cuda_pyramid.h"
 #include "splineview/error.h"
 
@@ -152,12 +153,12 @@ unsigned blocks_for(long long count, int threads, const char* what) {
 }
 
 // The array's lines (outer, n, inner) of From into the lanes buffer of To (or back).
-template <class From, class To>
-void to_lanes(const From* src, To* dst, const Lines& v, const char* what) {
+template <bool kToLanes, class From, class To>
+void move_lanes(const From* src, To* dst, const Lines& v, const char* what) {
   if (v.interleaved) {
     const long long bo = (v.outer + kTile - 1) / kTile, bk = (v.n + kTile - 1) / kTile;
     if (bo > 0x7fffffffLL || bk > 65535) throw Error(std::string(what) + ": array too large");
-    interleave_kernel<From, To, true>
+    interleave_kernel<From, To, kToLanes>
         <<<dim3(static_cast<unsigned>(bo), static_cast<unsigned>(bk)), dim3(kTile, 8)>>>(
             src, dst, v.outer, v.n, v.inner);
   } else {
@@ -167,18 +168,12 @@ void to_lanes(const From* src, To* dst, const Lines& v, const char* what) {
   check_launch(what);
 }
 template <class From, class To>
+void to_lanes(const From* src, To* dst, const Lines& v, const char* what) {
+  move_lanes<true>(src, dst, v, what);
+}
+template <class From, class To>
 void from_lanes(const From* src, To* dst, const Lines& v, const char* what) {
-  if (v.interleaved) {
-    const long long bo = (v.outer + kTile - 1) / kTile, bk = (v.n + kTile - 1) / kTile;
-    if (bo > 0x7fffffffLL || bk > 65535) throw Error(std::string(what) + ": array too large");
-    interleave_kernel<From, To, false>
-        <<<dim3(static_cast<unsigned>(bo), static_cast<unsigned>(bk)), dim3(kTile, 8)>>>(
-            src, dst, v.outer, v.n, v.inner);
-  } else {
-    const long long count = v.outer * v.n * v.inner;
-    convert_kernel<From, To><<<blocks_for(count, 256, what), 256>>>(src, dst, count);
-  }
-  check_launch(what);
+  move_lanes<false>(src, dst, v, what);
 }
 
 // ---- The line routines, a lane or an output per thread ----------------------------------------
@@ -630,27 +625,7 @@ void reduce_device(const T* src, const Layout& fine, const std::vector<PyramidAx
 }
 
 // Device copies of the host conveniences.
-template <class T>
-class DeviceCopy {
- public:
-  DeviceCopy(std::size_t n, const char* what) : n_(n) {
-    check(cudaMalloc(&p_, std::max<std::size_t>(n, 1) * sizeof(T)), what);
-  }
-  DeviceCopy(const Array<T>& a, const char* what) : DeviceCopy(a.size(), what) {
-    check(cudaMemcpy(p_, a.data(), a.size() * sizeof(T), cudaMemcpyHostToDevice), what);
-  }
-  ~DeviceCopy() { cudaFree(p_); }
-  DeviceCopy(const DeviceCopy&) = delete;
-  DeviceCopy& operator=(const DeviceCopy&) = delete;
-  T* get() const { return static_cast<T*>(p_); }
-  void download(Array<T>& a, const char* what) const {
-    check(cudaMemcpy(a.data(), p_, a.size() * sizeof(T), cudaMemcpyDeviceToHost), what);
-  }
-
- private:
-  void* p_ = nullptr;
-  std::size_t n_ = 0;
-};
+using detail::DeviceCopy;
 
 // expand2's plan after the CPU's checks (expand_plan throws its sentences; a cached plan passed
 // them), the layout checks and the device check, in that order.
