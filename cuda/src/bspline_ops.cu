@@ -819,34 +819,26 @@ __global__ void __launch_bounds__(256)
 // terms); false to leave it to the tile kernels.
 template <class T, int S, bool k3D, int kStages, int kRows = 0>
 void launch_stream(const T* src, const Stencil& St, StreamTaps& K, const char* what) {
+  // The kernel for the term count, and its rows of outputs a thread.
   void (*kernel)(const T*, const Stencil, const StreamTaps) = nullptr;
-  switch (St.terms) {
-    case 1:
-      kernel = stream_stencil_kernel<T, S, k3D, 1, kStages, kRows>;
-      break;
-    case 2:
-      kernel = stream_stencil_kernel<T, S, k3D, 2, kStages, kRows>;
-      break;
-    case 3:
-      kernel = stream_stencil_kernel<T, S, k3D, 3, kStages, kRows>;
-      break;
-    default:
-      kernel = stream_stencil_kernel<T, S, k3D, 6, kStages, kRows>;
-      break;
-  }
   int ry = 1;
+  auto pick = [&](auto terms) {
+    constexpr int NT = decltype(terms)::value;
+    kernel = stream_stencil_kernel<T, S, k3D, NT, kStages, kRows>;
+    ry = kRows > 0 ? kRows : StreamShape<T, S, NT>::RY;
+  };
   switch (St.terms) {
     case 1:
-      ry = kRows > 0 ? kRows : StreamShape<T, S, 1>::RY;
+      pick(std::integral_constant<int, 1>{});
       break;
     case 2:
-      ry = kRows > 0 ? kRows : StreamShape<T, S, 2>::RY;
+      pick(std::integral_constant<int, 2>{});
       break;
     case 3:
-      ry = kRows > 0 ? kRows : StreamShape<T, S, 3>::RY;
+      pick(std::integral_constant<int, 3>{});
       break;
     default:
-      ry = kRows > 0 ? kRows : StreamShape<T, S, 6>::RY;
+      pick(std::integral_constant<int, 6>{});
       break;
   }
   const long long bx = k3D ? 32 : 256, ty = k3D ? 8 * ry : 1;
@@ -854,7 +846,7 @@ void launch_stream(const T* src, const Stencil& St, StreamTaps& K, const char* w
       (St.out[2] + bx - 1) / bx * ((St.out[1] + ty - 1) / ty) * St.channels;
   int per_sm = 0;
   check(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, 256, 0), what);
-  // Chunks of planes: enough blocks for two waves of the resident ones, each chunk at least
+  // Chunks of planes: enough blocks for four waves of the resident ones, each chunk at least
   // 8 (S - 1) planes long (its halo planes are read twice).
   static const long long waves = [] {
     const char* e = std::getenv("SV_STREAM_WAVES");  // for measurements
