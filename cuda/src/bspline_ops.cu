@@ -1193,17 +1193,33 @@ void check_layout(const Layout& layout, const char* what) {
 // window is 384 samples, so chunks of at least 128 remain.
 constexpr int kMaxTiledApron = 128;
 
-// Poles of one axis as the tiled prefilter's passes (real poles, three at most per pass, the
-// gain in the first), or empty when they do not fit (complex, too long a horizon).
-std::vector<Poles> tiled_passes(const SmoothingPoles& sp) {
-  std::vector<Poles> out;
-  for (const auto& z : sp.z)
-    if (z.imag() != 0) return {};
-  for (std::size_t q = 0; q < sp.z.size(); q += 3) {
-    Poles p;
-    p.count = static_cast<int>(std::min<std::size_t>(3, sp.z.size() - q));
-    for (int i = 0; i < p.count; ++i) p.z[static_cast<std::size_t>(i)] = sp.z[q + i].real();
-    p.gain = q == 0 ? sp.gain : 1.0;
+// Poles of one axis as the tiled prefilter's passes, or empty when they do not fit (too long a
+// horizon). Sections in the order of sp.z, three at most per pass: a real pole, or a conjugate
+// pair (listed as z, conj z) as one second-order section, whose |z|^2 (the factor its two
+// first-order passes would have) joins the gain of the first pass.
+// SV_PAIR_LINES=1: axes with pairs run in the line kernels instead (for measurements).
+std::vector<detail::Sections> tiled_passes(const SmoothingPoles& sp) {
+  static const bool pair_lines = [] {
+    const char* e = std::getenv("SV_PAIR_LINES");
+    return e && *e == '1';
+  }();
+  std::vector<std::complex<double>> sec;
+  double gain = sp.gain;
+  for (std::size_t q = 0; q < sp.z.size(); ++q) {
+    const std::complex<double> z = sp.z[q];
+    sec.push_back(z);
+    if (z.imag() != 0) {
+      if (pair_lines) return {};
+      gain *= std::norm(z);
+      ++q;  // conj z: the same section
+    }
+  }
+  std::vector<detail::Sections> out;
+  for (std::size_t q = 0; q < sec.size(); q += 3) {
+    detail::Sections p;
+    p.count = static_cast<int>(std::min<std::size_t>(3, sec.size() - q));
+    for (int i = 0; i < p.count; ++i) p.z[static_cast<std::size_t>(i)] = sec[q + i];
+    p.gain = q == 0 ? gain : 1.0;
     if (detail::prefilter_apron(p) > kMaxTiledApron) return {};
     out.push_back(p);
   }
@@ -1455,9 +1471,10 @@ void direct_transform(T* data, const Layout& layout, const SplineTransformOption
         prefilter_axis(data, layout, a, cfg);
         continue;
       }
-      const std::vector<Poles> passes = tiled_passes(poles[a]);
+      const std::vector<detail::Sections> passes = tiled_passes(poles[a]);
       if (!passes.empty()) {
-        for (const Poles& p : passes) detail::prefilter_axis_poles(data, data, layout, a, b, p);
+        for (const detail::Sections& p : passes)
+          detail::prefilter_axis_sections(data, data, layout, a, b, p);
         continue;
       }
     }

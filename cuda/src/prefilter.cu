@@ -31,6 +31,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <complex>
 #include <cstdint>
 #include <limits>
 #include <string>
@@ -77,8 +78,11 @@ struct Pass {
   int rank;
   int nx, ny;  // surface coordinates of a point
   float gain;
-  float z[3];
-  int hz[3];  // horizon of each pole (warm-up length of a segment's recursion)
+  float z[3];   // real pole: z; conjugate pair (bit q of pairs): a1 = 2 Re z
+  float a2[3];  // pair: -|z|^2
+  float ss[3];  // pair: 1 / (1 - a1 - a2), the steady state of a constant input
+  int pairs;    // bit q: section q is a conjugate pair (second-order recursions)
+  int hz[3];    // horizon of each section (warm-up length of a segment's recursion)
   bool whole;
   bool async_loads;  // global -> shared through cp.async (else through registers)
   bool vec4;         // rows of column tiles are 16-byte aligned (inner % 4 == 0, aligned src)
@@ -141,6 +145,54 @@ __device__ __forceinline__ float run(float* b, int first, int count, float z, fl
   return c;
 }
 
+// The second-order recursion of a conjugate pair, y <- x + a1 y[-1] + a2 y[-2], over `count`
+// values at b[pos * ST], pos = first, first + dir, ..., from the states s = (y[-1], y[-2]); the
+// same both ways (the anticausal walks backwards). Returns the states after the last value.
+template <int ST, bool kCausal, bool kWrite>
+__device__ __forceinline__ float2 run2(float* b, int first, int count, float a1, float a2,
+                                       float2 s) {
+  constexpr int D = kCausal ? ST : -ST;
+  float* p = b + first * ST;
+  float y1 = s.x, y2 = s.y;
+  int k = 0;
+  if (count >= kBatch) {
+    float v[kBatch];
+#pragma unroll
+    for (int j = 0; j < kBatch; ++j) v[j] = p[j * D];
+    for (; k + 2 * kBatch <= count; k += kBatch) {
+      float nx[kBatch];
+#pragma unroll
+      for (int j = 0; j < kBatch; ++j) nx[j] = p[(kBatch + j) * D];
+#pragma unroll
+      for (int j = 0; j < kBatch; ++j) {
+        const float y = fmaf(a1, y1, fmaf(a2, y2, v[j]));
+        y2 = y1;
+        y1 = y;
+        if (kWrite) p[j * D] = y;
+      }
+      p += kBatch * D;
+#pragma unroll
+      for (int j = 0; j < kBatch; ++j) v[j] = nx[j];
+    }
+#pragma unroll
+    for (int j = 0; j < kBatch; ++j) {
+      const float y = fmaf(a1, y1, fmaf(a2, y2, v[j]));
+      y2 = y1;
+      y1 = y;
+      if (kWrite) p[j * D] = y;
+    }
+    p += kBatch * D;
+    k += kBatch;
+  }
+  for (; k < count; ++k, p += D) {
+    const float y = fmaf(a1, y1, fmaf(a2, y2, *p));
+    y2 = y1;
+    y1 = y;
+    if (kWrite) *p = y;
+  }
+  return make_float2(y1, y2);
+}
+
 // The recursions of every pole over the tile's lines, in place, by all threads of the block:
 // thread t takes line t % 32 and segment t / 32 of the window. A segment's recursion starts hq
 // values early (hq = the pole's horizon), reading its neighbour's values before anyone writes
@@ -149,7 +201,9 @@ __device__ __forceinline__ float run(float* b, int first, int count, float z, fl
 // the assumption that the signal continues as its end value.
 constexpr int kSegments = kThreads / kLines;
 
-template <int ST, int NP>
+// kPairs: sections may be conjugate pairs (Pass::pairs), each one second-order recursion each
+// way, started like the first-order ones: from the steady state of the first value read.
+template <int ST, int NP, bool kPairs>
 __device__ __forceinline__ void filter_tile(const Pass& P, float* line, bool active, int len) {
   const int seg = threadIdx.x / kLines;
   const int seg_len = (len + kSegments - 1) / kSegments;
@@ -159,6 +213,41 @@ __device__ __forceinline__ void filter_tile(const Pass& P, float* line, bool act
   for (int q = 0; q < NP; ++q) {
     const float z = P.z[q];
     const int hq = P.hz[q];
+    if (kPairs && ((P.pairs >> q) & 1)) {
+      const float a2 = P.a2[q], ss = P.ss[q];
+      // Causal.
+      float2 st = make_float2(0.0f, 0.0f);
+      if (has && a > 0) {
+        const int ws = max(0, a - hq);
+        const float y0 = line[ws * ST] * ss;
+        st = run2<ST, true, false>(line, ws, a - ws, z, a2, make_float2(y0, y0));
+      }
+      __syncthreads();
+      if (has) {
+        if (a == 0) {
+          const float y0 = line[0] * ss;
+          st = make_float2(y0, y0);
+        }
+        run2<ST, true, true>(line, a, e - a, z, a2, st);
+      }
+      __syncthreads();
+      // Anticausal.
+      if (has && e < len) {
+        const int we = min(len, e + hq) - 1;
+        const float w0 = line[we * ST] * ss;
+        st = run2<ST, false, false>(line, we, we - e + 1, z, a2, make_float2(w0, w0));
+      }
+      __syncthreads();
+      if (has) {
+        if (e == len) {
+          const float w0 = line[(len - 1) * ST] * ss;
+          st = make_float2(w0, w0);
+        }
+        run2<ST, false, true>(line, e - 1, e - a, z, a2, st);
+      }
+      __syncthreads();
+      continue;
+    }
     // Causal.
     float c = 0.0f;
     if (has && a > 0) {
@@ -278,7 +367,7 @@ __device__ __forceinline__ void store_hint(float* g, float v, unsigned long long
 // kCoherent: the tile's samples were written by other blocks of the same launch (the fused
 // pass), so they are read through L2 (cp.async.cg, or ld.global.cg), never through L1 or the
 // read-only path. Ends after the stores (no barrier).
-template <int C, int NP, bool kCoherent>
+template <int C, int NP, bool kCoherent, bool kPairs = false>
 __device__ __forceinline__ void tile_body(const Pass& P, float* sh, int ch, long long o0,
                                           long long i0, int valid_lines, int valid_rows) {
   const int s = ch * P.L;
@@ -452,9 +541,9 @@ __device__ __forceinline__ void tile_body(const Pass& P, float* sh, int ch, long
     const int l = threadIdx.x % kLines;
     const bool active = l < valid_lines;
     if (C == 0)
-      filter_tile<kLines, NP>(P, sh + l, active, len);
+      filter_tile<kLines, NP, kPairs>(P, sh + l, active, len);
     else
-      filter_tile<1, NP>(P, sh + (active ? l : 0) * P.S, active, len);
+      filter_tile<1, NP, kPairs>(P, sh + (active ? l : 0) * P.S, active, len);
   }
 
   // 4. Store the chunk [s, e).
@@ -504,7 +593,7 @@ __device__ __forceinline__ void tile_body(const Pass& P, float* sh, int ch, long
 }
 
 // One tile per block: blockIdx.x picks the lines, blockIdx.y the chunk.
-template <int C, int NP>
+template <int C, int NP, bool kPairs = false>
 __global__ void __launch_bounds__(kThreads, 5) tile_kernel(Pass P) {
   extern __shared__ float sh[];
   long long o0 = 0, i0 = 0;
@@ -519,7 +608,8 @@ __global__ void __launch_bounds__(kThreads, 5) tile_kernel(Pass P) {
     i0 = (blockIdx.x % tiles_per_o) * P.lines;
     valid_lines = static_cast<int>(min(static_cast<long long>(P.lines), P.inner - i0));
   }
-  tile_body<C, NP, false>(P, sh, static_cast<int>(blockIdx.y), o0, i0, valid_lines, valid_rows);
+  tile_body<C, NP, false, kPairs>(P, sh, static_cast<int>(blockIdx.y), o0, i0, valid_lines,
+                                  valid_rows);
 }
 
 // The fused y/x pass (prefilter_fused_xy): a persistent grid; work item t (from a global
@@ -682,10 +772,50 @@ int horizon(double z) {
   return static_cast<int>(std::ceil(std::log(eps * (1 - a)) / std::log(a))) + 1;
 }
 
-int apron(const Poles& p) {
+using detail::Sections;
+
+// A conjugate pair's horizon: the smallest K with sum_{k >= K} |h[k]| below the same sixteenth
+// of float's epsilon, h the impulse response of 1 / ((1 - z w^-1)(1 - conj z w^-1)),
+// |h[k]| = |z|^k |sin((k + 1) theta) / sin theta| <= |z|^k min(k + 1, 1 / |sin theta|) (the bound
+// is what is summed). At least the first-order horizon of |z|.
+int pair_horizon(std::complex<double> z) {
+  const double eps = std::numeric_limits<float>::epsilon() / 16;
+  const double r = std::abs(z), s = std::fabs(std::sin(std::arg(z)));
+  const int h1 = horizon(r);
+  if (s == 0) return 2 * h1;  // (never: pairs have imag != 0)
+  // The tail from K on, summed until its terms are negligible (they fall as r^k, r < 1).
+  auto tail = [&](int K) {
+    double t = 0, rk = std::pow(r, K);
+    for (int k = K; rk > eps * 1e-6 && k < K + 100000; ++k, rk *= r)
+      t += rk * std::min(static_cast<double>(k + 1), 1 / s);
+    return t;
+  };
+  int K = h1;
+  while (tail(K) > eps && K < 100000) ++K;
+  return K;
+}
+
+int section_horizon(const Sections& p, int q) {
+  const std::complex<double> z = p.z[static_cast<std::size_t>(q)];
+  return z.imag() != 0 ? pair_horizon(z) : horizon(z.real());
+}
+
+int apron(const Sections& p) {
   int h = 0;
-  for (int q = 0; q < p.count; ++q) h += horizon(p.z[q]);
+  for (int q = 0; q < p.count; ++q) h += section_horizon(p, q);
   return h;
+}
+
+Sections sections_of(const Poles& p) {
+  Sections s;
+  s.count = p.count;
+  s.gain = p.gain;
+  for (int q = 0; q < p.count; ++q) s.z[static_cast<std::size_t>(q)] = {p.z[q], 0.0};
+  return s;
+}
+
+int apron(const Poles& p) {
+  return apron(sections_of(p));
 }
 
 // The stream-ordered pool returns its memory to the system at every synchronisation by default,
@@ -722,10 +852,13 @@ int multiprocessors() {
 
 template <int C>
 void launch_tile_c(const Pass& P, int npoles, dim3 grid, std::size_t shmem) {
+  // Passes with conjugate pairs (smoothing splines) take kernels of their own, so that the
+  // interpolating prefilter's code is the same as without them.
+  const bool pairs = P.pairs != 0;
   void (*kernel)(Pass) = npoles == 0   ? tile_kernel<C, 0>
-                         : npoles == 1 ? tile_kernel<C, 1>
-                         : npoles == 2 ? tile_kernel<C, 2>
-                                       : tile_kernel<C, 3>;
+                         : npoles == 1 ? (pairs ? tile_kernel<C, 1, true> : tile_kernel<C, 1>)
+                         : npoles == 2 ? (pairs ? tile_kernel<C, 2, true> : tile_kernel<C, 2>)
+                                       : (pairs ? tile_kernel<C, 3, true> : tile_kernel<C, 3>);
   // Opt in to large tiles, and prefer the largest shared-memory carveout: the tiles are the
   // occupancy limit (cheap calls; set per launch).
   if (shmem > 48 * 1024)
@@ -836,7 +969,7 @@ struct PassPlan {
 };
 
 PassPlan plan_pass(const float* src, float* dst, const Layout& layout, std::size_t axis,
-                   const PrefilterConfig& cfg, const Poles& poles, unsigned long long surface,
+                   const PrefilterConfig& cfg, const Sections& poles, unsigned long long surface,
                    SurfaceKind kind) {
   const AxisView view = view_of(layout, axis);
   const int n = view.n;
@@ -860,8 +993,17 @@ PassPlan plan_pass(const float* src, float* dst, const Layout& layout, std::size
   P.ny = layout.rank() >= 2 ? static_cast<int>(layout.dims[layout.rank() - 2]) : 1;
   P.gain = static_cast<float>(poles.gain);
   for (int q = 0; q < poles.count; ++q) {
-    P.z[q] = static_cast<float>(poles.z[q]);
-    P.hz[q] = horizon(poles.z[q]);
+    const std::complex<double> z = poles.z[static_cast<std::size_t>(q)];
+    if (z.imag() != 0) {
+      const double a1 = 2 * z.real(), a2 = -std::norm(z);
+      P.pairs |= 1 << q;
+      P.z[q] = static_cast<float>(a1);
+      P.a2[q] = static_cast<float>(a2);
+      P.ss[q] = static_cast<float>(1 / (1 - a1 - a2));
+    } else {
+      P.z[q] = static_cast<float>(z.real());
+    }
+    P.hz[q] = section_horizon(poles, q);
   }
   P.H = poles.count ? apron(poles) : 0;
   const int chunk = chunk_length(view, P.H, cfg);
@@ -901,8 +1043,14 @@ PassPlan plan_pass(const float* src, float* dst, const Layout& layout, std::size
 }
 
 // One tiled pass over `axis`: src -> dst (dst may equal src) or src -> surface.
+PassPlan plan_pass(const float* src, float* dst, const Layout& layout, std::size_t axis,
+                   const PrefilterConfig& cfg, const Poles& poles, unsigned long long surface,
+                   SurfaceKind kind) {
+  return plan_pass(src, dst, layout, axis, cfg, sections_of(poles), surface, kind);
+}
+
 void tiled_pass(const float* src, float* dst, const Layout& layout, std::size_t axis,
-                const PrefilterConfig& cfg, const Poles& poles, unsigned long long surface,
+                const PrefilterConfig& cfg, const Sections& poles, unsigned long long surface,
                 SurfaceKind kind) {
   PassPlan plan = plan_pass(src, dst, layout, axis, cfg, poles, surface, kind);
   Pass& P = plan.P;
@@ -936,6 +1084,12 @@ void tiled_pass(const float* src, float* dst, const Layout& layout, std::size_t 
     check(cudaFreeAsync(aprons, 0), "CUDA prefilter: freeing the apron buffer");
     detail::note_free(apron_bytes);
   }
+}
+
+void tiled_pass(const float* src, float* dst, const Layout& layout, std::size_t axis,
+                const PrefilterConfig& cfg, const Poles& poles, unsigned long long surface,
+                SurfaceKind kind) {
+  tiled_pass(src, dst, layout, axis, cfg, sections_of(poles), surface, kind);
 }
 
 // The fused y/x pass, if it applies to this layout (else C of the result is -1).
@@ -1086,6 +1240,26 @@ namespace detail {
 
 int prefilter_apron(const Poles& poles) {
   return apron(poles);
+}
+
+int prefilter_apron(const Sections& s) {
+  return apron(s);
+}
+
+void prefilter_axis_sections(const float* src, float* dst, const Layout& layout, std::size_t axis,
+                             Boundary boundary, const Sections& s) {
+  PrefilterConfig cfg;
+  cfg.boundary = boundary;
+  check_config(layout, cfg, "CUDA direct transform");
+  if (axis >= layout.rank())
+    throw Error("CUDA direct transform: axis " + std::to_string(axis) + " out of range");
+  if (s.count < 0 || s.count > 3)
+    throw Error("CUDA direct transform: " + std::to_string(s.count) + " sections in one pass");
+  if (s.count == 0 || layout.dims[axis] < 2) {
+    if (src != dst) copy_device(dst, src, layout.size());
+    return;
+  }
+  tiled_pass(src, dst, layout, axis, cfg, s, 0, SurfaceKind::None);
 }
 
 void prefilter_axis_poles(const float* src, float* dst, const Layout& layout, std::size_t axis,

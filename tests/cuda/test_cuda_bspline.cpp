@@ -260,6 +260,30 @@ TEST(CudaBspline, DirectTransformSmoothingRealComplexAndLongPoles) {
   }
 }
 
+// Conjugate pairs in the prefilter's tiles (one second-order section each way): chunked lines
+// (apron from the source and from the side buffer), transposed x tiles with channels, whole
+// lines, every mode; against the CPU's double transform with check_direct's bound.
+TEST(CudaBspline, DirectTransformPairsInTiles) {
+  REQUIRE_CUDA();
+  std::mt19937 rng(std::random_device{}());
+  // Cubic: one pair (lambda 0.5: |z| 0.43; 30: |z| 0.74, near the real axis); quintic: a real
+  // pole and a pair; degree 7, lambda 0.5: two pairs.
+  EXPECT_TRUE(cu::direct_transform_tiled<float>(3, 0.5));
+  EXPECT_TRUE(cu::direct_transform_tiled<float>(3, 30.0));
+  EXPECT_TRUE(cu::direct_transform_tiled<float>(5, 0.5));
+  EXPECT_TRUE(cu::direct_transform_tiled<float>(7, 0.5));
+  const std::vector<std::vector<std::size_t>> shapes = {
+      {2}, {3}, {40, 1500}, {700, 24}, {9, 70, 66}};
+  for (const auto& [degree, lambda] :
+       std::vector<std::pair<int, double>>{{3, 0.5}, {3, 30.0}, {5, 0.5}, {7, 0.5}})
+    for (Boundary mode : {Boundary::Reflect, Boundary::Mirror, Boundary::Periodic})
+      for (const auto& dims : shapes)
+        for (std::size_t channels : {std::size_t{1}, std::size_t{2}}) {
+          if (skip_big(dims)) continue;
+          check_direct<float>(mode, degree, lambda, dims, channels, rng);
+        }
+}
+
 // ---- Indirect transform -------------------------------------------------------------------------
 
 // Bound: positive taps summing to 1 per axis, at most 8 of them: each FIR adds at most 9 eps of
