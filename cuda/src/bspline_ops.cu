@@ -1461,6 +1461,13 @@ void direct_transform(T* data, const Layout& layout, const SplineTransformOption
     prefilter_all<T>(data, layout, degree[0], b);  // the prefilter itself: the same bits
     return;
   }
+  if constexpr (std::is_same<T, float>::value) {
+    // 2-D, the same degree on both axes: both axes in one pass where it applies.
+    if (rank == 2 && degree[0] == degree[1] && !poles[0].z.empty()) {
+      const std::vector<detail::Sections> passes = tiled_passes(poles[0]);
+      if (passes.size() == 1 && detail::prefilter_2d_sections(data, layout, b, passes[0])) return;
+    }
+  }
   for (std::size_t a = 0; a < rank; ++a) {
     if (poles[a].z.empty() || layout.dims[a] < 2) continue;
     if constexpr (std::is_same<T, float>::value) {

@@ -33,8 +33,10 @@
 #include <cmath>
 #include <complex>
 #include <cstdint>
+#include <cstdlib>
 #include <limits>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 #include "boundary.cuh"
@@ -714,6 +716,255 @@ __global__ void gather_aprons(Pass P) {
   }
 }
 
+// ---- 2-D in one pass (single_pass_2d) ---------------------------------------------------------
+//
+// A block owns the outputs [y0, y0 + Ly) x [x0, x0 + W) of a one-channel 2-D array and walks
+// the rows [y0 - H, y0 + Ly + H) (H = the apron) in batches of kSpRows rows: each batch is
+// loaded as rows of the window [x0 - H, x0 + W + H), filtered along x in shared memory (the
+// tiles' filter_tile, 32 rows as its lines), then a thread per column runs the y causal
+// recursions of every section down the batch (states carried from batch to batch) and the y
+// anticausal recursions of the batch before, started H rows into this batch (the apron idea
+// along y: the neglected rest is below float's epsilon), and stores that batch. So the array is
+// read once and written once instead of twice. In place: the samples a block reads outside its
+// own outputs (the x aprons of every row, the y apron rows) come from side buffers that
+// gather_sp_aprons() fills before the pass, raw, so no block reads what another has written.
+constexpr int kSpRows = 32;     // rows per batch (= kLines: the x filter's lines)
+constexpr int kSpWindow = 288;  // longest row window W + 2H: three batches of it fit twice per SM
+constexpr int kSpBufs = 3;      // batches in flight: loading, filtering, awaiting its anticausal
+
+struct SinglePass {
+  Pass P;                 // sections (z, a2, ss, pairs, hz), gain, boundary, H
+  float* data;            // ny x nx, in place
+  const float* xa;        // x aprons: [block column j][row y][side][h]
+  const float* ya;        // y apron rows: [chunk c][side][h][column]
+  int nx, ny, W, Ly, bx;  // bx: block columns
+  int S;                  // shared row stride (odd)
+};
+
+// The side buffers of single_pass_kernel, in 32-bit index arithmetic (the host keeps their
+// sizes below 2^31): blockIdx.y = 0 the x aprons, a thread per (block column, side, h) of a row
+// y = blockIdx.x (grid-stride over rows); blockIdx.y = 1 the y apron rows, a row per
+// (chunk, side, h) = blockIdx.x (grid-stride), its columns across the threads.
+__global__ void gather_sp_aprons(SinglePass Q, float* xa, float* ya, int chunks) {
+  const int H = Q.P.H;
+  if (blockIdx.y == 0) {
+    const int per_row = Q.bx * 2 * H;
+    for (int y = blockIdx.x; y < Q.ny; y += gridDim.x) {
+      const float* row = Q.data + static_cast<long long>(y) * Q.nx;
+      for (int k = threadIdx.x; k < per_row; k += blockDim.x) {
+        const int h = k % H, side = (k / H) % 2, j = k / (2 * H);
+        const int x0 = j * Q.W, w = min(Q.W, Q.nx - x0);
+        const int x = extend(side == 0 ? x0 - H + h : x0 + w + h, Q.nx, Q.P.boundary);
+        xa[(j * Q.ny + y) * 2 * H + side * H + h] = row[x];
+      }
+    }
+  } else {
+    for (int r = blockIdx.x; r < chunks * 2 * H; r += gridDim.x) {
+      const int h = r % H, side = (r / H) % 2, c = r / (2 * H);
+      const int y0 = c * Q.Ly, l = min(Q.Ly, Q.ny - y0);
+      const int y = extend(side == 0 ? y0 - H + h : y0 + l + h, Q.ny, Q.P.boundary);
+      const float* row = Q.data + static_cast<long long>(y) * Q.nx;
+      float* d = ya + static_cast<long long>(r) * Q.nx;
+      for (int x = threadIdx.x; x < Q.nx; x += blockDim.x) d[x] = row[x];
+    }
+  }
+}
+
+// One section's causal step on v (real pole: c <- v + z c; pair: y <- v + a1 y1 + a2 y2).
+template <bool kPairs>
+__device__ __forceinline__ float sp_causal(const Pass& P, int q, float v, float& s1, float& s2) {
+  if (kPairs && ((P.pairs >> q) & 1)) {
+    const float y = fmaf(P.z[q], s1, fmaf(P.a2[q], s2, v));
+    s2 = s1;
+    s1 = y;
+    return y;
+  }
+  s1 = fmaf(P.z[q], s1, v);
+  return s1;
+}
+
+// One section's anticausal step (real pole: c <- z (c - v); pair: as the causal one).
+template <bool kPairs>
+__device__ __forceinline__ float sp_anticausal(const Pass& P, int q, float v, float& s1,
+                                               float& s2) {
+  if (kPairs && ((P.pairs >> q) & 1)) {
+    const float y = fmaf(P.z[q], s1, fmaf(P.a2[q], s2, v));
+    s2 = s1;
+    s1 = y;
+    return y;
+  }
+  s1 = fmaf(P.z[q], s1, -P.z[q] * v);
+  return s1;
+}
+
+// States as if the section's input had been v forever (its steady state), then v's output.
+template <bool kPairs>
+__device__ __forceinline__ float sp_start(const Pass& P, int q, bool causal, float v, float& s1,
+                                          float& s2) {
+  if (kPairs && ((P.pairs >> q) & 1)) {
+    s1 = s2 = v * P.ss[q];
+    return s1;
+  }
+  const float z = P.z[q];
+  s1 = causal ? v * (1.0f / (1.0f - z)) : v * (z / (z - 1.0f));
+  return s1;
+}
+
+template <int NP, bool kPairs>
+__global__ void __launch_bounds__(kThreads, 2) single_pass_kernel(SinglePass Q) {
+  extern __shared__ float sh[];
+  const Pass& P = Q.P;
+  const int H = P.H, S = Q.S;
+  const int j = blockIdx.x % Q.bx, c = blockIdx.x / Q.bx;
+  const int x0 = j * Q.W, w = min(Q.W, Q.nx - x0);
+  const int y0 = c * Q.Ly, ly = min(Q.Ly, Q.ny - y0);
+  const int len = w + 2 * H;  // the row window
+  const int V = ly + 2 * H;   // rows walked: virtual row v is array row y0 - H + v
+  const int nb = (V + kSpRows - 1) / kSpRows;
+  const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
+  const int t = threadIdx.x;
+  const bool col = t < w;
+
+  // Batch b's rows into buffer b % kSpBufs, one cp.async group (empty past the last batch).
+  auto load = [&](int b) {
+    if (b < nb) {
+      float* buf = sh + (b % kSpBufs) * kSpRows * S;
+      for (int r = warp; r < kSpRows; r += kThreads / 32) {
+        const int v = b * kSpRows + r;
+        if (v >= V) break;
+        float* d = buf + r * S;
+        const int y = y0 - H + v;
+        if (v >= H && v < H + ly) {  // own row: centre from the array, aprons from xa
+          const float* row = Q.data + static_cast<long long>(y) * Q.nx + x0;
+          const float* xr = Q.xa + (static_cast<long long>(j) * Q.ny + y) * 2 * H;
+          for (int k = lane; k < len; k += 32) {
+            const float* g = k < H ? xr + k : k < H + w ? row + (k - H) : xr + H + (k - H - w);
+            __pipeline_memcpy_async(d + k, g, sizeof(float));
+          }
+        } else {  // apron row: the whole window from ya (raw, full width)
+          const int side = v < H ? 0 : 1, h = v < H ? v : v - H - ly;
+          const float* yr = Q.ya + ((static_cast<long long>(c) * 2 + side) * H + h) * Q.nx;
+          for (int k = lane; k < len; k += 32)
+            __pipeline_memcpy_async(d + k, yr + extend(x0 - H + k, Q.nx, P.boundary),
+                                    sizeof(float));
+        }
+      }
+    }
+    __pipeline_commit();
+  };
+
+  // y states of every section (pairs: two each).
+  float cs1[NP] = {}, cs2[NP] = {};
+  float* out_col = Q.data + static_cast<long long>(y0) * Q.nx + x0 + t;
+
+  // The causal steps of every section over `count` rows at p, p + S, ..., in place; values in
+  // register batches of eight, loaded together (their latency paid once per batch).
+  auto causal_rows = [&](float* p, int count) {
+    int r = 0;
+    for (; r + 8 <= count; r += 8, p += 8 * S) {
+      float u[8];
+#pragma unroll
+      for (int k = 0; k < 8; ++k) u[k] = p[k * S];
+#pragma unroll
+      for (int k = 0; k < 8; ++k) {
+#pragma unroll
+        for (int q = 0; q < NP; ++q) u[k] = sp_causal<kPairs>(P, q, u[k], cs1[q], cs2[q]);
+        p[k * S] = u[k];
+      }
+    }
+    for (; r < count; ++r, p += S) {
+      float u = *p;
+#pragma unroll
+      for (int q = 0; q < NP; ++q) u = sp_causal<kPairs>(P, q, u, cs1[q], cs2[q]);
+      *p = u;
+    }
+  };
+  // The anticausal steps over `count` rows at p, p - S, ... (walk rows v, v - 1, ...); with
+  // kStore each result of an output row is stored (times the gain), else the rows only warm the
+  // states up.
+  float as1[NP] = {}, as2[NP] = {};
+  auto anticausal_rows = [&](const float* p, int count, int v, auto store) {
+    constexpr bool kStore = decltype(store)::value;
+    int r = 0;
+    for (; r + 8 <= count; r += 8, p -= 8 * S) {
+      float u[8];
+#pragma unroll
+      for (int k = 0; k < 8; ++k) u[k] = p[-k * S];
+#pragma unroll
+      for (int k = 0; k < 8; ++k) {
+#pragma unroll
+        for (int q = 0; q < NP; ++q) u[k] = sp_anticausal<kPairs>(P, q, u[k], as1[q], as2[q]);
+        const int vv = v - r - k;
+        if (kStore && vv >= H && vv < H + ly)
+          out_col[static_cast<long long>(vv - H) * Q.nx] = P.gain * u[k];
+      }
+    }
+    for (; r < count; ++r, p -= S) {
+      float u = *p;
+#pragma unroll
+      for (int q = 0; q < NP; ++q) u = sp_anticausal<kPairs>(P, q, u, as1[q], as2[q]);
+      const int vv = v - r;
+      if (kStore && vv >= H && vv < H + ly)
+        out_col[static_cast<long long>(vv - H) * Q.nx] = P.gain * u;
+    }
+  };
+  auto row_ptr = [&](int v) {
+    return sh + ((v / kSpRows) % kSpBufs) * kSpRows * S + (v % kSpRows) * S + H + t;
+  };
+
+  // The anticausal recursions of batch b (its final values stored), started at row `from` of
+  // the walk: H rows into batch b + 1 (a warm-up whose neglected start is below float's
+  // epsilon, the apron idea along y), or the walk's last row.
+  auto anticausal = [&](int b) {
+    if (!col) return;
+    const int first = b * kSpRows, last = min(V, first + kSpRows) - 1;
+    const int from = min(V - 1, last + H);
+    float u = *row_ptr(from);
+#pragma unroll
+    for (int q = 0; q < NP; ++q) u = sp_start<kPairs>(P, q, false, u, as1[q], as2[q]);
+    if (from > last) {
+      anticausal_rows(row_ptr(from - 1), from - 1 - last, from - 1,
+                      std::integral_constant<bool, false>{});
+      anticausal_rows(row_ptr(last), last - first + 1, last, std::integral_constant<bool, true>{});
+    } else {  // the walk's last row is in this batch: it is an apron row (v >= H + ly)
+      anticausal_rows(row_ptr(last - 1), last - first, last - 1,
+                      std::integral_constant<bool, true>{});
+    }
+  };
+
+  load(0);
+  load(1);
+  for (int b = 0; b < nb; ++b) {
+    __pipeline_wait_prior(1);
+    __syncthreads();
+    float* buf = sh + (b % kSpBufs) * kSpRows * S;
+    const int rows = min(kSpRows, V - b * kSpRows);
+    // x: the rows as the tile's lines (all threads; ends with a barrier).
+    {
+      const int l = threadIdx.x % kLines;
+      filter_tile<1, NP, kPairs>(P, buf + (l < rows ? l : 0) * S, l < rows, len);
+    }
+    // y causal down this batch, a thread per column (the walk's first row: the steady state).
+    if (col) {
+      float* p = buf + H + t;
+      if (b == 0) {
+        float u = *p;
+#pragma unroll
+        for (int q = 0; q < NP; ++q) u = sp_start<kPairs>(P, q, true, u, cs1[q], cs2[q]);
+        *p = u;
+        causal_rows(p + S, rows - 1);
+      } else {
+        causal_rows(p, rows);
+      }
+    }
+    // y anticausal of the batch before (its warm-up reads this batch's first H rows).
+    if (b > 0) anticausal(b - 1);
+    __syncthreads();  // batch b - 1's buffer is free
+    load(b + 2);
+  }
+  anticausal(nb - 1);
+}
+
 // The published approach (one thread per line, walking global memory), exact like the CPU:
 // truncated causal start over the extended signal, closed-form anticausal start. The benchmark's
 // baseline; on the x axis its neighbouring threads walk lines a row apart (uncoalesced).
@@ -968,6 +1219,25 @@ struct PassPlan {
   std::size_t shmem = 0;
 };
 
+// The sections' coefficients, horizons, apron and gain into P.
+void set_sections(Pass& P, const Sections& poles) {
+  P.gain = static_cast<float>(poles.gain);
+  for (int q = 0; q < poles.count; ++q) {
+    const std::complex<double> z = poles.z[static_cast<std::size_t>(q)];
+    if (z.imag() != 0) {
+      const double a1 = 2 * z.real(), a2 = -std::norm(z);
+      P.pairs |= 1 << q;
+      P.z[q] = static_cast<float>(a1);
+      P.a2[q] = static_cast<float>(a2);
+      P.ss[q] = static_cast<float>(1 / (1 - a1 - a2));
+    } else {
+      P.z[q] = static_cast<float>(z.real());
+    }
+    P.hz[q] = section_horizon(poles, q);
+  }
+  P.H = poles.count ? apron(poles) : 0;
+}
+
 PassPlan plan_pass(const float* src, float* dst, const Layout& layout, std::size_t axis,
                    const PrefilterConfig& cfg, const Sections& poles, unsigned long long surface,
                    SurfaceKind kind) {
@@ -991,21 +1261,7 @@ PassPlan plan_pass(const float* src, float* dst, const Layout& layout, std::size
   P.rank = static_cast<int>(layout.rank());
   P.nx = static_cast<int>(layout.dims.back());
   P.ny = layout.rank() >= 2 ? static_cast<int>(layout.dims[layout.rank() - 2]) : 1;
-  P.gain = static_cast<float>(poles.gain);
-  for (int q = 0; q < poles.count; ++q) {
-    const std::complex<double> z = poles.z[static_cast<std::size_t>(q)];
-    if (z.imag() != 0) {
-      const double a1 = 2 * z.real(), a2 = -std::norm(z);
-      P.pairs |= 1 << q;
-      P.z[q] = static_cast<float>(a1);
-      P.a2[q] = static_cast<float>(a2);
-      P.ss[q] = static_cast<float>(1 / (1 - a1 - a2));
-    } else {
-      P.z[q] = static_cast<float>(z.real());
-    }
-    P.hz[q] = section_horizon(poles, q);
-  }
-  P.H = poles.count ? apron(poles) : 0;
+  set_sections(P, poles);
   const int chunk = chunk_length(view, P.H, cfg);
 
   P.L = std::min(chunk, n);
@@ -1090,6 +1346,106 @@ void tiled_pass(const float* src, float* dst, const Layout& layout, std::size_t 
                 const PrefilterConfig& cfg, const Poles& poles, unsigned long long surface,
                 SurfaceKind kind) {
   tiled_pass(src, dst, layout, axis, cfg, sections_of(poles), surface, kind);
+}
+
+template <int NP>
+void* single_pass_kernel_np(bool pairs) {
+  return pairs ? reinterpret_cast<void*>(single_pass_kernel<NP, true>)
+               : reinterpret_cast<void*>(single_pass_kernel<NP, false>);
+}
+
+// SV_ONE_PASS_2D=1: the one-pass 2-D kernel wherever it applies, as if every PrefilterConfig
+// asked for it (for measurements: it loses to the per-axis passes on most sizes, BENCHMARKS).
+bool one_pass_env() {
+  static const bool on = [] {
+    const char* e = std::getenv("SV_ONE_PASS_2D");
+    return e && *e == '1';
+  }();
+  return on;
+}
+
+// Both axes of a one-channel 2-D array in one pass (single_pass_kernel), in place, with the same
+// sections on both axes; false (nothing done) where it does not apply: other shapes, aprons
+// longer than a batch, or fewer blocks than multiprocessors (small images).
+// With run false only whether it applies (no allocation, no launch).
+bool single_pass_2d(float* data, const Layout& layout, Boundary boundary, const Sections& s,
+                    bool run = true) {
+  if (layout.rank() != 2 || layout.channels != 1 || s.count < 1 || s.count > 3 ||
+      layout.dims[0] < 2 || layout.dims[1] < 2 || layout.dims[0] > (1u << 30) ||
+      layout.dims[1] > (1u << 30))
+    return false;
+  SinglePass Q{};
+  Q.P.boundary = boundary_code(boundary);
+  set_sections(Q.P, s);
+  Q.P.gain = static_cast<float>(s.gain * s.gain);  // the sections run on both axes
+  const int H = Q.P.H;
+  if (H > kSpRows || 2 * H + 32 > kSpWindow) return false;
+  Q.data = data;
+  Q.ny = static_cast<int>(layout.dims[0]);
+  Q.nx = static_cast<int>(layout.dims[1]);
+  Q.W = std::min(kThreads, kSpWindow - 2 * H);
+  Q.S = (Q.W + 2 * H) | 1;
+  Q.bx = (Q.nx + Q.W - 1) / Q.W;
+  const std::size_t shmem = static_cast<std::size_t>(kSpBufs) * kSpRows * Q.S * sizeof(float);
+  const bool pairs = Q.P.pairs != 0;
+  void* kernel = s.count == 1   ? single_pass_kernel_np<1>(pairs)
+                 : s.count == 2 ? single_pass_kernel_np<2>(pairs)
+                                : single_pass_kernel_np<3>(pairs);
+  check(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                             static_cast<int>(shmem)),
+        "configuring the one-pass CUDA prefilter");
+  check(cudaFuncSetAttribute(kernel, cudaFuncAttributePreferredSharedMemoryCarveout,
+                             cudaSharedmemCarveoutMaxShared),
+        "configuring the one-pass CUDA prefilter");
+  int per_sm = 0;
+  check(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, kThreads, shmem),
+        "configuring the one-pass CUDA prefilter");
+  const long long sms = multiprocessors();
+  // Chunks of rows: whole waves of the resident blocks (a last partial wave would leave SMs
+  // idle), as few as give at least two, each chunk at least 8 aprons long (its apron rows are
+  // walked twice: by it and by its neighbour); else as many as that length allows.
+  const long long resident = std::max(1, per_sm) * sms;
+  const long long most = std::max(1LL, static_cast<long long>(Q.ny) / std::max(8 * H, 64));
+  long long chunks = most;
+  for (long long waves = 2; waves * resident <= Q.bx * most; ++waves) {
+    const long long c = (waves * resident) / Q.bx;  // blocks <= waves * resident
+    const long long ly = (Q.ny + c - 1) / c, cc = (Q.ny + ly - 1) / ly;
+    if (Q.bx * cc > (waves - 1) * resident + resident * 9 / 10) {  // the last wave >= 90% full
+      chunks = c;
+      break;
+    }
+  }
+  Q.Ly = static_cast<int>((Q.ny + chunks - 1) / chunks);
+  chunks = (Q.ny + Q.Ly - 1) / Q.Ly;
+  const long long blocks = Q.bx * chunks;
+  const long long nside = Q.bx * static_cast<long long>(Q.ny) * 2 * H;
+  if (per_sm < 1 || blocks < sms || blocks > 0x7fffffffLL || nside >= (1LL << 31) ||
+      chunks * 2 * H >= (1LL << 31))
+    return false;
+  if (!run) return true;
+  // The side buffers (stream-ordered, freed after the pass).
+  const std::size_t nxa = static_cast<std::size_t>(Q.bx) * Q.ny * 2 * H;
+  const std::size_t nya = static_cast<std::size_t>(chunks) * 2 * H * Q.nx;
+  const std::size_t bytes = (nxa + nya) * sizeof(float);
+  keep_pool_memory();
+  void* p = nullptr;
+  check(cudaMallocAsync(&p, bytes, 0), "CUDA prefilter: allocating the one-pass aprons");
+  detail::note_alloc(bytes);
+  float* xa = static_cast<float*>(p);
+  float* ya = xa + nxa;
+  Q.xa = xa;
+  Q.ya = ya;
+  gather_sp_aprons<<<dim3(static_cast<unsigned>(std::min(Q.ny, 4096)), 2), 256>>>(
+      Q, xa, ya, static_cast<int>(chunks));
+  check_launch("CUDA prefilter (one-pass aprons)");
+  void* args[] = {&Q};
+  check(
+      cudaLaunchKernel(kernel, dim3(static_cast<unsigned>(blocks)), dim3(kThreads), args, shmem, 0),
+      "CUDA prefilter (one pass)");
+  check_launch("CUDA prefilter (one pass)");
+  check(cudaFreeAsync(p, 0), "CUDA prefilter: freeing the one-pass aprons");
+  detail::note_free(bytes);
+  return true;
 }
 
 // The fused y/x pass, if it applies to this layout (else C of the result is -1).
@@ -1246,6 +1602,15 @@ int prefilter_apron(const Sections& s) {
   return apron(s);
 }
 
+bool prefilter_2d_sections(float* data, const Layout& layout, Boundary boundary,
+                           const Sections& s) {
+  if (!one_pass_env()) return false;
+  PrefilterConfig cfg;
+  cfg.boundary = boundary;
+  check_config(layout, cfg, "CUDA direct transform");
+  return single_pass_2d(data, layout, boundary, s);
+}
+
 void prefilter_axis_sections(const float* src, float* dst, const Layout& layout, std::size_t axis,
                              Boundary boundary, const Sections& s) {
   PrefilterConfig cfg;
@@ -1282,6 +1647,10 @@ bool prefilter_fusable(const Layout& layout, const PrefilterConfig& cfg) {
   check_config(layout, cfg, "CUDA prefilter");
   if (!available()) return false;
   const Poles poles = bspline_poles(cfg.degree);
+  if (layout.rank() == 2)
+    return cfg.kernel == PrefilterKernel::Tiled && (cfg.one_pass || one_pass_env()) &&
+           cfg.chunk == 0 && cfg.lines == 0 && cfg.async_loads &&
+           single_pass_2d(nullptr, layout, cfg.boundary, sections_of(poles), false);
   // Alignment does not decide whether it fuses (only how the y tiles load): a 16-byte aligned
   // stand-in pointer.
   return plan_fused(reinterpret_cast<float*>(std::uintptr_t{256}), layout, cfg, poles).ok;
@@ -1340,6 +1709,10 @@ std::vector<bool> prefilter_out_of_place(const Layout& layout, const PrefilterCo
 
 void prefilter(float* data, const Layout& layout, const PrefilterConfig& cfg) {
   check_config(layout, cfg, "CUDA prefilter");
+  if (cfg.kernel == PrefilterKernel::Tiled && (cfg.one_pass || one_pass_env()) &&
+      layout.rank() == 2 && cfg.chunk == 0 && cfg.lines == 0 && cfg.async_loads &&
+      single_pass_2d(data, layout, cfg.boundary, sections_of(bspline_poles(cfg.degree))))
+    return;
   if (cfg.kernel == PrefilterKernel::Tiled && cfg.fuse && layout.rank() == 3) {
     const Poles poles = bspline_poles(cfg.degree);
     FusedPlan f = plan_fused(data, layout, cfg, poles);

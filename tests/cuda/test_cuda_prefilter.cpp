@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <cstdlib>
 #include <limits>
 #include <string>
 #include <vector>
@@ -305,6 +306,50 @@ TEST(CudaPrefilter, ConstantsStayConstantAndLowDegreesAreTheIdentity) {
     const auto out = run_device(r, {n, Boundary::Reflect});
     for (std::size_t i = 0; i < r.size(); ++i) ASSERT_EQ(out[i], r[i]) << "degree " << n;
   }
+}
+
+// 2-D arrays large enough for the one-pass kernel (PrefilterConfig::one_pass: both axes in one
+// pass, side buffers for the aprons, row chunks): against the double reference like every other
+// path, and against the per-axis passes; degree 7 (an apron of 42 > 32), a two-channel image and
+// a small one stay per axis.
+TEST(CudaPrefilter, OnePass2DEqualsTheReference) {
+  REQUIRE_CUDA();
+  // SV_ONEPASS_SMALL=1 (the compute-sanitizer runs): one shape, degree, mode.
+  const bool small = std::getenv("SV_ONEPASS_SMALL") != nullptr;
+  const std::vector<std::vector<std::size_t>> shapes = {{2600, 3001}, {3001, 2600}};
+  for (const auto& dims : shapes) {
+    if (small && dims[0] != 2600) continue;
+    const ArrayF in = svtest::random_array<float>(dims, 1, 23);
+    const cu::Layout layout = cu::Layout::of(in);
+    for (int n : {2, 3, 5})
+      for (Boundary b : {Boundary::Reflect, Boundary::Mirror, Boundary::Periodic}) {
+        if (small && (n != 3 || b != Boundary::Mirror)) continue;
+        cu::PrefilterConfig cfg{n, b};
+        cfg.one_pass = true;
+        ASSERT_TRUE(cu::prefilter_fusable(layout, cfg)) << describe(in, n, b);
+        const std::vector<float> got = run_device(in, cfg);
+        const ArrayD ref = reference(in, n, b);
+        EXPECT_LT(ulps(got, ref), 8.0) << describe(in, n, b);
+        cu::PrefilterConfig axes = cfg;
+        axes.one_pass = false;
+        const std::vector<float> per_axis = run_device(in, axes);
+        EXPECT_LT(ulps(per_axis, ref), 8.0) << describe(in, n, b);
+        double worst = 0;
+        for (std::size_t i = 0; i < got.size(); ++i)
+          worst = std::max(worst, std::fabs(static_cast<double>(got[i]) - per_axis[i]));
+        std::printf("[ one pass ] %s: %.2f ulp against the reference, %.3g from the axes\n",
+                    describe(in, n, b).c_str(), ulps(got, ref), worst);
+      }
+    cu::PrefilterConfig seven{7, Boundary::Reflect};
+    seven.one_pass = true;
+    EXPECT_FALSE(cu::prefilter_fusable(layout, seven));
+  }
+  cu::PrefilterConfig cubic{3, Boundary::Reflect};
+  cubic.one_pass = true;
+  const ArrayF two = svtest::random_array<float>({2600, 3001}, 2, 5);
+  EXPECT_FALSE(cu::prefilter_fusable(cu::Layout::of(two), cubic));
+  EXPECT_FALSE(
+      cu::prefilter_fusable(cu::Layout::of(svtest::random_array<float>({64, 64}, 1, 5)), cubic));
 }
 
 TEST(CudaPrefilter, HostConvenienceEqualsTheDevicePath) {
