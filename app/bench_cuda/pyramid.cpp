@@ -10,6 +10,7 @@
 // uploads it; later calls with the same shape and options reuse it.
 #include <algorithm>
 #include <cstdio>
+#include <cstdlib>
 #include <functional>
 #include <random>
 #include <string>
@@ -43,6 +44,11 @@ Json run_pyramid(const PyramidBenchOptions& opt) {
   report["degree"] = 3;
   report["boundary"] = "reflect";
   report["repeats"] = repeats;
+  // The fused pass kernel's switches (cuda/src/pyramid.cu), as this run saw them.
+  for (const char* name : {"SV_PYRAMID_FUSED", "SV_PYRAMID_TILE_KB", "SV_PYRAMID_THREADS"}) {
+    const char* e = std::getenv(name);
+    report[name] = e ? e : "";
+  }
   report["cases"] = Json::array();
   std::printf(
       "B-spline pyramid on %s, cubic, reflect, float32; GPU ms (median of %d, CUDA events, device "

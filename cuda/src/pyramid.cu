@@ -2,6 +2,14 @@
 // of lib/src/pyramid_lines.h) with the CPU's line routines.
 //
 // Kernels:
+//  - tile_kernel (the default): a whole pass in one kernel, pyramid_detail::run_tile
+//    (lib/src/pyramid_lines.h): a block loads a tile of W lanes (whole lines, or a segment of
+//    long lines reaching the poles' horizons beyond what it writes) into shared memory in double,
+//    runs the prefilter, the FIR and the Gram filter there (C threads a lane: chunks from zero,
+//    their carries combined by a scan; the CPU's exact starts at the lines' ends) and writes the
+//    output once in T. tile_plan picks W, C and the segments by a rough cost model; a periodic
+//    line too long for a block (its exact starts need the whole line) keeps the kernels below.
+//    SV_PYRAMID_FUSED=0 runs the kernels below everywhere (measured slower: docs/BENCHMARKS.md).
 //  - to_lanes / from_lanes: an axis's lines between the array's order (outer, n, inner) and a
 //    double buffer of lanes. Where inner <= 4 (the x axis: its lines are contiguous) the buffer
 //    is line-interleaved, element k of lane l at k * L + l (L lanes), through 32 x 32 shared
@@ -22,6 +30,7 @@
 #include <cuda_runtime.h>
 
 #include <algorithm>
+#include <cstdint>
 #include <cstdlib>
 #include <functional>
 #include <list>
@@ -48,6 +57,26 @@ using pyramid_detail::PoleLine;
 using pyramid_detail::PyramidPass;
 
 // ---- Scratch memory from the stream-ordered pool ---------------------------------------------
+
+// The pool returns its memory to the system at every synchronisation by default, so that each
+// call would map its scratch arrays again (for the 15257 x 3736 image's 114 MB intermediate, a
+// large part of the call); keep up to 1 GiB in the pool instead, as the prefilter does.
+void keep_pool_memory() {
+  static const bool done = [] {
+    int dev = 0;
+    cudaMemPool_t pool = nullptr;
+    if (cudaGetDevice(&dev) == cudaSuccess &&
+        cudaDeviceGetDefaultMemPool(&pool, dev) == cudaSuccess) {
+      std::uint64_t keep = std::uint64_t{1} << 30;
+      std::uint64_t now = 0;
+      cudaMemPoolGetAttribute(pool, cudaMemPoolAttrReleaseThreshold, &now);
+      if (now < keep) cudaMemPoolSetAttribute(pool, cudaMemPoolAttrReleaseThreshold, &keep);
+    }
+    cudaGetLastError();
+    return true;
+  }();
+  (void)done;
+}
 
 template <class T>
 class Scratch {
@@ -418,6 +447,7 @@ class DeviceArray {
   }
   DeviceArray(const DeviceArray&) = delete;
   DeviceArray& operator=(const DeviceArray&) = delete;
+  DeviceArray(DeviceArray&& o) noexcept { std::swap(p_, o.p_); }
   DeviceArray& operator=(DeviceArray&& o) noexcept {
     std::swap(p_, o.p_);
     return *this;
@@ -437,6 +467,31 @@ struct DevicePass {
   DeviceArray<long> index;
   DeviceArray<double> weight;
   DeviceTaps taps() const { return {row.get(), index.get(), weight.get()}; }
+  PyramidPass host;  // for tile_plan (the FIR rows' reach)
+  // The fused kernel's tiles, by (lanes, inner, budget, threads); declined: none fits.
+  struct Tiles {
+    long long lanes, inner;
+    std::size_t budget;
+    int threads;
+    bool ok;
+    pyramid_detail::TileArgs args;
+    std::size_t segs;
+    DeviceArray<pyramid_detail::TileSeg> dsegs;
+  };
+  mutable std::mutex tiles_mutex;
+  mutable std::list<Tiles> tiles;
+  const Tiles& tiles_for(long long lanes, long long inner, std::size_t budget, int threads,
+                         const char* what) const {
+    std::lock_guard<std::mutex> lock(tiles_mutex);
+    for (const Tiles& t : tiles)
+      if (t.lanes == lanes && t.inner == inner && t.budget == budget && t.threads == threads)
+        return t;
+    pyramid_detail::TilePlan plan;
+    const bool ok = pyramid_detail::tile_plan(host, pre, post, lanes, inner, budget, threads, plan);
+    tiles.push_back(Tiles{lanes, inner, budget, threads, ok, plan.args, plan.segs.size(), {}});
+    if (ok) tiles.back().dsegs = DeviceArray<pyramid_detail::TileSeg>(plan.segs, what);
+    return tiles.back();
+  }
 };
 
 struct DevicePlan {
@@ -458,6 +513,7 @@ std::shared_ptr<const DevicePlan> upload_plan(const std::vector<PyramidPass>& pl
       d->pre = pyramid_detail::pole_line(p.pre, static_cast<long>(p.in_length), p.pre_ends);
     if (p.has_post)
       d->post = pyramid_detail::pole_line(p.post, static_cast<long>(p.out_length()), p.post_ends);
+    d->host = p;
     if (p.has_taps) {
       d->row = DeviceArray<std::size_t>(p.taps.row, what);
       d->index = DeviceArray<long>(p.taps.index, what);
@@ -491,10 +547,13 @@ std::shared_ptr<const DevicePlan> keep_plan(const std::string& key,
   return plan;
 }
 
+// The device check (require: cuda_devices, whose cudaGetDeviceProperties takes about a
+// millisecond) runs only where the plan is made: a kept plan was made on a device.
 std::shared_ptr<const DevicePlan> cached_plan(const std::string& key,
                                               const std::function<std::vector<PyramidPass>()>& make,
                                               const char* what) {
   if (auto p = find_plan(key)) return p;
+  require(what);
   return keep_plan(key, upload_plan(make(), what));
 }
 
@@ -511,6 +570,81 @@ std::string plan_key(const char* op, const std::vector<std::size_t>& a,
 
 // ---- One pass, a plan ------------------------------------------------------------------------
 
+// ---- The fused pass kernel ---------------------------------------------------------------------
+
+struct DeviceExec {
+  int w, c, t, threads;
+  template <class F>
+  __device__ void each(F f) {
+    f(w, c);
+    __syncthreads();
+  }
+  template <class F>
+  __device__ void flat(F f) {
+    f(t, threads);
+    __syncthreads();
+  }
+};
+
+// A tile (blockIdx.x: W lanes, blockIdx.y: a segment of the lines) through the whole pass
+// (pyramid_detail::run_tile: loads, prefilter, FIR, Gram filter, stores) in shared memory.
+template <class T>
+__global__ void __launch_bounds__(512, 2)
+    tile_kernel(const T* __restrict__ src, T* __restrict__ dst, pyramid_detail::TileArgs a,
+                const pyramid_detail::TileSeg* segs) {
+  extern __shared__ double sm[];
+  DeviceExec ex{static_cast<int>(threadIdx.x) % a.W, static_cast<int>(threadIdx.x) / a.W,
+                static_cast<int>(threadIdx.x), static_cast<int>(blockDim.x)};
+  const pyramid_detail::TileSeg s = segs[blockIdx.y];
+  pyramid_detail::run_tile<T>(ex, sm, a, s, src, dst, static_cast<long long>(blockIdx.x) * a.W);
+}
+
+// The fused kernel's settings: SV_PYRAMID_FUSED=0 runs the separate kernels below instead (for
+// measurements); SV_PYRAMID_TILE_KB and SV_PYRAMID_THREADS bound the shared memory and the threads
+// of a block that tile_plan may choose (defaults 200 KB and 512, the kernel's launch bound; for
+// measurements and tests). Read on every call.
+long env_long(const char* name, long fallback) {
+  const char* e = std::getenv(name);
+  if (!e || !*e) return fallback;
+  char* end = nullptr;
+  const long v = std::strtol(e, &end, 10);
+  return end && *end == 0 ? v : fallback;
+}
+
+// Runs the pass with the fused kernel; false where it does not apply (switched off, or no tiling
+// fits: a periodic line too long for a block's shared memory).
+template <class T>
+bool run_fused(const T* src, T* dst, long long outer, long long inner, const DevicePass& pass,
+               const char* what) {
+  if (env_long("SV_PYRAMID_FUSED", 1) == 0) return false;
+  const long kb = std::max(4L, std::min(220L, env_long("SV_PYRAMID_TILE_KB", 200)));
+  const int threads =
+      static_cast<int>(std::max(32L, std::min(512L, env_long("SV_PYRAMID_THREADS", 512))));
+  const std::size_t budget = static_cast<std::size_t>(kb) * 1024 / sizeof(double);
+  const auto& t = pass.tiles_for(outer * inner, inner, budget, threads, what);
+  if (!t.ok) return false;
+  pyramid_detail::TileArgs a = t.args;
+  const DeviceTaps taps = pass.taps();
+  a.row = taps.row;
+  a.index = taps.index;
+  a.weight = taps.weight;
+  const long long bx = (a.lanes + a.W - 1) / a.W;
+  if (bx > 0x7fffffffLL || t.segs > 65535) return false;
+  const std::size_t bytes = a.shared_doubles() * sizeof(double);
+  static std::once_flag once;
+  std::call_once(once, [] {
+    cudaFuncSetAttribute(tile_kernel<float>, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                         220 * 1024);
+    cudaFuncSetAttribute(tile_kernel<double>, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                         220 * 1024);
+    cudaGetLastError();
+  });
+  tile_kernel<T><<<dim3(static_cast<unsigned>(bx), static_cast<unsigned>(t.segs)),
+                   static_cast<unsigned>(a.W * a.C), bytes>>>(src, dst, a, t.dsegs.get());
+  check_launch(what);
+  return true;
+}
+
 // Runs `pass` on src (dims, channels) into dst (dims with the pass's axis at its output length).
 // Double scratch: the lanes before the FIR and a pole filter's second buffer (2 P values), then
 // the lanes after it (Q values, the first buffer reused as the second).
@@ -525,6 +659,7 @@ void run_pass(const T* src, T* dst, const std::vector<std::size_t>& dims, std::s
   const long long m = static_cast<long long>(pass.out_length);
   const bool inter = inner <= kInterleaveMaxInner;
   const Lines vin{outer, n, inner, inter}, vout{outer, m, inner, inter};
+  if (run_fused<T>(src, dst, outer, inner, pass, what)) return;
   const DeviceTaps taps = pass.taps();
   const std::size_t pn = static_cast<std::size_t>(outer * n * inner);
   const std::size_t pm = static_cast<std::size_t>(outer * m * inner);
@@ -575,6 +710,7 @@ void run_plan(const T* src, T* dst, std::vector<std::size_t> dims, std::size_t c
           what);
     return;
   }
+  keep_pool_memory();
   Scratch<T> tmp[2];
   const T* cur = src;
   for (std::size_t p = 0; p < plan.passes.size(); ++p) {
@@ -610,7 +746,6 @@ void reduce_device(const T* src, const Layout& fine, const std::vector<PyramidAx
   check_layout(fine, what);
   if (opt.samples && !samples)
     throw Error(std::string(what) + ": opt.samples is set but the samples pointer is null");
-  require(what);
   const std::vector<std::size_t> cd = coarse_dims(axes);
   const auto plan = cached_plan(
       plan_key(halving ? "reduce2" : "reduce", fine.dims, cd, opt, opt.input_is_coefficients),
@@ -628,7 +763,7 @@ void reduce_device(const T* src, const Layout& fine, const std::vector<PyramidAx
 using detail::DeviceCopy;
 
 // expand2's plan after the CPU's checks (expand_plan throws its sentences; a cached plan passed
-// them), the layout checks and the device check, in that order.
+// them), the layout checks and the device check (where the plan is made), in that order.
 std::shared_ptr<const DevicePlan> expand_device_plan(const Layout& cl,
                                                      const std::vector<std::size_t>& fine_dims,
                                                      const PyramidOptions& opt, const char* what) {
@@ -638,8 +773,10 @@ std::shared_ptr<const DevicePlan> expand_device_plan(const Layout& cl,
   if (!plan) host = pyramid_detail::expand_plan(cl.dims, fine_dims, opt);
   check_layout(cl, what);
   check_layout(Layout{fine_dims, cl.channels}, what);
-  require(what);
-  if (!plan) plan = keep_plan(key, upload_plan(host, what));
+  if (!plan) {
+    require(what);
+    plan = keep_plan(key, upload_plan(host, what));
+  }
   return plan;
 }
 

@@ -15,6 +15,7 @@
 // width 1, stride = the distance between a line's consecutive samples in its buffer).
 #pragma once
 
+#include <algorithm>
 #include <cmath>
 #include <cstddef>
 #include <limits>
@@ -29,6 +30,11 @@
 #define SV_PYRAMID_HD __host__ __device__
 #else
 #define SV_PYRAMID_HD
+#endif
+#if defined(__CUDA_ARCH__)
+#define SV_PYRAMID_UNROLL _Pragma("unroll")
+#else
+#define SV_PYRAMID_UNROLL
 #endif
 
 namespace sv::pyramid_detail {
@@ -272,6 +278,368 @@ SV_PYRAMID_HD inline void fir_lines(const In* in, std::size_t stride, double* ou
   }
 }
 
+// ---- Fused tiles: a pass's line routines on a tile of lines at once (CUDA's pass kernel) ------
+//
+// CUDA runs a whole pass (prefilter, FIR, Gram filter) in one kernel: a block holds a tile of W
+// lanes of one segment of the lines in shared memory (double), element k of lane w at
+// buf[k * LS + w], and C threads per lane share each recursion: every thread runs its chunk of
+// L samples from zero, the chunks' carries are combined by a scan (the recursion is affine:
+// y_true[k] = y_local[k] + z^(k - a + 1) y_true[a - 1]), and each thread adds its carry times
+// the powers of z. The first and last chunks start from the CPU's exact starts (causal_start,
+// anticausal_start) where the tile holds the line's end; elsewhere (a segment of a long line)
+// the tile reaches the sum of the poles' horizons beyond the samples it writes, so that starting
+// from zero there is below half an ulp of double at the written ones (the truncation the CPU's
+// own start sums make). The phases below are written once for both the device (a phase per
+// thread, then __syncthreads) and a host emulation (a phase for every thread in turn), which
+// tests/cuda/test_cuda_pyramid.cpp checks against the line routines above without a GPU.
+
+// One tile along the lines: fine input samples [e0, e1), the FIR's outputs [c0, c1) (the line
+// itself when the pass has no FIR), of which [v0, v1) are written.
+struct TileSeg {
+  long e0 = 0, e1 = 0, c0 = 0, c1 = 0, v0 = 0, v1 = 0;
+};
+
+// Everything a tile needs besides its data (plain values: a kernel argument).
+struct TileArgs {
+  int W = 1, C = 1;         // lanes per tile, threads (chunks) per lane
+  long LS = 1;              // doubles between a lane's consecutive elements (W or W + 1)
+  long fmax = 0, gmax = 0;  // buffer lengths (fine, coarse; gmax 0 without an FIR)
+  long lf = 1, lg = 1;      // chunk lengths
+  long n = 0, m = 0;        // line lengths before and after the pass
+  long long lanes = 0, inner = 1;
+  bool k_fast = false;  // loads and stores walk along the lines (contiguous lines)
+  bool has_pre = false, has_taps = false, has_post = false;
+  PoleLine pre, post;
+  const std::size_t* row = nullptr;
+  const long* index = nullptr;
+  const double* weight = nullptr;
+  // The FIR's interior rows [fir_lo, fir_hi) repeat with period fir_period (1 or 2; 0: none):
+  // row fir_lo + ph + q P has the taps of row fir_lo + ph (fir_w, the same order) at indices
+  // fir_first[ph] + q fir_shift + fir_off[ph][t]. They are read from here (the kernel's
+  // arguments) instead of the table.
+  static constexpr int kFirTaps = 32;
+  int fir_period = 0;
+  long fir_lo = 0, fir_hi = 0, fir_shift = 0;
+  int fir_count[2] = {0, 0};
+  long fir_first[2] = {0, 0};
+  int fir_off[2][kFirTaps] = {};
+  double fir_w[2][kFirTaps] = {};
+  // Shared doubles of a tile: lane offsets (2 W), the fine and coarse buffers, the scan (2 W C).
+  std::size_t shared_doubles() const {
+    return static_cast<std::size_t>(2 * W + LS * (fmax + gmax) + 2L * W * C);
+  }
+};
+
+// causal_start for one lane of a tile that starts where its line does (scale 1, element k at
+// x[k * LS]), into x[0]: the same terms in the same order, with the folded index walked (a step
+// back, bouncing off the ends or wrapping for periodic) instead of fold's divisions.
+SV_PYRAMID_HD inline void tile_causal_start(double* x, long LS, long n, const LinePole& P, Ends e) {
+  const double z = P.z;
+  double acc = 0, zk = 1;
+  long i = 0, d = -1;
+  for (long k = 0; k < P.terms; ++k) {
+    acc += zk * x[i * LS];
+    zk *= z;
+    i += d;
+    if (i < 0) {
+      if (e.left == End::Periodic) {
+        i = n - 1;
+      } else {
+        i = e.left == End::Half ? 0 : 1;
+        d = 1;
+      }
+    } else if (i >= n) {
+      i = e.right == End::Half ? n - 1 : n - 2;
+      d = -1;
+    }
+  }
+  if (P.causal_scale != 1) acc *= P.causal_scale;
+  x[0] = acc;
+}
+
+// anticausal_start for one lane of a tile that ends where its line does (len samples; the whole
+// line for periodic), into x[len - 1]: the same arithmetic, the periodic sum's index wrapped by a
+// subtraction.
+SV_PYRAMID_HD inline void tile_anticausal_start(double* x, long LS, long len, const LinePole& P,
+                                                Ends e) {
+  const double z = P.z;
+  double* last = x + (len - 1) * LS;
+  switch (e.right) {
+    case End::Half:
+      *last = *last * (z / (z - 1));
+      break;
+    case End::Whole: {
+      const double s = z / (z * z - 1);
+      *last = s * (*last + z * *(last - LS));
+      break;
+    }
+    case End::Periodic: {
+      double acc = 0, zj = 1;
+      long i = len - 1;
+      for (long j = 0; j < P.pterms; ++j) {
+        acc += zj * x[i * LS];
+        zj *= z;
+        if (++i >= len) i -= len;
+      }
+      *last = P.periodic_scale * acc;
+      break;
+    }
+  }
+}
+
+#if defined(__CUDACC__)
+#pragma nv_exec_check_disable
+#endif
+// The inclusive scan of the chunks' carries (forward: y_end[c] = K[c] + z^L y_end[c - 1];
+// backward: y_first[c] = K[c] + z^L y_first[c + 1]; chunks past the line's end hold 0, and only
+// the last nonempty chunk may be shorter than L, whose own scanned value no one reads), in
+// log2(C) steps between K and K + W C; returns where the result is.
+template <class Exec>
+SV_PYRAMID_HD inline double* tile_scan(Exec& ex, double* K, int W, int C, double zL, bool forward) {
+  double* src = K;
+  double* dst = K + static_cast<long>(W) * C;
+  double zs = zL;
+  for (int s = 1; s < C; s <<= 1) {
+    ex.each([&](int w, int c) {
+      double v = src[c * W + w];
+      if (forward ? c >= s : c + s < C) v += zs * src[(forward ? c - s : c + s) * W + w];
+      dst[c * W + w] = v;
+    });
+    zs *= zs;
+    double* t = src;
+    src = dst;
+    dst = t;
+  }
+  return src;
+}
+
+#if defined(__CUDACC__)
+#pragma nv_exec_check_disable
+#endif
+// filter_poles without the gain on a tile buffer of `len` samples per lane, chunks of L: the
+// line has p.n samples; at_start / at_end: the buffer starts / ends where the line does.
+template <class Exec>
+SV_PYRAMID_HD inline void tile_poles(Exec& ex, double* buf, long len, long L, int W, int C, long LS,
+                                     const PoleLine& p, bool at_start, bool at_end, double* K) {
+  if (p.n == 1 || p.count == 0 || len < 1) return;
+  for (int q = 0; q < p.count; ++q) {
+    const LinePole& P = p.p[q];
+    const double z = P.z;
+    double zL = 1;
+    for (long i = 0; i < L; ++i) zL *= z;
+    // Causal: the exact start where the line starts here (else from zero: y[0] = x[0]).
+    ex.each([&](int w, int c) {
+      if (c == 0 && at_start) tile_causal_start(buf + w, LS, p.n, P, p.ends);
+    });
+    ex.each([&](int w, int c) {
+      const long a = c * L, b = a + L < len ? a + L : len;
+      double* x = buf + w;
+      double prev = 0;
+      if (a < b) {
+        long k = a;
+        if (c == 0) {
+          prev = x[0];
+          k = 1;
+        }
+        // Eight loads before their arithmetic (the stores could alias them for all the
+        // compiler knows).
+        for (; k + 8 <= b; k += 8) {
+          double r[8];
+          SV_PYRAMID_UNROLL
+          for (int u = 0; u < 8; ++u) r[u] = x[(k + u) * LS];
+          SV_PYRAMID_UNROLL
+          for (int u = 0; u < 8; ++u) {
+            r[u] = r[u] + z * prev;
+            prev = r[u];
+          }
+          SV_PYRAMID_UNROLL
+          for (int u = 0; u < 8; ++u) x[(k + u) * LS] = r[u];
+        }
+        for (; k < b; ++k) {
+          const double v = x[k * LS] + z * prev;
+          x[k * LS] = v;
+          prev = v;
+        }
+      }
+      K[c * W + w] = prev;
+    });
+    const double* R = tile_scan(ex, K, W, C, zL, true);
+    ex.each([&](int w, int c) {
+      const long a = c * L, b = a + L < len ? a + L : len;
+      if (c == 0 || a >= b) return;
+      const double carry = R[(c - 1) * W + w];
+      double* x = buf + w;
+      double zj = z;
+      long k = a;
+      for (; k + 8 <= b; k += 8) {
+        double r[8];
+        SV_PYRAMID_UNROLL
+        for (int u = 0; u < 8; ++u) r[u] = x[(k + u) * LS];
+        SV_PYRAMID_UNROLL
+        for (int u = 0; u < 8; ++u) {
+          r[u] += zj * carry;
+          zj *= z;
+        }
+        SV_PYRAMID_UNROLL
+        for (int u = 0; u < 8; ++u) x[(k + u) * LS] = r[u];
+      }
+      for (; k < b; ++k) {
+        x[k * LS] += zj * carry;
+        zj *= z;
+      }
+    });
+    // Anticausal: the exact start where the line ends here (else from zero: -z x[len - 1]).
+    ex.each([&](int w, int c) {
+      if (c != 0) return;
+      double* x = buf + w;
+      if (at_end) {
+        tile_anticausal_start(x, LS, len, P, p.ends);
+      } else {
+        x[(len - 1) * LS] = z * (0.0 - x[(len - 1) * LS]);
+      }
+    });
+    ex.each([&](int w, int c) {
+      const long a = c * L, b = a + L < len ? a + L : len;
+      double* x = buf + w;
+      double next = 0;
+      if (a < b) {
+        long k = b - 1;
+        if (b == len) {
+          next = x[(len - 1) * LS];
+          k = len - 2;
+        }
+        for (; k - 8 + 1 >= a; k -= 8) {
+          double r[8];
+          SV_PYRAMID_UNROLL
+          for (int u = 0; u < 8; ++u) r[u] = x[(k - u) * LS];
+          SV_PYRAMID_UNROLL
+          for (int u = 0; u < 8; ++u) {
+            r[u] = z * (next - r[u]);
+            next = r[u];
+          }
+          SV_PYRAMID_UNROLL
+          for (int u = 0; u < 8; ++u) x[(k - u) * LS] = r[u];
+        }
+        for (; k >= a; --k) {
+          const double v = z * (next - x[k * LS]);
+          x[k * LS] = v;
+          next = v;
+        }
+      }
+      K[c * W + w] = next;
+    });
+    const double* Rb = tile_scan(ex, K, W, C, zL, false);
+    ex.each([&](int w, int c) {
+      const long a = c * L, b = a + L < len ? a + L : len;
+      if (c + 1 >= C || a >= b || b == len) return;
+      const double carry = Rb[(c + 1) * W + w];
+      double* x = buf + w;
+      double zj = z;
+      long k = b - 1;
+      for (; k - 8 + 1 >= a; k -= 8) {
+        double r[8];
+        SV_PYRAMID_UNROLL
+        for (int u = 0; u < 8; ++u) r[u] = x[(k - u) * LS];
+        SV_PYRAMID_UNROLL
+        for (int u = 0; u < 8; ++u) {
+          r[u] += zj * carry;
+          zj *= z;
+        }
+        SV_PYRAMID_UNROLL
+        for (int u = 0; u < 8; ++u) x[(k - u) * LS] = r[u];
+      }
+      for (; k >= a; --k) {
+        x[k * LS] += zj * carry;
+        zj *= z;
+      }
+    });
+  }
+}
+
+#if defined(__CUDACC__)
+#pragma nv_exec_check_disable
+#endif
+// One tile of a pass: W lanes from lane l0 of the array src (lines (outer, n, inner), lane
+// l = o inner + i) through the prefilter, the FIR and the Gram filter into dst (lines (outer, m,
+// inner)), each value rounded to T once at the end, as run_axis does. `sm` holds
+// a.shared_doubles() doubles. Exec: each(f) runs f(w, c) for every lane and chunk, flat(f)
+// f(t, threads), each followed by a barrier.
+template <class T, class Exec>
+SV_PYRAMID_HD inline void run_tile(Exec& ex, double* sm, const TileArgs& a, const TileSeg& s,
+                                   const T* src, T* dst, long long l0) {
+  const int W = a.W, C = a.C;
+  const long LS = a.LS;
+  long long* base_in = reinterpret_cast<long long*>(sm);
+  long long* base_out = base_in + W;
+  double* F = sm + 2 * W;
+  double* G = a.has_taps ? F + LS * a.fmax : F;
+  double* K = F + LS * (a.fmax + a.gmax);
+  const long flen = s.e1 - s.e0, glen = s.c1 - s.c0, vlen = s.v1 - s.v0;
+  const bool pre = a.has_pre && a.pre.n > 1 && a.pre.count > 0;
+  const bool post = a.has_post && a.post.n > 1 && a.post.count > 0;
+  ex.flat([&](int t, int) {
+    if (t < W) {
+      const long long l = l0 + t;
+      const long long o = l / a.inner, i = l % a.inner;
+      base_in[t] = l < a.lanes ? o * a.n * a.inner + i : -1;
+      base_out[t] = l < a.lanes ? o * a.m * a.inner + i : -1;
+    }
+  });
+  ex.flat([&](int t, int threads) {
+    const int total = static_cast<int>(flen) * W, fl = static_cast<int>(flen);
+    for (int idx = t; idx < total; idx += threads) {
+      const int w = a.k_fast ? idx / fl : idx % W;
+      const long k = a.k_fast ? idx % fl : idx / W;
+      const long long b = base_in[w];
+      double v = b < 0 ? 0.0 : static_cast<double>(src[b + (s.e0 + k) * a.inner]);
+      if (pre) v *= a.pre.gain;
+      F[k * LS + w] = v;
+    }
+  });
+  if (a.has_pre) tile_poles(ex, F, flen, a.lf, W, C, LS, a.pre, s.e0 == 0, s.e1 == a.n, K);
+  if (a.has_taps) {
+    ex.each([&](int w, int c) {
+      for (long j = c; j < glen; j += C) {
+        const long jj = s.c0 + j;
+        double r = 0;
+        if (jj >= a.fir_lo && jj < a.fir_hi) {
+          const long q = (jj - a.fir_lo) / a.fir_period;
+          const int ph = static_cast<int>(jj - a.fir_lo - q * a.fir_period);
+          const double* x = F + (a.fir_first[ph] + q * a.fir_shift - s.e0) * LS + w;
+          const int count = a.fir_count[ph];
+          for (int t = 0; t < count; ++t) r += a.fir_w[ph][t] * x[a.fir_off[ph][t] * LS];
+        } else {
+          const std::size_t t0 = a.row[jj], t1 = a.row[jj + 1];
+          std::size_t t = t0;
+          for (; t + 4 <= t1; t += 4) {  // four taps' loads before their arithmetic
+            double v[4], wt[4];
+            SV_PYRAMID_UNROLL
+            for (int u = 0; u < 4; ++u) {
+              wt[u] = a.weight[t + u];
+              v[u] = F[(a.index[t + u] - s.e0) * LS + w];
+            }
+            SV_PYRAMID_UNROLL
+            for (int u = 0; u < 4; ++u) r += wt[u] * v[u];
+          }
+          for (; t < t1; ++t) r += a.weight[t] * F[(a.index[t] - s.e0) * LS + w];
+        }
+        G[j * LS + w] = post ? r * a.post.gain : r;
+      }
+    });
+    if (a.has_post) tile_poles(ex, G, glen, a.lg, W, C, LS, a.post, s.c0 == 0, s.c1 == a.m, K);
+  }
+  ex.flat([&](int t, int threads) {
+    const int total = static_cast<int>(vlen) * W, vl = static_cast<int>(vlen);
+    const long off = s.v0 - s.c0;
+    for (int idx = t; idx < total; idx += threads) {
+      const int w = a.k_fast ? idx / vl : idx % W;
+      const long j = a.k_fast ? idx % vl : idx / W;
+      const long long b = base_out[w];
+      if (b >= 0) dst[b + (s.v0 + j) * a.inner] = static_cast<T>(G[(off + j) * LS + w]);
+    }
+  });
+}
+
 // ---- Per-axis plans ---------------------------------------------------------------------
 
 // One separable pass along `axis`: pre-filter the input lines (optional), map them through
@@ -287,6 +655,281 @@ struct PyramidPass {
   std::size_t in_length = 0;  // the axis's length before the pass
   std::size_t out_length() const { return has_taps ? taps.out() : in_length; }
 };
+
+// The tiles of a pass (its segments and threads) for a shared-memory budget of `budget` doubles
+// per block and at most `max_threads` threads; `strided`: the lanes are adjacent in memory (the
+// pass's axis is not the fastest), so tiles of at least 8 lanes read whole sectors. Lines that
+// fit are one tile each; longer ones are cut into segments that reach the poles' horizons beyond
+// what they write. Returns false where no tiling fits (a periodic line too long for the budget:
+// its exact starts need the whole line), and the caller keeps the unfused kernels.
+struct TilePlan {
+  TileArgs args;
+  std::vector<TileSeg> segs;
+};
+
+inline long sum_horizons(const PoleLine& p) {
+  long h = 0;
+  if (p.n < 2) return 0;
+  for (int q = 0; q < p.count; ++q) h += p.p[q].horizon;
+  return h;
+}
+
+// Whether the exact starts of p on a tile [t0, t1) of its line read only inside the tile.
+inline bool starts_inside(const PoleLine& p, long t0, long t1) {
+  if (p.n < 2 || p.count == 0) return true;
+  if (t0 == 0 && t1 == p.n) return true;
+  if (t1 - t0 < 2) return false;
+  for (int q = 0; q < p.count; ++q) {
+    if (t0 == 0)
+      for (long k = 0; k < p.p[q].terms; ++k)
+        if (fold(-k, p.n, p.ends) >= t1) return false;
+    if (t1 == p.n && p.ends.right == End::Periodic) return false;
+  }
+  return true;
+}
+
+inline bool tile_plan(const PyramidPass& pass, const PoleLine& pre, const PoleLine& post,
+                      long long lanes, long long inner, std::size_t budget, int max_threads,
+                      TilePlan& out) {
+  const long n = static_cast<long>(pass.in_length);
+  const long m = static_cast<long>(pass.out_length());
+  if (n < 1 || m < 1 || lanes < 1) return false;
+  std::vector<long> lo(static_cast<std::size_t>(m)), hi(static_cast<std::size_t>(m));
+  for (long j = 0; j < m; ++j) {
+    if (pass.has_taps) {
+      const Taps& t = pass.taps;
+      long a = n, b = -1;
+      for (std::size_t i = t.row[static_cast<std::size_t>(j)];
+           i < t.row[static_cast<std::size_t>(j) + 1]; ++i) {
+        a = std::min(a, t.index[i]);
+        b = std::max(b, t.index[i]);
+      }
+      if (b < a) a = b = std::min(j, n - 1);  // an empty row reads nothing
+      lo[static_cast<std::size_t>(j)] = a;
+      hi[static_cast<std::size_t>(j)] = b;
+    } else {
+      lo[static_cast<std::size_t>(j)] = hi[static_cast<std::size_t>(j)] = j;
+    }
+  }
+  // The FIR's repeating interior (see TileArgs::fir_period).
+  TileArgs fir;
+  if (pass.has_taps && m >= 8) {
+    const Taps& t = pass.taps;
+    auto row_of = [&](long j) { return static_cast<std::size_t>(j); };
+    long best_cover = 0;
+    for (int P : {1, 2}) {
+      const long mid = (m / 2) - (m / 2) % P;
+      if (mid + P >= m) continue;
+      const std::size_t r0 = t.row[row_of(mid)], r1 = t.row[row_of(mid + P)];
+      if (t.row[row_of(mid) + 1] == r0 || t.row[row_of(mid + P) + 1] == r1) continue;
+      const long shift = t.index[r1] - t.index[r0];
+      // Row j against its reference row (mid or mid + 1), q periods away.
+      auto same = [&](long j) {
+        const long ref = mid + (((j - mid) % P) + P) % P;
+        const long q = (j - ref) / P;
+        const std::size_t a0 = t.row[row_of(j)], a1 = t.row[row_of(j) + 1];
+        const std::size_t b0 = t.row[row_of(ref)], b1 = t.row[row_of(ref) + 1];
+        if (a1 - a0 != b1 - b0 || b1 - b0 > static_cast<std::size_t>(TileArgs::kFirTaps))
+          return false;
+        for (std::size_t u = 0; u < a1 - a0; ++u)
+          if (t.weight[a0 + u] != t.weight[b0 + u] ||
+              t.index[a0 + u] != t.index[b0 + u] + q * shift)
+            return false;
+        return true;
+      };
+      if (!same(mid) || !same(mid + P - 1)) continue;
+      long flo = mid, fhi = mid + P;
+      while (flo > 0 && same(flo - 1)) --flo;
+      while (fhi < m && same(fhi)) ++fhi;
+      if (fhi - flo > best_cover && fhi - flo >= 2 * P) {
+        best_cover = fhi - flo;
+        fir.fir_period = P;
+        fir.fir_lo = flo;
+        fir.fir_hi = fhi;
+        fir.fir_shift = shift;
+        for (int ph = 0; ph < P; ++ph) {
+          const std::size_t b0 = t.row[row_of(flo + ph)], b1 = t.row[row_of(flo + ph) + 1];
+          fir.fir_count[ph] = static_cast<int>(b1 - b0);
+          fir.fir_first[ph] = t.index[b0];
+          for (std::size_t u = 0; u < b1 - b0; ++u) {
+            fir.fir_off[ph][u] = static_cast<int>(t.index[b0 + u] - t.index[b0]);
+            fir.fir_w[ph][u] = t.weight[b0 + u];
+          }
+        }
+      }
+    }
+  }
+  const long hp = pass.has_pre ? sum_horizons(pre) : 0;
+  const long hg = pass.has_post ? sum_horizons(post) : 0;
+  const bool strided = inner > 4;
+  // The segments for `count` pieces of the output, or false if their starts would read outside.
+  auto segments = [&](long count, std::vector<TileSeg>& segs, long& fmax, long& gmax) {
+    segs.clear();
+    fmax = gmax = 0;
+    const long sv = (m + count - 1) / count;
+    for (long v0 = 0; v0 < m; v0 += sv) {
+      TileSeg s;
+      s.v0 = v0;
+      s.v1 = std::min(m, v0 + sv);
+      if (count == 1) {
+        s.e0 = 0;
+        s.e1 = n;
+        s.c0 = 0;
+        s.c1 = m;
+      } else {
+        s.c0 = std::max(0L, s.v0 - hg);
+        s.c1 = std::min(m, s.v1 + hg);
+        long a = n, b = -1;
+        for (long j = s.c0; j < s.c1; ++j) {
+          a = std::min(a, lo[static_cast<std::size_t>(j)]);
+          b = std::max(b, hi[static_cast<std::size_t>(j)]);
+        }
+        s.e0 = std::max(0L, a - hp);
+        s.e1 = std::min(n, b + 1 + hp);
+        if (!pass.has_taps) {  // the line itself: one buffer
+          s.e0 = std::min(s.e0, s.c0);
+          s.e1 = std::max(s.e1, s.c1);
+          s.c0 = s.e0;
+          s.c1 = s.e1;
+        }
+        if (pass.has_pre && !starts_inside(pre, s.e0, s.e1)) return false;
+        if (pass.has_post && !starts_inside(post, s.c0, s.c1)) return false;
+      }
+      fmax = std::max(fmax, s.e1 - s.e0);
+      gmax = std::max(gmax, pass.has_taps ? s.c1 - s.c0 : 0L);
+      segs.push_back(s);
+    }
+    return true;
+  };
+  // The choice: lanes per tile W, threads per lane C and the shared memory per block (at most
+  // `budget` doubles), by a rough model of the time: tiles x the latency of one tile / the tiles
+  // an SM holds at once (by shared memory, registers (64 a thread: 32 warps) and 32 blocks). A
+  // tile's latency counts its phases: loads and stores (slower where fewer than 8 strided lanes
+  // share a sector), per pole and direction the chunk's recursion and fix-up (2 L steps), the
+  // scan's log2(C) barriers and the exact starts' terms, and the FIR's taps per thread (cheaper for
+  // the repeating interior read from the arguments). Constants in cycles, measured only roughly.
+  const double taps_per_row =
+      pass.has_taps ? static_cast<double>(pass.taps.index.size()) / static_cast<double>(m) : 0;
+  const double compact =
+      fir.fir_period ? static_cast<double>(fir.fir_hi - fir.fir_lo) / static_cast<double>(m) : 0;
+  auto poles_of = [](const PoleLine& p) { return p.n < 2 ? 0 : p.count; };
+  auto terms_of = [](const PoleLine& p) {
+    long t = 0;
+    for (int q = 0; p.n >= 2 && q < p.count; ++q) t += p.p[q].terms;
+    return static_cast<double>(t);
+  };
+  const int npre = pass.has_pre ? poles_of(pre) : 0, npost = pass.has_post ? poles_of(post) : 0;
+  double best = -1;
+  for (int W : {32, 16, 8, 4, 2, 1}) {
+    if (W > lanes && W > 1 && W / 2 >= lanes) continue;
+    const long LS = W == 1 ? 1 : W + 1;
+    const int max_c = std::max(1, max_threads / W);
+    std::vector<TileSeg> segs;
+    for (std::size_t share : {1, 2, 3, 4, 6, 8, 12}) {
+      const long cap_all = static_cast<long>(budget / share);
+      // Fixed part: lane offsets and the scan (for the most threads); the rest LS (fmax + gmax).
+      const long fixed = 2L * W + 2L * W * max_c;
+      if (cap_all <= fixed) continue;
+      const long cap = (cap_all - fixed) / LS;
+      long fmax = 0, gmax = 0;
+      // The fewest segments that fit (fmax + gmax falls as the count grows).
+      if (!segments(1, segs, fmax, gmax)) continue;
+      if (fmax + gmax > cap) {
+        // Doubling, then halving the interval: a probe costs the count times its tiles' reach.
+        auto fits = [&](long count) {
+          return segments(count, segs, fmax, gmax) && fmax + gmax <= cap;
+        };
+        long hi_c = 2, size = fmax + gmax;
+        while (hi_c < m && !fits(hi_c)) {
+          // Past the point where more segments shrink the tiles (their reach alone is too big).
+          if (fmax + gmax > size * 9 / 10) break;
+          size = fmax + gmax;
+          hi_c = std::min(m, 2 * hi_c);
+        }
+        long lo_c = hi_c / 2 + 1;
+        if (lo_c < 2) lo_c = 2;
+        while (lo_c < hi_c) {
+          const long mid_c = (lo_c + hi_c) / 2;
+          if (fits(mid_c))
+            hi_c = mid_c;
+          else
+            lo_c = mid_c + 1;
+        }
+        if (lo_c > m || !segments(lo_c, segs, fmax, gmax) || fmax + gmax > cap) continue;
+      }
+      const double nseg = static_cast<double>(segs.size());
+      double fsum = 0, gsum = 0, vsum = 0;
+      for (const TileSeg& sg : segs) {
+        fsum += static_cast<double>(sg.e1 - sg.e0);
+        gsum += static_cast<double>(pass.has_taps ? sg.c1 - sg.c0 : 0);
+        vsum += static_cast<double>(sg.v1 - sg.v0);
+      }
+      const double favg = fsum / nseg, gavg = gsum / nseg, vavg = vsum / nseg;
+      const double sector = strided && W < 8 ? 8.0 / W : 1.0;
+      for (int C = 1; C <= max_c; C *= 2) {
+        if (C > 1 && (std::max(fmax, gmax) + C - 1) / C < 4) break;
+        const long threads = static_cast<long>(W) * C;
+        const double bytes = 8.0 * static_cast<double>(2L * W + LS * (fmax + gmax) + 2L * W * C);
+        const double warps = static_cast<double>((threads + 31) / 32);
+        const double per_sm =
+            std::min({32.0, std::floor(227.0 * 1024 / (bytes + 1024)), std::floor(32.0 / warps)});
+        if (per_sm < 1) continue;
+        const double lf = std::ceil(favg / C), lg = std::ceil(gavg / C);
+        double log_c = 0;
+        for (int c = 1; c < C; c *= 2) log_c += 1;
+        const double barrier = 40 + 8 * warps;
+        const double pole = (3 + log_c) * barrier + log_c * 30;  // barriers and the scan
+        double cyc = 600 + 6 * std::ceil(favg * W / static_cast<double>(threads)) * sector;
+        cyc += npre * 2 * ((2 * lf + 4) * 12 + pole) + terms_of(pre) * 12 / nseg;
+        cyc += std::ceil(gavg / C) * (taps_per_row * (compact * 10 + (1 - compact) * 40) + 40);
+        cyc += npost * 2 * ((2 * lg + 4) * 12 + pole) + terms_of(post) * 12 / nseg;
+        cyc += 300 + 6 * std::ceil(vavg * W / static_cast<double>(threads)) * sector;
+        const double tiles = std::ceil(static_cast<double>(lanes) / W) * nseg;
+        const double time = tiles * cyc / per_sm;
+        if (best < 0 || time < best) {
+          best = time;
+          TileArgs& t = out.args;
+          t = TileArgs{};
+          t.W = W;
+          t.C = C;
+          t.LS = LS;
+          t.fmax = fmax;
+          t.gmax = gmax;
+          t.lf = std::max(1L, (fmax + C - 1) / C);
+          t.lg = std::max(1L, (gmax + C - 1) / C);
+          if (W <= 2 && C > 1 && t.lf % 2 == 0) ++t.lf;  // odd strides between chunks
+          if (W <= 2 && C > 1 && t.lg % 2 == 0) ++t.lg;
+          out.segs = segs;
+        }
+      }
+    }
+  }
+  if (best < 0) return false;
+  TileArgs& t = out.args;
+  t.n = n;
+  t.m = m;
+  t.lanes = lanes;
+  t.inner = inner;
+  t.k_fast = !strided;
+  t.has_pre = pass.has_pre;
+  t.has_taps = pass.has_taps;
+  t.has_post = pass.has_post;
+  t.pre = pre;
+  t.post = post;
+  t.fir_period = fir.fir_period;
+  t.fir_lo = fir.fir_lo;
+  t.fir_hi = fir.fir_hi;
+  t.fir_shift = fir.fir_shift;
+  for (int ph = 0; ph < 2; ++ph) {
+    t.fir_count[ph] = fir.fir_count[ph];
+    t.fir_first[ph] = fir.fir_first[ph];
+    for (int u = 0; u < TileArgs::kFirTaps; ++u) {
+      t.fir_off[ph][u] = fir.fir_off[ph][u];
+      t.fir_w[ph][u] = fir.fir_w[ph][u];
+    }
+  }
+  return true;
+}
 
 // The passes that make the coarse coefficients of an array of shape `dims` (reduce2 when
 // `halving`, else reduce_to_shape) along the checked axes, in the order the CPU runs them;

@@ -256,34 +256,48 @@ TEST(CudaPyramid, ReduceFloatMatchesTheCpu) {
 // Long lines: the GPU cuts lines of at least four horizons of a pole into segments, each started
 // a horizon early from zero (all the lines above are single segments, the CPU's recursion
 // exactly). 1-D, the interleaved x axis with channels, and a y axis in the array's order.
+// Each case runs three times: the fused kernel with its default tiles (whole lines), with 24 KB
+// of shared memory a block (SV_PYRAMID_TILE_KB=24: segments of the long lines, each reaching the
+// poles' horizons beyond what it writes), and the separate kernels (SV_PYRAMID_FUSED=0).
 TEST(CudaPyramid, LongLinesInSegmentsMatchTheCpu) {
   REQUIRE_CUDA();
-  Worst worst;
-  unsigned seed = 500;
-  const std::vector<Shape> long_shapes = {{{1537}, 1}, {{3, 2501}, 2}, {{1100, 5}, 1}};
-  for (int n : {3, 7})
-    for (const ModeGrid& mg : kModeGrids)
-      for (const Shape& s : long_shapes)
-        for (int in_coef = 0; in_coef < 2; ++in_coef) {
-          if (small_sweep() && (n != 3 || mg.g == PyramidGrid::Cells)) continue;
-          sv::ReduceOptions o;
-          o.degree = n;
-          o.boundary = mg.b;
-          o.grid = mg.g;
-          o.input_is_coefficients = in_coef == 1;
-          o.samples = in_coef == 0;
-          bool even = true;
-          for (std::size_t d : s.dims) even = even && d % 2 == 0;
-          if (mg.b != Boundary::Periodic || even) {
-            check_reduce<double>(s.dims, s.channels, o, {}, ++seed, worst);
-            if (!small_sweep()) check_reduce<float>(s.dims, s.channels, o, {}, ++seed, worst);
+  for (int config = 0; config < 3; ++config) {
+    if (config == 1) setenv("SV_PYRAMID_TILE_KB", "24", 1);
+    if (config == 2) {
+      unsetenv("SV_PYRAMID_TILE_KB");
+      setenv("SV_PYRAMID_FUSED", "0", 1);
+    }
+    Worst worst;
+    unsigned seed = 500;
+    const std::vector<Shape> long_shapes = {{{1537}, 1}, {{3, 2501}, 2}, {{1100, 5}, 1}};
+    for (int n : {3, 7})
+      for (const ModeGrid& mg : kModeGrids)
+        for (const Shape& s : long_shapes)
+          for (int in_coef = 0; in_coef < 2; ++in_coef) {
+            if (small_sweep() && (n != 3 || mg.g == PyramidGrid::Cells)) continue;
+            sv::ReduceOptions o;
+            o.degree = n;
+            o.boundary = mg.b;
+            o.grid = mg.g;
+            o.input_is_coefficients = in_coef == 1;
+            o.samples = in_coef == 0;
+            bool even = true;
+            for (std::size_t d : s.dims) even = even && d % 2 == 0;
+            if (mg.b != Boundary::Periodic || even) {
+              check_reduce<double>(s.dims, s.channels, o, {}, ++seed, worst);
+              if (!small_sweep()) check_reduce<float>(s.dims, s.channels, o, {}, ++seed, worst);
+            }
+            const std::vector<double> f(s.dims.size(), 0.71);
+            check_reduce<double>(s.dims, s.channels, o, f, ++seed, worst);
+            if (!small_sweep()) check_reduce<float>(s.dims, s.channels, o, f, ++seed, worst);
           }
-          const std::vector<double> f(s.dims.size(), 0.71);
-          check_reduce<double>(s.dims, s.channels, o, f, ++seed, worst);
-          if (!small_sweep()) check_reduce<float>(s.dims, s.channels, o, f, ++seed, worst);
-        }
-  std::printf("[ cuda pyramid ] long lines: worst %.3g of the bound (%s)\n", worst.share,
-              worst.where.c_str());
+    std::printf("[ cuda pyramid ] long lines (%s): worst %.3g of the bound (%s)\n",
+                config == 0   ? "fused, default tiles"
+                : config == 1 ? "fused, 24 KB tiles"
+                              : "separate kernels",
+                worst.share, worst.where.c_str());
+  }
+  unsetenv("SV_PYRAMID_FUSED");
 }
 
 // reduce_to_shape with mixed factors per axis, one of them 1 (that axis only prefiltered, or
@@ -346,6 +360,173 @@ TEST(CudaPyramid, ExpandDoubleMatchesTheCpu) {
 TEST(CudaPyramid, ExpandFloatMatchesTheCpu) {
   REQUIRE_CUDA();
   expand_sweep<float>("float");
+}
+
+// ---- The fused pass kernel's phases, emulated on the host (no GPU needed) --------------------
+
+// Runs each phase of a tile for every (lane, chunk) in turn, as the barriers order them on the
+// device; `backward` runs the threads of a phase in the reverse order (a phase whose threads
+// depended on each other would then differ).
+struct HostExec {
+  int W, C;
+  bool backward;
+  template <class F>
+  void each(F f) {
+    for (int i = 0; i < W * C; ++i) {
+      const int t = backward ? W * C - 1 - i : i;
+      f(t % W, t / W);
+    }
+  }
+  template <class F>
+  void flat(F f) {
+    for (int i = 0; i < W * C; ++i) f(backward ? W * C - 1 - i : i, W * C);
+  }
+};
+
+// One pass of a plan on lines (outer, n, inner) of doubles, through the tiles of tile_plan for
+// `budget` shared doubles, emulated; false where tile_plan declines.
+bool emulate_pass(const sv::pyramid_detail::PyramidPass& p, const std::vector<double>& in,
+                  std::vector<double>& out, long long outer, long long inner, std::size_t budget,
+                  int threads, bool backward, std::size_t& tiles) {
+  namespace pd = sv::pyramid_detail;
+  const long n = static_cast<long>(p.in_length), m = static_cast<long>(p.out_length());
+  const pd::PoleLine pre = p.has_pre ? pd::pole_line(p.pre, n, p.pre_ends) : pd::PoleLine{};
+  const pd::PoleLine post = p.has_post ? pd::pole_line(p.post, m, p.post_ends) : pd::PoleLine{};
+  pd::TilePlan plan;
+  if (!pd::tile_plan(p, pre, post, outer * inner, inner, budget, threads, plan)) return false;
+  pd::TileArgs a = plan.args;
+  a.row = p.taps.row.data();
+  a.index = p.taps.index.data();
+  a.weight = p.taps.weight.data();
+  EXPECT_LE(a.shared_doubles(), budget);
+  out.assign(static_cast<std::size_t>(outer * inner * m), std::nan(""));
+  std::vector<double> sm(a.shared_doubles());
+  HostExec ex{a.W, a.C, backward};
+  tiles = plan.segs.size();
+  for (long long l0 = 0; l0 < outer * inner; l0 += a.W)
+    for (const pd::TileSeg& s : plan.segs) {
+      std::fill(sm.begin(), sm.end(), std::nan(""));
+      pd::run_tile<double>(ex, sm.data(), a, s, in.data(), out.data(), l0);
+    }
+  return true;
+}
+
+// The same pass by the CPU's line routines, a line at a time.
+std::vector<double> reference_pass(const sv::pyramid_detail::PyramidPass& p,
+                                   const std::vector<double>& in, long long outer,
+                                   long long inner) {
+  namespace pd = sv::pyramid_detail;
+  const long n = static_cast<long>(p.in_length), m = static_cast<long>(p.out_length());
+  const pd::PoleLine pre = p.has_pre ? pd::pole_line(p.pre, n, p.pre_ends) : pd::PoleLine{};
+  const pd::PoleLine post = p.has_post ? pd::pole_line(p.post, m, p.post_ends) : pd::PoleLine{};
+  std::vector<double> out(static_cast<std::size_t>(outer * inner * m));
+  std::vector<double> x(static_cast<std::size_t>(n)), y(static_cast<std::size_t>(m));
+  double acc = 0;
+  for (long long l = 0; l < outer * inner; ++l) {
+    const long long o = l / inner, i = l % inner;
+    for (long k = 0; k < n; ++k)
+      x[static_cast<std::size_t>(k)] = in[static_cast<std::size_t>((o * n + k) * inner + i)];
+    if (p.has_pre) pd::filter_poles(x.data(), 1, 1, pre, &acc);
+    if (p.has_taps) {
+      for (long j = 0; j < m; ++j)
+        pd::fir_lines(x.data(), 1, &y[static_cast<std::size_t>(j)], 1, p.taps.row.data(),
+                      p.taps.index.data(), p.taps.weight.data(), static_cast<std::size_t>(j));
+    } else {
+      y = x;
+    }
+    if (p.has_post) pd::filter_poles(y.data(), 1, 1, post, &acc);
+    for (long j = 0; j < m; ++j)
+      out[static_cast<std::size_t>((o * m + j) * inner + i)] = y[static_cast<std::size_t>(j)];
+  }
+  return out;
+}
+
+// The fused kernel's tiles (whole lines, and segments of long lines under small budgets) against
+// the CPU's line routines, in double: reduce2, reduce by 0.71, expand2 and the coarse samples'
+// passes, every mode and grid, degrees 1, 2, 3, 7, samples or coefficients in, lines of 1-1601
+// samples, lanes along a contiguous axis and a strided one, at most 400, 1500 (threads in reverse
+// order) and 12288 shared doubles a block. Runs on the host (no GPU).
+TEST(CudaPyramid, FusedTilesOnTheHostMatchTheLineRoutines) {
+  namespace pd = sv::pyramid_detail;
+  double worst = 0;
+  std::string where;
+  std::size_t segmented = 0, declined = 0, cases = 0;
+  std::mt19937 rng(7);
+  std::uniform_real_distribution<double> u(-1, 1);
+  for (int deg : {1, 2, 3, 7})
+    for (const ModeGrid& mg : kModeGrids)
+      for (long n : {1L, 2L, 5L, 16L, 33L, 300L, 1601L})
+        for (int op = 0; op < 4; ++op)
+          for (int in_coef = 0; in_coef < 2; ++in_coef) {
+            if (mg.b == Boundary::Periodic && n % 2 == 1 && op != 1) continue;
+            if (op >= 2 && in_coef == 1) continue;
+            sv::ReduceOptions o;
+            o.degree = deg;
+            o.boundary = mg.b;
+            o.grid = mg.g;
+            o.input_is_coefficients = in_coef == 1;
+            const std::vector<std::size_t> dims{static_cast<std::size_t>(n)};
+            std::vector<pd::PyramidPass> plan;
+            try {
+              if (op == 0 || op == 3) {
+                const auto axes = pd::reduce2_axes(1, dims[0], dims, o);
+                plan = op == 0 ? pd::reduce_plan(dims, axes, o, true) : pd::sample_plan(axes, deg);
+              } else if (op == 1) {
+                const auto shape = pd::reduce_factor_shape(1, dims[0], dims, {0.71}, o);
+                plan = pd::reduce_plan(dims, pd::reduce_shape_axes(1, dims[0], dims, shape, o), o,
+                                       false);
+              } else {
+                const auto axes = pd::reduce2_axes(1, dims[0], dims, o);
+                plan = pd::expand_plan({axes[0].coarse}, dims, o);
+              }
+            } catch (const sv::Error&) {
+              continue;
+            }
+            if (plan.empty()) continue;
+            const pd::PyramidPass& p = plan.front();
+            const long ni = static_cast<long>(p.in_length);
+            for (int layout = 0; layout < 2; ++layout) {
+              const long long outer = layout == 0 ? 3 : 2, inner = layout == 0 ? 1 : 9;
+              std::vector<double> in(static_cast<std::size_t>(outer * inner * ni));
+              for (double& v : in) v = u(rng);
+              const std::vector<double> ref = reference_pass(p, in, outer, inner);
+              double scale = 0;
+              for (double v : ref) scale = std::max(scale, std::fabs(v));
+              for (std::size_t budget : {std::size_t{400}, std::size_t{1500}, std::size_t{12288}}) {
+                const int threads = budget == 1500 ? 64 : 256;
+                std::vector<double> out;
+                std::size_t tiles = 0;
+                ++cases;
+                if (!emulate_pass(p, in, out, outer, inner, budget, threads, budget == 1500,
+                                  tiles)) {
+                  ++declined;
+                  EXPECT_LT(budget, 12288u) << "whole lines of " << ni << " declined";
+                  continue;
+                }
+                if (tiles > 1) ++segmented;
+                double d = 0;
+                for (std::size_t i = 0; i < ref.size(); ++i) {
+                  const double e = std::fabs(out[i] - ref[i]);
+                  d = std::max(d, e == e ? e : std::numeric_limits<double>::infinity());
+                }
+                const double share = d / (1e-12 * std::max(scale, 1e-300));
+                const std::string what =
+                    describe(dims, 1, o, "op " + std::to_string(op)) + " layout " +
+                    std::to_string(layout) + " budget " + std::to_string(budget) + " threads " +
+                    std::to_string(threads) + " tiles " + std::to_string(tiles);
+                EXPECT_LE(d, 1e-12 * scale) << what;
+                if (share > worst) {
+                  worst = share;
+                  where = what;
+                }
+              }
+            }
+          }
+  EXPECT_GT(segmented, 50u);
+  std::printf(
+      "[ cuda pyramid ] fused tiles on the host: %zu cases (%zu in segments, %zu declined), "
+      "worst %.3g of 1e-12 max|out| (%s)\n",
+      cases, segmented, declined, worst, where.c_str());
 }
 
 // Device memory of n elements of T, poisoned with NaN.
