@@ -1,10 +1,11 @@
 #!/bin/bash
-# The 2-D one-pass prefilter / direct transform (issue 17; off by default, a measured loser), in
-# one device call (carry ["build-gpu/carry-me"], command "bash tools/onepass_gpu_check.sh [ncu]"):
-# test_cuda's CudaPrefilter.* and CudaBspline.Direct* (CUDA against the CPU's double),
-# compute-sanitizer memcheck and racecheck on the one-pass test, and splinebench-cuda bspline with
-# the one pass (SV_ONE_PASS_2D=1) and without (the default per-axis passes), same card, same run.
-# With "ncu": Nsight Compute on the one-pass kernels instead of the sanitizers. JSON in $OUT.
+# The 2-D one-pass prefilter / direct transform (issue 17), in one device call (carry
+# ["build-gpu/carry-me"], command "bash tools/onepass_gpu_check.sh [ncu]"): test_cuda's
+# CudaPrefilter.* and CudaBspline.Direct* (CUDA against the CPU's double), compute-sanitizer
+# memcheck and racecheck on the one-pass test, and splinebench-cuda bspline with the one pass
+# where it applies (the default) and without it (SV_ONE_PASS_2D=0: the per-axis passes), same
+# card, same run. With "ncu": Nsight Compute on the one-pass kernels instead of the sanitizers.
+# JSON in $OUT.
 set -u
 cd "$(dirname "$0")/.."
 C=build-gpu/carry-me
@@ -20,7 +21,7 @@ grep -m 6 -A8 "Failure" $T/test.txt | head -60
 grep -E "one pass \]" $T/test.txt | head -20
 cp $T/test.txt $OUT/test.txt
 for v in on off; do
-  SP=1; [ $v = off ] && SP=0
+  SP=; [ $v = off ] && SP=0
   SV_ONE_PASS_2D=$SP timeout 120 $B/splinebench-cuda bspline --no-cpu --repeats 20 \
     --out $OUT/bspline_onepass_$v.json > $T/b_$v.md 2>/dev/null
   echo "bench one pass $v rc=$?"; grep -E "direct lambda 0 " $T/b_$v.md | head -8

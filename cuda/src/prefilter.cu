@@ -728,9 +728,10 @@ __global__ void gather_aprons(Pass P) {
 // read once and written once instead of twice. In place: the samples a block reads outside its
 // own outputs (the x aprons of every row, the y apron rows) come from side buffers that
 // gather_sp_aprons() fills before the pass, raw, so no block reads what another has written.
-constexpr int kSpRows = 32;     // rows per batch (= kLines: the x filter's lines)
-constexpr int kSpWindow = 288;  // longest row window W + 2H: three batches of it fit twice per SM
-constexpr int kSpBufs = 3;      // batches in flight: loading, filtering, awaiting its anticausal
+constexpr int kSpRows = 32;  // rows per batch (= kLines: the x filter's lines)
+constexpr int kSpWindow =
+    288;                    // longest row window W + 2H: two batches of it fit three times per SM
+constexpr int kSpBufs = 2;  // batches held: the one filtered, the one awaiting its anticausal
 
 struct SinglePass {
   Pass P;                 // sections (z, a2, ss, pairs, hz), gain, boundary, H
@@ -741,21 +742,31 @@ struct SinglePass {
   int S;                  // shared row stride (odd)
 };
 
-// The side buffers of single_pass_kernel, in 32-bit index arithmetic (the host keeps their
-// sizes below 2^31): blockIdx.y = 0 the x aprons, a thread per (block column, side, h) of a row
-// y = blockIdx.x (grid-stride over rows); blockIdx.y = 1 the y apron rows, a row per
+// The side buffers of single_pass_kernel, in 32-bit index arithmetic where it fits (the host
+// keeps the counts below 2^31): blockIdx.y = 0 the x aprons, a thread per (block column, side,
+// h), the same source column for every row, eight rows of it per step (loads together, then the
+// stores), a block per eight rows (grid-stride); blockIdx.y = 1 the y apron rows, a row per
 // (chunk, side, h) = blockIdx.x (grid-stride), its columns across the threads.
-__global__ void gather_sp_aprons(SinglePass Q, float* xa, float* ya, int chunks) {
+constexpr int kGatherRows = 8;
+__global__ void gather_sp_aprons(SinglePass Q, float* __restrict__ xa, float* __restrict__ ya,
+                                 int chunks) {
   const int H = Q.P.H;
+  const float* __restrict__ data = Q.data;
   if (blockIdx.y == 0) {
     const int per_row = Q.bx * 2 * H;
-    for (int y = blockIdx.x; y < Q.ny; y += gridDim.x) {
-      const float* row = Q.data + static_cast<long long>(y) * Q.nx;
-      for (int k = threadIdx.x; k < per_row; k += blockDim.x) {
-        const int h = k % H, side = (k / H) % 2, j = k / (2 * H);
-        const int x0 = j * Q.W, w = min(Q.W, Q.nx - x0);
-        const int x = extend(side == 0 ? x0 - H + h : x0 + w + h, Q.nx, Q.P.boundary);
-        xa[(j * Q.ny + y) * 2 * H + side * H + h] = row[x];
+    for (int k = threadIdx.x; k < per_row; k += blockDim.x) {
+      const int h = k % H, side = (k / H) % 2, j = k / (2 * H);
+      const int x0 = j * Q.W, w = min(Q.W, Q.nx - x0);
+      const int x = extend(side == 0 ? x0 - H + h : x0 + w + h, Q.nx, Q.P.boundary);
+      float* dst = xa + static_cast<long long>(j) * Q.ny * 2 * H + side * H + h;
+      for (int y = blockIdx.x * kGatherRows; y < Q.ny; y += gridDim.x * kGatherRows) {
+        float v[kGatherRows];
+#pragma unroll
+        for (int i = 0; i < kGatherRows; ++i)
+          v[i] = y + i < Q.ny ? data[static_cast<long long>(y + i) * Q.nx + x] : 0.0f;
+#pragma unroll
+        for (int i = 0; i < kGatherRows; ++i)
+          if (y + i < Q.ny) dst[static_cast<long long>(y + i) * 2 * H] = v[i];
       }
     }
   } else {
@@ -811,7 +822,7 @@ __device__ __forceinline__ float sp_start(const Pass& P, int q, bool causal, flo
 }
 
 template <int NP, bool kPairs>
-__global__ void __launch_bounds__(kThreads, 2) single_pass_kernel(SinglePass Q) {
+__global__ void __launch_bounds__(kThreads, 3) single_pass_kernel(SinglePass Q) {
   extern __shared__ float sh[];
   const Pass& P = Q.P;
   const int H = P.H, S = Q.S;
@@ -835,12 +846,14 @@ __global__ void __launch_bounds__(kThreads, 2) single_pass_kernel(SinglePass Q) 
         float* d = buf + r * S;
         const int y = y0 - H + v;
         if (v >= H && v < H + ly) {  // own row: centre from the array, aprons from xa
-          const float* row = Q.data + static_cast<long long>(y) * Q.nx + x0;
+          const float* row = Q.data + static_cast<long long>(y) * Q.nx + x0 - H;
           const float* xr = Q.xa + (static_cast<long long>(j) * Q.ny + y) * 2 * H;
-          for (int k = lane; k < len; k += 32) {
-            const float* g = k < H ? xr + k : k < H + w ? row + (k - H) : xr + H + (k - H - w);
-            __pipeline_memcpy_async(d + k, g, sizeof(float));
+          if (lane < H) {
+            __pipeline_memcpy_async(d + lane, xr + lane, sizeof(float));
+            __pipeline_memcpy_async(d + H + w + lane, xr + H + lane, sizeof(float));
           }
+          for (int k = H + lane; k < H + w; k += 32)  // pointer walks, no test per sample
+            __pipeline_memcpy_async(d + k, row + k, sizeof(float));
         } else {  // apron row: the whole window from ya (raw, full width)
           const int side = v < H ? 0 : 1, h = v < H ? v : v - H - ly;
           const float* yr = Q.ya + ((static_cast<long long>(c) * 2 + side) * H + h) * Q.nx;
@@ -883,8 +896,10 @@ __global__ void __launch_bounds__(kThreads, 2) single_pass_kernel(SinglePass Q) 
   // kStore each result of an output row is stored (times the gain), else the rows only warm the
   // states up.
   float as1[NP] = {}, as2[NP] = {};
+  const long long nxl = Q.nx;
   auto anticausal_rows = [&](const float* p, int count, int v, auto store) {
     constexpr bool kStore = decltype(store)::value;
+    float* o = out_col + (v - H) * nxl;  // row v's output (used where v is an output row)
     int r = 0;
     for (; r + 8 <= count; r += 8, p -= 8 * S) {
       float u[8];
@@ -895,8 +910,7 @@ __global__ void __launch_bounds__(kThreads, 2) single_pass_kernel(SinglePass Q) 
 #pragma unroll
         for (int q = 0; q < NP; ++q) u[k] = sp_anticausal<kPairs>(P, q, u[k], as1[q], as2[q]);
         const int vv = v - r - k;
-        if (kStore && vv >= H && vv < H + ly)
-          out_col[static_cast<long long>(vv - H) * Q.nx] = P.gain * u[k];
+        if (kStore && vv >= H && vv < H + ly) *(o - (r + k) * nxl) = P.gain * u[k];
       }
     }
     for (; r < count; ++r, p -= S) {
@@ -904,8 +918,7 @@ __global__ void __launch_bounds__(kThreads, 2) single_pass_kernel(SinglePass Q) 
 #pragma unroll
       for (int q = 0; q < NP; ++q) u = sp_anticausal<kPairs>(P, q, u, as1[q], as2[q]);
       const int vv = v - r;
-      if (kStore && vv >= H && vv < H + ly)
-        out_col[static_cast<long long>(vv - H) * Q.nx] = P.gain * u;
+      if (kStore && vv >= H && vv < H + ly) *(o - r * nxl) = P.gain * u;
     }
   };
   auto row_ptr = [&](int v) {
@@ -933,9 +946,8 @@ __global__ void __launch_bounds__(kThreads, 2) single_pass_kernel(SinglePass Q) 
   };
 
   load(0);
-  load(1);
   for (int b = 0; b < nb; ++b) {
-    __pipeline_wait_prior(1);
+    __pipeline_wait_prior(0);
     __syncthreads();
     float* buf = sh + (b % kSpBufs) * kSpRows * S;
     const int rows = min(kSpRows, V - b * kSpRows);
@@ -959,8 +971,8 @@ __global__ void __launch_bounds__(kThreads, 2) single_pass_kernel(SinglePass Q) 
     }
     // y anticausal of the batch before (its warm-up reads this batch's first H rows).
     if (b > 0) anticausal(b - 1);
-    __syncthreads();  // batch b - 1's buffer is free
-    load(b + 2);
+    __syncthreads();  // batch b - 1's buffer is free: batch b + 1 goes there
+    load(b + 1);
   }
   anticausal(nb - 1);
 }
@@ -1354,19 +1366,21 @@ void* single_pass_kernel_np(bool pairs) {
                : reinterpret_cast<void*>(single_pass_kernel<NP, false>);
 }
 
-// SV_ONE_PASS_2D=1: the one-pass 2-D kernel wherever it applies, as if every PrefilterConfig
-// asked for it (for measurements: it loses to the per-axis passes on most sizes, BENCHMARKS).
-bool one_pass_env() {
-  static const bool on = [] {
+// SV_ONE_PASS_2D=0: never the one-pass 2-D kernel, whatever PrefilterConfig asks (for
+// measurements: the per-axis passes in the same run).
+bool one_pass_off() {
+  static const bool off = [] {
     const char* e = std::getenv("SV_ONE_PASS_2D");
-    return e && *e == '1';
+    return e && *e == '0';
   }();
-  return on;
+  return off;
 }
 
 // Both axes of a one-channel 2-D array in one pass (single_pass_kernel), in place, with the same
 // sections on both axes; false (nothing done) where it does not apply: other shapes, aprons
-// longer than a batch, or fewer blocks than multiprocessors (small images).
+// longer than a batch, or images too small for row chunks of at least 8 aprons in blocks enough
+// for every multiprocessor (there the apron rows and the idle SMs cost more than the second
+// pass: 3815x934 0.049 against 0.039 ms per axis, BENCHMARKS).
 // With run false only whether it applies (no allocation, no launch).
 bool single_pass_2d(float* data, const Layout& layout, Boundary boundary, const Sections& s,
                     bool run = true) {
@@ -1401,19 +1415,17 @@ bool single_pass_2d(float* data, const Layout& layout, Boundary boundary, const 
   check(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, kThreads, shmem),
         "configuring the one-pass CUDA prefilter");
   const long long sms = multiprocessors();
-  // Chunks of rows: whole waves of the resident blocks (a last partial wave would leave SMs
-  // idle), as few as give at least two, each chunk at least 8 aprons long (its apron rows are
-  // walked twice: by it and by its neighbour); else as many as that length allows.
+  // Chunks of rows: the count whose waves of resident blocks walk the fewest rows in all
+  // (waves x (chunk rows + 2 H): a last wave that is barely filled costs a whole one, short
+  // chunks walk their aprons again), each chunk at least 8 aprons and 64 rows long.
   const long long resident = std::max(1, per_sm) * sms;
   const long long most = std::max(1LL, static_cast<long long>(Q.ny) / std::max(8 * H, 64));
-  long long chunks = most;
-  for (long long waves = 2; waves * resident <= Q.bx * most; ++waves) {
-    const long long c = (waves * resident) / Q.bx;  // blocks <= waves * resident
-    const long long ly = (Q.ny + c - 1) / c, cc = (Q.ny + ly - 1) / ly;
-    if (Q.bx * cc > (waves - 1) * resident + resident * 9 / 10) {  // the last wave >= 90% full
-      chunks = c;
-      break;
-    }
+  long long chunks = 1, best = -1;
+  for (long long c = 1; c <= most; ++c) {
+    const long long ly = (Q.ny + c - 1) / c;
+    const long long waves = (Q.bx * c + resident - 1) / resident;
+    const long long cost = waves * (ly + 2 * H);
+    if (best < 0 || cost < best) best = cost, chunks = c;
   }
   Q.Ly = static_cast<int>((Q.ny + chunks - 1) / chunks);
   chunks = (Q.ny + Q.Ly - 1) / Q.Ly;
@@ -1435,8 +1447,10 @@ bool single_pass_2d(float* data, const Layout& layout, Boundary boundary, const 
   float* ya = xa + nxa;
   Q.xa = xa;
   Q.ya = ya;
-  gather_sp_aprons<<<dim3(static_cast<unsigned>(std::min(Q.ny, 4096)), 2), 256>>>(
-      Q, xa, ya, static_cast<int>(chunks));
+  const int gx = std::max(static_cast<int>(std::min<long long>(chunks * 2 * H, 4096)),
+                          std::min((Q.ny + kGatherRows - 1) / kGatherRows, 4096));
+  gather_sp_aprons<<<dim3(static_cast<unsigned>(gx), 2), 256>>>(Q, xa, ya,
+                                                                static_cast<int>(chunks));
   check_launch("CUDA prefilter (one-pass aprons)");
   void* args[] = {&Q};
   check(
@@ -1604,7 +1618,7 @@ int prefilter_apron(const Sections& s) {
 
 bool prefilter_2d_sections(float* data, const Layout& layout, Boundary boundary,
                            const Sections& s) {
-  if (!one_pass_env()) return false;
+  if (one_pass_off()) return false;
   PrefilterConfig cfg;
   cfg.boundary = boundary;
   check_config(layout, cfg, "CUDA direct transform");
@@ -1648,7 +1662,7 @@ bool prefilter_fusable(const Layout& layout, const PrefilterConfig& cfg) {
   if (!available()) return false;
   const Poles poles = bspline_poles(cfg.degree);
   if (layout.rank() == 2)
-    return cfg.kernel == PrefilterKernel::Tiled && (cfg.one_pass || one_pass_env()) &&
+    return cfg.kernel == PrefilterKernel::Tiled && cfg.one_pass && !one_pass_off() &&
            cfg.chunk == 0 && cfg.lines == 0 && cfg.async_loads &&
            single_pass_2d(nullptr, layout, cfg.boundary, sections_of(poles), false);
   // Alignment does not decide whether it fuses (only how the y tiles load): a 16-byte aligned
@@ -1709,7 +1723,7 @@ std::vector<bool> prefilter_out_of_place(const Layout& layout, const PrefilterCo
 
 void prefilter(float* data, const Layout& layout, const PrefilterConfig& cfg) {
   check_config(layout, cfg, "CUDA prefilter");
-  if (cfg.kernel == PrefilterKernel::Tiled && (cfg.one_pass || one_pass_env()) &&
+  if (cfg.kernel == PrefilterKernel::Tiled && cfg.one_pass && !one_pass_off() &&
       layout.rank() == 2 && cfg.chunk == 0 && cfg.lines == 0 && cfg.async_loads &&
       single_pass_2d(data, layout, cfg.boundary, sections_of(bspline_poles(cfg.degree))))
     return;

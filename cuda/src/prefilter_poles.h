@@ -30,9 +30,8 @@ struct Sections {
 // The apron of `s` (a pair's warm-up: the tail of its second-order impulse response, to the
 // same sixteenth of float's epsilon).
 int prefilter_apron(const Sections& s);
-// Both axes of a one-channel 2-D array in one pass (the same sections on each), in place, when
-// SV_ONE_PASS_2D=1 (a measured loser on most sizes: off by default); false (nothing done) where
-// the one-pass kernel is off or does not apply.
+// Both axes of a one-channel 2-D array in one pass (the same sections on each), in place; false
+// (nothing done) where the one-pass kernel does not apply or SV_ONE_PASS_2D=0.
 bool prefilter_2d_sections(float* data, const Layout& layout, Boundary boundary, const Sections& s);
 void prefilter_axis_sections(const float* src, float* dst, const Layout& layout, std::size_t axis,
                              Boundary boundary, const Sections& s);

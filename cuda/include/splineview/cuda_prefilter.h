@@ -41,11 +41,11 @@ struct PrefilterConfig {
   // prefilter() (Tiled) on a 3-D array: the y and x passes fused into one kernel
   // (prefilter_fused_xy) where prefilter_fusable() says it applies; false: one pass per axis.
   bool fuse = true;
-  // prefilter() (Tiled) on a one-channel 2-D array: both axes in one pass (side buffers for the
-  // aprons of its row chunks and column strips) where prefilter_fusable() says it applies.
-  // Off by default: measured slower than the per-axis passes on most sizes (BENCHMARKS, "2-D in
-  // one pass"). The environment variable SV_ONE_PASS_2D=1 turns it on everywhere.
-  bool one_pass = false;
+  // prefilter() (Tiled) on a one-channel 2-D array: both axes in one pass over device memory
+  // (side buffers for the aprons of its row chunks and column strips) where prefilter_fusable()
+  // says it applies (large images: BENCHMARKS, "2-D in one pass"); false: one pass per axis.
+  // The environment variable SV_ONE_PASS_2D=0 turns it off everywhere (for measurements).
+  bool one_pass = true;
   // Fused pass: how many planes the x tiles run ahead of the y tiles (0 = automatic).
   int fuse_lag = 0;
   // Fused pass: L2 eviction priorities on its loads and stores (the intermediate kept, the
@@ -79,8 +79,8 @@ void prefilter_fused_xy(float* data, const Layout& layout, const PrefilterConfig
 // chunks, a degree with poles, x and y short enough for whole-line tiles, at least 8 floats per
 // row, and (with the automatic lag) tiles enough to fill the persistent grid twice. Rank 2:
 // whether it runs both axes in one pass (Tiled with `one_pass`, automatic chunks and lines, async
-// loads, one channel, degree 2-5 (an apron of at most 32 samples), blocks at least as many as
-// the GPU's multiprocessors). No CUDA device: false.
+// loads, one channel, degree 2-5 (an apron of at most 32 samples), row chunks of at least 8
+// aprons in blocks at least as many as the GPU's multiprocessors). No CUDA device: false.
 bool prefilter_fusable(const Layout& layout, const PrefilterConfig& cfg);
 
 // Texel formats a prefilter can write into (CUDA arrays behind GL textures).
