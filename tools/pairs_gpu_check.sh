@@ -12,8 +12,8 @@ export LD_LIBRARY_PATH=$PWD/$C/rt
 B=$PWD/$C/bin
 T=$(mktemp -d)
 nvidia-smi --query-gpu=name,driver_version --format=csv,noheader
-timeout 150 $B/test_cuda --gtest_filter='CudaBspline.Direct*' > $T/test.txt 2>&1
-echo "test_cuda CudaBspline.Direct* rc=$?"
+timeout 250 $B/test_cuda --gtest_filter='CudaBspline.Direct*:CudaPrefilter.*' > $T/test.txt 2>&1
+echo "test_cuda CudaBspline.Direct* CudaPrefilter.* rc=$?"
 grep -E "^\[  (PASSED|FAILED) |^\[  FAILED|tests ran" $T/test.txt | head -20
 grep -m 6 -A8 "Failure" $T/test.txt | head -60
 grep -E "worst|of the bound" $T/test.txt | head -20
@@ -26,5 +26,6 @@ for v in tiles lines; do
   L=0; [ $v = lines ] && L=1
   SV_PAIR_LINES=$L timeout 120 $B/splinebench-cuda bspline --no-cpu --repeats 20 \
     --out $OUT/bspline_pairs_$v.json > $T/b_$v.md 2>/dev/null
-  echo "bench pairs in $v rc=$?"; grep -E "direct" $T/b_$v.md | head -20
+  echo "bench pairs in $v rc=$?"; grep -E "x151|x76" $T/b_$v.md | head -4
+  grep -A3 "400x300x151" $T/b_$v.md | grep -E "lambda 0.0|lambda 0.5" | head -3
 done

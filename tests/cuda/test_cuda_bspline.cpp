@@ -282,13 +282,15 @@ TEST(CudaBspline, DirectTransformPairsInTiles) {
           if (skip_big(dims)) continue;
           check_direct<float>(mode, degree, lambda, dims, channels, rng);
         }
-  // 2-D images large enough for both axes in one pass (prefilter_2d_sections): a pair, two
-  // real poles.
+  // 2-D images large enough for both axes in one pass (prefilter_2d_sections), and a larger
+  // volume than kShapes has: a pair, two real poles.
   for (double lambda : {0.5, 0.005})
-    for (Boundary mode : {Boundary::Reflect, Boundary::Mirror, Boundary::Periodic}) {
-      if (skip_big({2600, 3001})) continue;
-      check_direct<float>(mode, 3, lambda, {2600, 3001}, 1, rng);
-    }
+    for (Boundary mode : {Boundary::Reflect, Boundary::Mirror, Boundary::Periodic})
+      for (const std::vector<std::size_t>& dims :
+           {std::vector<std::size_t>{2600, 3001}, std::vector<std::size_t>{120, 150, 161}}) {
+        if (skip_big(dims)) continue;
+        check_direct<float>(mode, 3, lambda, dims, 1, rng);
+      }
 }
 
 // ---- Indirect transform -------------------------------------------------------------------------
