@@ -7,13 +7,7 @@
 # memcheck on the streamed kernel's test and the smoothing splines.
 # Carry ["build-gpu/carry-me"]; outputs under $OUT.
 set -u
-cd "$(dirname "$0")/.."
-C=build-gpu/carry-me
-tar xJf $C/bins.tar.xz -C $C && tar xJf $C/rt.tar.xz -C $C || exit 1
-export LD_LIBRARY_PATH=$PWD/$C/rt
-B=$PWD/$C/bin
-T=$(mktemp -d)  # logs not brought back (the device tool returns a few files)
-nvidia-smi --query-gpu=name,driver_version --format=csv,noheader
+source "$(dirname "$0")/carry_me.sh"  # B, T, LD_LIBRARY_PATH; prints the GPU
 timeout 150 $B/test_cuda --gtest_filter='CudaBspline.*' > $OUT/test.txt 2>&1; echo "test rc=$?"
 grep -E "PASSED|FAILED|bound    \]" $OUT/test.txt | head -30
 grep -m 6 -A6 "Failure" $OUT/test.txt | head -40

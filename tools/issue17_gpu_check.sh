@@ -6,13 +6,7 @@
 # included), and splinebench-cuda bspline. A summary is printed; the benchmark JSON lands in
 # $OUT.
 set -u
-cd "$(dirname "$0")/.."
-C=build-gpu/carry-me
-tar xJf $C/bins.tar.xz -C $C && tar xJf $C/rt.tar.xz -C $C || exit 1
-export LD_LIBRARY_PATH=$PWD/$C/rt
-B=$PWD/$C/bin
-T=$(mktemp -d)
-nvidia-smi --query-gpu=name,driver_version --format=csv,noheader
+source "$(dirname "$0")/carry_me.sh"  # B, T, LD_LIBRARY_PATH; prints the GPU
 timeout 200 $B/test_cuda --gtest_filter='CudaBspline.*:CudaPyramid.*' > $T/test.txt 2>&1
 echo "test_cuda CudaBspline+CudaPyramid rc=$?"
 grep -E "^\[  (PASSED|FAILED) |^\[  FAILED|bound    \]|cuda pyramid \]|tests ran" $T/test.txt | head -40

@@ -7,13 +7,7 @@
 # card, same run. With "ncu": Nsight Compute on the one-pass kernels instead of the sanitizers.
 # JSON in $OUT.
 set -u
-cd "$(dirname "$0")/.."
-C=build-gpu/carry-me
-tar xJf $C/bins.tar.xz -C $C && tar xJf $C/rt.tar.xz -C $C || exit 1
-export LD_LIBRARY_PATH=$PWD/$C/rt
-B=$PWD/$C/bin
-T=$(mktemp -d)
-nvidia-smi --query-gpu=name,driver_version --format=csv,noheader
+source "$(dirname "$0")/carry_me.sh"  # B, T, LD_LIBRARY_PATH; prints the GPU
 timeout 200 $B/test_cuda --gtest_filter='CudaPrefilter.*:CudaBspline.Direct*' > $T/test.txt 2>&1
 echo "test_cuda CudaPrefilter.* CudaBspline.Direct* rc=$?"
 grep -E "^\[  (PASSED|FAILED) |^\[  FAILED|tests ran|bound    \]" $T/test.txt | head -20

@@ -5,13 +5,7 @@
 # pairs (small shapes), and splinebench-cuda bspline with the pairs in the tiles (default) and in
 # the line kernels (SV_PAIR_LINES=1), same card, same run. The JSON of both lands in $OUT.
 set -u
-cd "$(dirname "$0")/.."
-C=build-gpu/carry-me
-tar xJf $C/bins.tar.xz -C $C && tar xJf $C/rt.tar.xz -C $C || exit 1
-export LD_LIBRARY_PATH=$PWD/$C/rt
-B=$PWD/$C/bin
-T=$(mktemp -d)
-nvidia-smi --query-gpu=name,driver_version --format=csv,noheader
+source "$(dirname "$0")/carry_me.sh"  # B, T, LD_LIBRARY_PATH; prints the GPU
 timeout 250 $B/test_cuda --gtest_filter='CudaBspline.Direct*:CudaPrefilter.*' > $T/test.txt 2>&1
 echo "test_cuda CudaBspline.Direct* CudaPrefilter.* rc=$?"
 grep -E "^\[  (PASSED|FAILED) |^\[  FAILED|tests ran" $T/test.txt | head -20

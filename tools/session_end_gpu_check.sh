@@ -7,13 +7,7 @@
 # (SV_ONE_PASS_2D=0), and splinebench-cuda pyramid. Logs stay on the machine except a summary;
 # the JSON lands in $OUT.
 set -u
-cd "$(dirname "$0")/.."
-C=build-gpu/carry-me
-tar xJf $C/bins.tar.xz -C $C && tar xJf $C/rt.tar.xz -C $C || exit 1
-export LD_LIBRARY_PATH=$PWD/$C/rt
-B=$PWD/$C/bin
-T=$(mktemp -d)
-nvidia-smi --query-gpu=name,driver_version --format=csv,noheader
+source "$(dirname "$0")/carry_me.sh"  # B, T, LD_LIBRARY_PATH; prints the GPU
 timeout 360 $B/test_cuda > $T/test_cuda.txt 2>&1
 echo "test_cuda (all) rc=$?"
 grep -E "^\[  (PASSED|FAILED)|^\[  FAILED|tests ran|bound    \]" $T/test_cuda.txt | head -40

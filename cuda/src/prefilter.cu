@@ -102,48 +102,57 @@ __device__ __forceinline__ int sidx(const Pass& P, int l, int w) {
   return C == 0 ? w * kLines + l : l * P.S + w;
 }
 
-// Runs a first-order recursion over `count` values at b[pos * ST], pos = first, first + dir, ...,
-// from the state `c` before the first, and returns the state after the last. Causal:
-// c <- x + z c; anticausal: c <- z (c - x), as fma(z, c, -z x). With kWrite the states are
-// stored in place. Values come in register batches, the next batch loaded before the current
-// one is used, so shared-memory latency hides behind the chain of fmas.
-template <int ST, bool kCausal, bool kWrite>
-__device__ __forceinline__ float run(float* b, int first, int count, float z, float c) {
-  // The pass is bound by instruction issue: walk a pointer with compile-time offsets, no bounds
-  // test per value (full batches, then a short remainder).
-  constexpr int D = kCausal ? ST : -ST;
-  float* p = b + first * ST;
-  const float nz = -z;
+// Walks `count` values at p, p + d, p + 2d, ... (d: a signed stride, a constant in the callers
+// that can make it one), applying y = step(x, k) to the k-th; with kWrite each y is stored in
+// place. Values come in register batches, the next batch loaded before the current one is used,
+// so shared-memory latency hides behind the chain of the steps (the recursions are bound by
+// instruction issue: a walking pointer, no bounds test per value, full batches, then a short
+// remainder).
+template <bool kWrite, class Step>
+__device__ __forceinline__ void walk(float* p, int count, int d, Step step) {
   int k = 0;
   if (count >= kBatch) {
     float v[kBatch];
 #pragma unroll
-    for (int j = 0; j < kBatch; ++j) v[j] = p[j * D];
+    for (int j = 0; j < kBatch; ++j) v[j] = p[j * d];
     for (; k + 2 * kBatch <= count; k += kBatch) {
       float nx[kBatch];
 #pragma unroll
-      for (int j = 0; j < kBatch; ++j) nx[j] = p[(kBatch + j) * D];
+      for (int j = 0; j < kBatch; ++j) nx[j] = p[(kBatch + j) * d];
 #pragma unroll
       for (int j = 0; j < kBatch; ++j) {
-        c = kCausal ? fmaf(z, c, v[j]) : fmaf(z, c, nz * v[j]);
-        if (kWrite) p[j * D] = c;
+        const float y = step(v[j], k + j);
+        if (kWrite) p[j * d] = y;
       }
-      p += kBatch * D;
+      p += kBatch * d;
 #pragma unroll
       for (int j = 0; j < kBatch; ++j) v[j] = nx[j];
     }
 #pragma unroll
     for (int j = 0; j < kBatch; ++j) {
-      c = kCausal ? fmaf(z, c, v[j]) : fmaf(z, c, nz * v[j]);
-      if (kWrite) p[j * D] = c;
+      const float y = step(v[j], k + j);
+      if (kWrite) p[j * d] = y;
     }
-    p += kBatch * D;
+    p += kBatch * d;
     k += kBatch;
   }
-  for (; k < count; ++k, p += D) {
-    c = kCausal ? fmaf(z, c, *p) : fmaf(z, c, nz * *p);
-    if (kWrite) *p = c;
+  for (; k < count; ++k, p += d) {
+    const float y = step(*p, k);
+    if (kWrite) *p = y;
   }
+}
+
+// Runs a first-order recursion over `count` values at b[pos * ST], pos = first, first + dir, ...,
+// from the state `c` before the first, and returns the state after the last. Causal:
+// c <- x + z c; anticausal: c <- z (c - x), as fma(z, c, -z x). With kWrite the states are
+// stored in place.
+template <int ST, bool kCausal, bool kWrite>
+__device__ __forceinline__ float run(float* b, int first, int count, float z, float c) {
+  const float nz = -z;
+  walk<kWrite>(b + first * ST, count, kCausal ? ST : -ST, [&](float x, int) {
+    c = kCausal ? fmaf(z, c, x) : fmaf(z, c, nz * x);
+    return c;
+  });
   return c;
 }
 
@@ -153,45 +162,13 @@ __device__ __forceinline__ float run(float* b, int first, int count, float z, fl
 template <int ST, bool kCausal, bool kWrite>
 __device__ __forceinline__ float2 run2(float* b, int first, int count, float a1, float a2,
                                        float2 s) {
-  constexpr int D = kCausal ? ST : -ST;
-  float* p = b + first * ST;
   float y1 = s.x, y2 = s.y;
-  int k = 0;
-  if (count >= kBatch) {
-    float v[kBatch];
-#pragma unroll
-    for (int j = 0; j < kBatch; ++j) v[j] = p[j * D];
-    for (; k + 2 * kBatch <= count; k += kBatch) {
-      float nx[kBatch];
-#pragma unroll
-      for (int j = 0; j < kBatch; ++j) nx[j] = p[(kBatch + j) * D];
-#pragma unroll
-      for (int j = 0; j < kBatch; ++j) {
-        const float y = fmaf(a1, y1, fmaf(a2, y2, v[j]));
-        y2 = y1;
-        y1 = y;
-        if (kWrite) p[j * D] = y;
-      }
-      p += kBatch * D;
-#pragma unroll
-      for (int j = 0; j < kBatch; ++j) v[j] = nx[j];
-    }
-#pragma unroll
-    for (int j = 0; j < kBatch; ++j) {
-      const float y = fmaf(a1, y1, fmaf(a2, y2, v[j]));
-      y2 = y1;
-      y1 = y;
-      if (kWrite) p[j * D] = y;
-    }
-    p += kBatch * D;
-    k += kBatch;
-  }
-  for (; k < count; ++k, p += D) {
-    const float y = fmaf(a1, y1, fmaf(a2, y2, *p));
+  walk<kWrite>(b + first * ST, count, kCausal ? ST : -ST, [&](float x, int) {
+    const float y = fmaf(a1, y1, fmaf(a2, y2, x));
     y2 = y1;
     y1 = y;
-    if (kWrite) *p = y;
-  }
+    return y;
+  });
   return make_float2(y1, y2);
 }
 
@@ -870,56 +847,28 @@ __global__ void __launch_bounds__(kThreads, 3) single_pass_kernel(SinglePass Q) 
   float cs1[NP] = {}, cs2[NP] = {};
   float* out_col = Q.data + static_cast<long long>(y0) * Q.nx + x0 + t;
 
-  // The causal steps of every section over `count` rows at p, p + S, ..., in place; values in
-  // register batches of eight, loaded together (their latency paid once per batch).
+  // The causal steps of every section over `count` rows at p, p + S, ..., in place.
   auto causal_rows = [&](float* p, int count) {
-    int r = 0;
-    for (; r + 8 <= count; r += 8, p += 8 * S) {
-      float u[8];
-#pragma unroll
-      for (int k = 0; k < 8; ++k) u[k] = p[k * S];
-#pragma unroll
-      for (int k = 0; k < 8; ++k) {
-#pragma unroll
-        for (int q = 0; q < NP; ++q) u[k] = sp_causal<kPairs>(P, q, u[k], cs1[q], cs2[q]);
-        p[k * S] = u[k];
-      }
-    }
-    for (; r < count; ++r, p += S) {
-      float u = *p;
+    walk<true>(p, count, S, [&](float u, int) {
 #pragma unroll
       for (int q = 0; q < NP; ++q) u = sp_causal<kPairs>(P, q, u, cs1[q], cs2[q]);
-      *p = u;
-    }
+      return u;
+    });
   };
   // The anticausal steps over `count` rows at p, p - S, ... (walk rows v, v - 1, ...); with
   // kStore each result of an output row is stored (times the gain), else the rows only warm the
   // states up.
   float as1[NP] = {}, as2[NP] = {};
   const long long nxl = Q.nx;
-  auto anticausal_rows = [&](const float* p, int count, int v, auto store) {
+  auto anticausal_rows = [&](float* p, int count, int v, auto store) {
     constexpr bool kStore = decltype(store)::value;
     float* o = out_col + (v - H) * nxl;  // row v's output (used where v is an output row)
-    int r = 0;
-    for (; r + 8 <= count; r += 8, p -= 8 * S) {
-      float u[8];
-#pragma unroll
-      for (int k = 0; k < 8; ++k) u[k] = p[-k * S];
-#pragma unroll
-      for (int k = 0; k < 8; ++k) {
-#pragma unroll
-        for (int q = 0; q < NP; ++q) u[k] = sp_anticausal<kPairs>(P, q, u[k], as1[q], as2[q]);
-        const int vv = v - r - k;
-        if (kStore && vv >= H && vv < H + ly) *(o - (r + k) * nxl) = P.gain * u[k];
-      }
-    }
-    for (; r < count; ++r, p -= S) {
-      float u = *p;
+    walk<false>(p, count, -S, [&](float u, int k) {
 #pragma unroll
       for (int q = 0; q < NP; ++q) u = sp_anticausal<kPairs>(P, q, u, as1[q], as2[q]);
-      const int vv = v - r;
-      if (kStore && vv >= H && vv < H + ly) *(o - r * nxl) = P.gain * u;
-    }
+      if (kStore && v - k >= H && v - k < H + ly) *(o - k * nxl) = P.gain * u;
+      return u;
+    });
   };
   auto row_ptr = [&](int v) {
     return sh + ((v / kSpRows) % kSpBufs) * kSpRows * S + (v % kSpRows) * S + H + t;

@@ -413,6 +413,24 @@ SV_PYRAMID_HD inline double* tile_scan(Exec& ex, double* K, int W, int C, double
   return src;
 }
 
+// Walks `count` values x[k * LS], k = first, first + dir, ..., v <- step(v) for each; eight
+// loaded before their arithmetic (the stores could alias them for all the compiler knows).
+template <class Step>
+SV_PYRAMID_HD inline void tile_walk(double* x, long LS, long first, long count, long dir,
+                                    Step step) {
+  long k = first, i = 0;
+  for (; i + 8 <= count; i += 8, k += 8 * dir) {
+    double r[8];
+    SV_PYRAMID_UNROLL
+    for (int u = 0; u < 8; ++u) r[u] = x[(k + u * dir) * LS];
+    SV_PYRAMID_UNROLL
+    for (int u = 0; u < 8; ++u) r[u] = step(r[u]);
+    SV_PYRAMID_UNROLL
+    for (int u = 0; u < 8; ++u) x[(k + u * dir) * LS] = r[u];
+  }
+  for (; i < count; ++i, k += dir) x[k * LS] = step(x[k * LS]);
+}
+
 #if defined(__CUDACC__)
 #pragma nv_exec_check_disable
 #endif
@@ -441,25 +459,10 @@ SV_PYRAMID_HD inline void tile_poles(Exec& ex, double* buf, long len, long L, in
           prev = x[0];
           k = 1;
         }
-        // Eight loads before their arithmetic (the stores could alias them for all the
-        // compiler knows).
-        for (; k + 8 <= b; k += 8) {
-          double r[8];
-          SV_PYRAMID_UNROLL
-          for (int u = 0; u < 8; ++u) r[u] = x[(k + u) * LS];
-          SV_PYRAMID_UNROLL
-          for (int u = 0; u < 8; ++u) {
-            r[u] = r[u] + z * prev;
-            prev = r[u];
-          }
-          SV_PYRAMID_UNROLL
-          for (int u = 0; u < 8; ++u) x[(k + u) * LS] = r[u];
-        }
-        for (; k < b; ++k) {
-          const double v = x[k * LS] + z * prev;
-          x[k * LS] = v;
-          prev = v;
-        }
+        tile_walk(x, LS, k, b - k, 1, [&](double v) {
+          prev = v + z * prev;
+          return prev;
+        });
       }
       K[c * W + w] = prev;
     });
@@ -468,25 +471,12 @@ SV_PYRAMID_HD inline void tile_poles(Exec& ex, double* buf, long len, long L, in
       const long a = c * L, b = a + L < len ? a + L : len;
       if (c == 0 || a >= b) return;
       const double carry = R[(c - 1) * W + w];
-      double* x = buf + w;
       double zj = z;
-      long k = a;
-      for (; k + 8 <= b; k += 8) {
-        double r[8];
-        SV_PYRAMID_UNROLL
-        for (int u = 0; u < 8; ++u) r[u] = x[(k + u) * LS];
-        SV_PYRAMID_UNROLL
-        for (int u = 0; u < 8; ++u) {
-          r[u] += zj * carry;
-          zj *= z;
-        }
-        SV_PYRAMID_UNROLL
-        for (int u = 0; u < 8; ++u) x[(k + u) * LS] = r[u];
-      }
-      for (; k < b; ++k) {
-        x[k * LS] += zj * carry;
+      tile_walk(buf + w, LS, a, b - a, 1, [&](double v) {
+        v += zj * carry;
         zj *= z;
-      }
+        return v;
+      });
     });
     // Anticausal: the exact start where the line ends here (else from zero: -z x[len - 1]).
     ex.each([&](int w, int c) {
@@ -508,23 +498,10 @@ SV_PYRAMID_HD inline void tile_poles(Exec& ex, double* buf, long len, long L, in
           next = x[(len - 1) * LS];
           k = len - 2;
         }
-        for (; k - 8 + 1 >= a; k -= 8) {
-          double r[8];
-          SV_PYRAMID_UNROLL
-          for (int u = 0; u < 8; ++u) r[u] = x[(k - u) * LS];
-          SV_PYRAMID_UNROLL
-          for (int u = 0; u < 8; ++u) {
-            r[u] = z * (next - r[u]);
-            next = r[u];
-          }
-          SV_PYRAMID_UNROLL
-          for (int u = 0; u < 8; ++u) x[(k - u) * LS] = r[u];
-        }
-        for (; k >= a; --k) {
-          const double v = z * (next - x[k * LS]);
-          x[k * LS] = v;
-          next = v;
-        }
+        tile_walk(x, LS, k, k - a + 1, -1, [&](double v) {
+          next = z * (next - v);
+          return next;
+        });
       }
       K[c * W + w] = next;
     });
@@ -535,23 +512,11 @@ SV_PYRAMID_HD inline void tile_poles(Exec& ex, double* buf, long len, long L, in
       const double carry = Rb[(c + 1) * W + w];
       double* x = buf + w;
       double zj = z;
-      long k = b - 1;
-      for (; k - 8 + 1 >= a; k -= 8) {
-        double r[8];
-        SV_PYRAMID_UNROLL
-        for (int u = 0; u < 8; ++u) r[u] = x[(k - u) * LS];
-        SV_PYRAMID_UNROLL
-        for (int u = 0; u < 8; ++u) {
-          r[u] += zj * carry;
-          zj *= z;
-        }
-        SV_PYRAMID_UNROLL
-        for (int u = 0; u < 8; ++u) x[(k - u) * LS] = r[u];
-      }
-      for (; k >= a; --k) {
-        x[k * LS] += zj * carry;
+      tile_walk(x, LS, b - 1, b - a, -1, [&](double v) {
+        v += zj * carry;
         zj *= z;
-      }
+        return v;
+      });
     });
   }
 }
