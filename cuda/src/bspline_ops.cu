@@ -97,6 +97,17 @@ __host__ __device__ __forceinline__ int ext(int k, int n, int mode) {
   }
 }
 
+// a b + c rounded once. The filter kernels accumulate through it rather than `c += a * b`,
+// which the compiler may contract either way where both addends are products (after unrolling):
+// so every kernel rounds the same sums the same way, and their outputs agree bit for bit.
+template <class T>
+__device__ __forceinline__ T fmadd(T a, T b, T c) {
+  if constexpr (std::is_same<T, float>::value)
+    return fmaf(a, b, c);
+  else
+    return fma(a, b, c);
+}
+
 int multiprocessors() {
   static const int count = [] {
     int dev = 0, n = 0;
@@ -491,7 +502,7 @@ __global__ void __launch_bounds__(kThreads)
         const T* in = s_in + r * IX + x;
         T acc = T(0);
 #pragma unroll
-        for (int u = 0; u < spx; ++u) acc += k[u] * in[u];
+        for (int u = 0; u < spx; ++u) acc = fmadd(k[u], in[u], acc);
         out[t] = acc;
       }
     }
@@ -508,7 +519,7 @@ __global__ void __launch_bounds__(kThreads)
         const T* in = in0 + (z * IY + y) * kBX + x;
         T acc = T(0);
 #pragma unroll
-        for (int u = 0; u < spy; ++u) acc += k[u] * in[u * kBX];
+        for (int u = 0; u < spy; ++u) acc = fmadd(k[u], in[u * kBX], acc);
         out[t] = acc;
       }
     }
@@ -528,13 +539,13 @@ __global__ void __launch_bounds__(kThreads)
         const T* k = s_taps[0][s_term_z[q]];
         T acc = T(0);
 #pragma unroll
-        for (int u = 0; u < spz; ++u) acc += k[u] * in[u * BY * kBX];
+        for (int u = 0; u < spz; ++u) acc = fmadd(k[u], in[u * BY * kBX], acc);
         if (S.combine == kEach)
           s_dst[q][o] = acc;
         else if (S.combine == kSum)
           comb += acc;
         else
-          comb += acc * acc;
+          comb = fmadd(acc, acc, comb);
       }
       if (S.combine == kSum)
         s_dst[0][o] = comb;
@@ -623,15 +634,42 @@ __global__ void __launch_bounds__(256)
 // Sums run in the tile kernel's order (x, then y, then z, taps ascending), the same arithmetic.
 struct StreamTaps {
   // Per distinct x FIR, and per term its y FIR, z FIR and x FIR index; S taps each (zero-padded).
+  // The same in float, for float arrays (the FMAs then take them as they are: no conversion of
+  // a double per tap and output).
   double kx[kMaxSets][5], ky[kMaxTerms][5], kz[kMaxTerms][5];
+  float fx[kMaxSets][5], fy[kMaxTerms][5], fz[kMaxTerms][5];
   int term_x[kMaxTerms];
   int sets_x;
   int chunk;  // output planes per block
 };
 
+// Tap u of x FIR s, or of term q's y or z FIR, in T.
+template <class T>
+__device__ __forceinline__ T tap_x(const StreamTaps& K, int s, int u) {
+  if constexpr (std::is_same<T, float>::value)
+    return K.fx[s][u];
+  else
+    return K.kx[s][u];
+}
+template <class T>
+__device__ __forceinline__ T tap_y(const StreamTaps& K, int q, int u) {
+  if constexpr (std::is_same<T, float>::value)
+    return K.fy[q][u];
+  else
+    return K.ky[q][u];
+}
+template <class T>
+__device__ __forceinline__ T tap_z(const StreamTaps& K, int q, int u) {
+  if constexpr (std::is_same<T, float>::value)
+    return K.fz[q][u];
+  else
+    return K.kz[q][u];
+}
+
 template <class T, int S, int NT>
 struct StreamShape {
   static constexpr int RY = NT * S * static_cast<int>(sizeof(T)) <= 48 ? 2 : 1;
+  static constexpr int kRows2D = 4;  // 2-D: rows per ring buffer
 };
 
 // kStages > 0: the planes travel by cp.async into a ring of kStages plane buffers, kStages - 1
@@ -648,7 +686,9 @@ __global__ void __launch_bounds__(256)
   constexpr int kPlane = IX * IY;
   constexpr int kLoads = (kPlane + 255) / 256;
   constexpr int kBufs = kStages > 0 ? kStages : 2;
-  __shared__ __align__(16) T plane[kBufs][kPlane];
+  // Planes a ring buffer holds (2-D: rows; one barrier and one cp.async group for PR of them).
+  constexpr int PR = k3D || kStages == 0 ? 1 : StreamShape<T, S, NT>::kRows2D;
+  __shared__ __align__(16) T plane[kBufs][PR * kPlane];
 
   const int C = St.channels;
   const int tiles_x = (St.out[2] + BXT - 1) / BXT;
@@ -689,21 +729,23 @@ __global__ void __launch_bounds__(256)
 #pragma unroll
     for (int l = 0; l < kLoads; ++l) pf[l] = ez >= 0 && off[l] >= 0 ? __ldg(p + off[l]) : outside;
   };
-  // Plane i (if it exists) into its ring buffer, as one cp.async group (empty past the end, so
-  // that every thread counts the same groups).
-  auto fetch_async = [&](int i) {
-    if (i < planes) {
+  // Planes g PR .. g PR + PR - 1 (those that exist) into ring buffer buf, as one cp.async group
+  // (empty past the end, so that every thread counts the same groups).
+  auto fetch_async = [&](int g, T* buf) {
+#pragma unroll
+    for (int pr = 0; pr < PR; ++pr) {
+      const int i = g * PR + pr;
+      if (i >= planes) break;
       const int ez = ext(zin0 + i, St.in[0], St.mode);
       const T* p = src + static_cast<long long>(ez) * pstride;
-      T* buf = plane[i % kBufs];
 #pragma unroll
       for (int l = 0; l < kLoads; ++l) {
         const int e = threadIdx.x + 256 * l;
         if (e >= kPlane) continue;
         if (ez >= 0 && off[l] >= 0)
-          __pipeline_memcpy_async(buf + e, p + off[l], sizeof(T));
+          __pipeline_memcpy_async(buf + pr * kPlane + e, p + off[l], sizeof(T));
         else
-          buf[e] = outside;
+          buf[pr * kPlane + e] = outside;
       }
     }
     __pipeline_commit();
@@ -718,21 +760,27 @@ __global__ void __launch_bounds__(256)
       for (int j = 0; j < S; ++j) acc[q][r][j] = T(0);
 
   const int gx = x0 + tx;
+  const long long orow = static_cast<long long>(St.out[2]) * C;
+  const long long ostride = orow * St.out[1];
+  long long ocur = (static_cast<long long>(zc) * St.out[1] + (k3D ? y0 + ty * RY : 0)) * orow +
+                   static_cast<long long>(gx) * C + c;
   if (kStages > 0) {
 #pragma unroll
-    for (int s = 0; s + 1 < kBufs; ++s) fetch_async(s);
+    for (int s = 0; s + 1 < kBufs; ++s) fetch_async(s, plane[s]);
   } else {
     fetch(0);
   }
-  for (int i = 0; i < planes; ++i) {
-    T* buf = plane[i % kBufs];
+  for (int g = 0; g * PR < planes; ++g) {
+    T* gbuf = plane[g % kBufs];
     if (kStages > 0) {
-      // Plane i has landed once at most kStages - 2 younger groups are pending; after the
-      // barrier every thread has finished plane i - 1, whose buffer takes plane i + kStages - 1.
+      // Group g has landed once at most kStages - 2 younger groups are pending; after the
+      // barrier every thread has finished group g - 1, whose buffer takes group g + kStages - 1.
       __pipeline_wait_prior(kBufs - 2);
       __syncthreads();
-      fetch_async(i + kBufs - 1);
+      fetch_async(g + kBufs - 1, plane[(g + kBufs - 1) % kBufs]);
     } else {
+      const int i = g;
+      T* buf = gbuf;
 #pragma unroll
       for (int l = 0; l < kLoads; ++l) {
         const int e = threadIdx.x + 256 * l;
@@ -741,77 +789,93 @@ __global__ void __launch_bounds__(256)
       __syncthreads();
       if (i + 1 < planes) fetch(i + 1);
     }
+#pragma unroll
+    for (int pr = 0; pr < PR; ++pr) {
+      const int i = g * PR + pr;
+      if (i >= planes) break;
+      T* buf = gbuf + pr * kPlane;
 
-    // x FIRs of the rows this thread needs (RY + SY - 1 of them), each distinct x FIR once,
-    // each row's S inputs read from shared memory once for all of them.
-    T xs[kMaxSets][RY + SY - 1];
+      // x FIRs of the rows this thread needs (RY + SY - 1 of them), each distinct x FIR once,
+      // each row's S inputs read from shared memory once for all of them.
+      T xs[kMaxSets][RY + SY - 1];
 #pragma unroll
-    for (int j = 0; j < RY + SY - 1; ++j) {
-      const T* in = buf + (ty * RY + j) * IX + tx;
-      T w[S];
+      for (int j = 0; j < RY + SY - 1; ++j) {
+        const T* in = buf + (ty * RY + j) * IX + tx;
+        T w[S];
 #pragma unroll
-      for (int u = 0; u < S; ++u) w[u] = in[u];
+        for (int u = 0; u < S; ++u) w[u] = in[u];
 #pragma unroll
-      for (int s = 0; s < kMaxSets; ++s) {
-        if (s >= K.sets_x) break;
-        T a = T(0);
+        for (int s = 0; s < kMaxSets; ++s) {
+          if (s >= K.sets_x) break;
+          T a = T(0);
 #pragma unroll
-        for (int u = 0; u < S; ++u) a += static_cast<T>(K.kx[s][u]) * w[u];
-        xs[s][j] = a;
+          for (int u = 0; u < S; ++u) a = fmadd(tap_x<T>(K, s, u), w[u], a);
+          xs[s][j] = a;
+        }
       }
-    }
-    // Per term: its y FIR, then into its running z sums (output plane i - S + 1 + j takes tap
-    // S - 1 - j of this plane).
+      // Per term: its y FIR, then into its running z sums (output plane i - S + 1 + j takes tap
+      // S - 1 - j of this plane).
 #pragma unroll
-    for (int q = 0; q < NT; ++q) {
-      const int sx = K.term_x[q];
+      for (int q = 0; q < NT; ++q) {
+        const int sx = K.term_x[q];
 #pragma unroll
-      for (int r = 0; r < RY; ++r) {
-        T v;
-        if (k3D) {
-          v = T(0);
+        for (int r = 0; r < RY; ++r) {
+          T v;
+          if (k3D) {
+            // (A branch on the term's x FIR, the same for every thread, rather than a select per
+            // product.)
+            auto yfir = [&](const T(&row)[RY + SY - 1]) {
+              T a = T(0);
 #pragma unroll
-          for (int u = 0; u < SY; ++u) {
-            const T xv = sx == 0 ? xs[0][r + u] : sx == 1 ? xs[1][r + u] : xs[2][r + u];
-            v += static_cast<T>(K.ky[q][u]) * xv;
+              for (int u = 0; u < SY; ++u) a = fmadd(tap_y<T>(K, q, u), row[r + u], a);
+              return a;
+            };
+            if (sx == 0)
+              v = yfir(xs[0]);
+            else if (sx == 1)
+              v = yfir(xs[1]);
+            else
+              v = yfir(xs[2]);
+          } else {
+            v = sx == 0 ? xs[0][0] : sx == 1 ? xs[1][0] : xs[2][0];
           }
-        } else {
-          v = sx == 0 ? xs[0][0] : sx == 1 ? xs[1][0] : xs[2][0];
-        }
 #pragma unroll
-        for (int j = 0; j < S; ++j) acc[q][r][j] += static_cast<T>(K.kz[q][S - 1 - j]) * v;
-      }
-    }
-    // The output plane whose taps are complete.
-    const int o = i - (S - 1);
-    if (o >= 0 && gx < St.out[2]) {
-      const int gz = zc + o;
-#pragma unroll
-      for (int r = 0; r < RY; ++r) {
-        const int gy = k3D ? y0 + ty * RY + r : 0;
-        if (gy >= St.out[1]) continue;
-        const long long idx =
-            ((static_cast<long long>(gz) * St.out[1] + gy) * St.out[2] + gx) * C + c;
-        if (St.combine == kEach) {
-#pragma unroll
-          for (int q = 0; q < NT; ++q) static_cast<T*>(St.dst[q])[idx] = acc[q][r][0];
-        } else {
-          T comb = T(0);
-#pragma unroll
-          for (int q = 0; q < NT; ++q)
-            comb += St.combine == kSum ? acc[q][r][0] : acc[q][r][0] * acc[q][r][0];
-          static_cast<T*>(St.dst[0])[idx] = St.combine == kSum ? comb : sqrt(comb);
+          for (int j = 0; j < S; ++j)
+            acc[q][r][j] = fmadd(tap_z<T>(K, q, S - 1 - j), v, acc[q][r][j]);
         }
       }
-    }
+      // The output plane whose taps are complete.
+      // (ocur: its first row's index, a step of a plane per output plane.)
+      const int o = i - (S - 1);
+      if (o >= 0 && gx < St.out[2]) {
 #pragma unroll
-    for (int q = 0; q < NT; ++q)
+        for (int r = 0; r < RY; ++r) {
+          const int gy = k3D ? y0 + ty * RY + r : 0;
+          if (gy >= St.out[1]) continue;
+          const long long idx = ocur + r * orow;
+          if (St.combine == kEach) {
 #pragma unroll
-      for (int r = 0; r < RY; ++r) {
+            for (int q = 0; q < NT; ++q) static_cast<T*>(St.dst[q])[idx] = acc[q][r][0];
+          } else {
+            T comb = T(0);
 #pragma unroll
-        for (int j = 0; j + 1 < S; ++j) acc[q][r][j] = acc[q][r][j + 1];
-        acc[q][r][S - 1] = T(0);
+            for (int q = 0; q < NT; ++q)
+              comb = St.combine == kSum ? comb + acc[q][r][0]
+                                        : fmadd(acc[q][r][0], acc[q][r][0], comb);
+            static_cast<T*>(St.dst[0])[idx] = St.combine == kSum ? comb : sqrt(comb);
+          }
+        }
       }
+      if (o >= 0) ocur += ostride;
+#pragma unroll
+      for (int q = 0; q < NT; ++q)
+#pragma unroll
+        for (int r = 0; r < RY; ++r) {
+#pragma unroll
+          for (int j = 0; j + 1 < S; ++j) acc[q][r][j] = acc[q][r][j + 1];
+          acc[q][r][S - 1] = T(0);
+        }
+    }
   }
 }
 
@@ -886,6 +950,13 @@ bool run_stream(const T* src, const Stencil& S, std::size_t rank, const char* wh
       K.kz[q][u] = three ? S.taps[0][S.term_z[q]][u] : S.taps[1][S.pair_y[p]][u];
     }
   }
+  for (int s = 0; s < kMaxSets; ++s)
+    for (int u = 0; u < 5; ++u) K.fx[s][u] = static_cast<float>(K.kx[s][u]);
+  for (int q = 0; q < kMaxTerms; ++q)
+    for (int u = 0; u < 5; ++u) {
+      K.fy[q][u] = static_cast<float>(K.ky[q][u]);
+      K.fz[q][u] = static_cast<float>(K.kz[q][u]);
+    }
   if (!three) {  // rows become planes: axis 1 -> 0, axis 1 a unit axis
     St.in[0] = S.in[1], St.out[0] = S.out[1], St.crop[0] = S.crop[1], St.first[0] = S.first[1];
     St.in[1] = St.out[1] = 1, St.crop[1] = St.first[1] = 0;
@@ -1080,9 +1151,9 @@ void run_stencil(const T* src, const std::vector<T*>& dst, const Layout& in, std
   const long long tz = (S.out[0] + bz - 1) / bz;
   const long long gx = tx * ty, gy = tz * S.channels;
   if (gx * gy > (1LL << 46)) throw Error(std::string(what) + ": array too large");
-  // SV_STENCIL_KERNEL=tile|direct keeps the former kernels (for measurements); else the
-  // streamed kernel wherever it fits.
-  static const int choice = [] {
+  // SV_STENCIL_KERNEL=tile|direct keeps the former kernels (for measurements, and for the test
+  // that compares them: read at every call); else the streamed kernel wherever it fits.
+  const int choice = [] {
     const char* e = std::getenv("SV_STENCIL_KERNEL");
     const std::string v = e ? e : "";
     return v == "tile" ? 1 : v == "direct" ? 2 : 0;
