@@ -669,7 +669,6 @@ __device__ __forceinline__ T tap_z(const StreamTaps& K, int q, int u) {
 template <class T, int S, int NT>
 struct StreamShape {
   static constexpr int RY = NT * S * static_cast<int>(sizeof(T)) <= 48 ? 2 : 1;
-  static constexpr int kRows2D = 4;  // 2-D: rows per ring buffer
 };
 
 // kStages > 0: the planes travel by cp.async into a ring of kStages plane buffers, kStages - 1
@@ -686,8 +685,9 @@ __global__ void __launch_bounds__(256)
   constexpr int kPlane = IX * IY;
   constexpr int kLoads = (kPlane + 255) / 256;
   constexpr int kBufs = kStages > 0 ? kStages : 2;
-  // Planes a ring buffer holds (2-D: rows; one barrier and one cp.async group for PR of them).
-  constexpr int PR = k3D || kStages == 0 ? 1 : StreamShape<T, S, NT>::kRows2D;
+  // Planes a ring buffer holds, one barrier and one cp.async group for PR of them (2-D: rows;
+  // 2-D 8 rows and 3-D 1 plane were slower, BENCHMARKS).
+  constexpr int PR = kStages == 0 ? 1 : k3D ? 2 : 4;
   __shared__ __align__(16) T plane[kBufs][PR * kPlane];
 
   const int C = St.channels;
