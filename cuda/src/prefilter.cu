@@ -846,8 +846,18 @@ __global__ void __launch_bounds__(kThreads, 3) single_pass_kernel(SinglePass Q) 
             __pipeline_memcpy_async(d + lane, xr + lane, sizeof(float));
             __pipeline_memcpy_async(d + H + w + lane, xr + H + lane, sizeof(float));
           }
-          for (int k = H + lane; k < H + w; k += 32)  // pointer walks, no test per sample
-            __pipeline_memcpy_async(d + k, row + k, sizeof(float));
+          // Pointer walks, four samples a step at fixed offsets (indices cost four integer
+          // instructions a sample in 64-bit address arithmetic).
+          const float* g = row + H + lane;
+          const float* const gend = row + H + w;
+          float* sd = d + H + lane;
+          for (; g + 96 < gend; g += 128, sd += 128) {
+            __pipeline_memcpy_async(sd, g, sizeof(float));
+            __pipeline_memcpy_async(sd + 32, g + 32, sizeof(float));
+            __pipeline_memcpy_async(sd + 64, g + 64, sizeof(float));
+            __pipeline_memcpy_async(sd + 96, g + 96, sizeof(float));
+          }
+          for (; g < gend; g += 32, sd += 32) __pipeline_memcpy_async(sd, g, sizeof(float));
         } else {  // apron row: the whole window from ya (raw, full width)
           const int side = v < H ? 0 : 1, h = v < H ? v : v - H - ly;
           const float* yr = Q.ya + ((static_cast<long long>(c) * 2 + side) * H + h) * Q.nx;
@@ -873,22 +883,37 @@ __global__ void __launch_bounds__(kThreads, 3) single_pass_kernel(SinglePass Q) 
     });
   };
   // The anticausal steps over `count` rows at p, p - S, ... (walk rows v, v - 1, ...); with
-  // kStore each result of an output row is stored (times the gain), else the rows only warm the
-  // states up.
+  // kStore every row is an output row and its results are stored (times the gain), through a
+  // walking pointer; else the rows only warm the states up.
   float as1[NP] = {}, as2[NP] = {};
   const long long nxl = Q.nx;
   auto anticausal_rows = [&](float* p, int count, int v, auto store) {
     constexpr bool kStore = decltype(store)::value;
     float* o = out_col + (v - H) * nxl;  // row v's output (used where v is an output row)
-    walk<false>(p, count, -S, [&](float u, int k) {
+    walk<false>(p, count, -S, [&](float u, int) {
 #pragma unroll
       for (int q = 0; q < NP; ++q) u = sp_anticausal<kPairs>(P, q, u, as1[q], as2[q]);
-      if (kStore && v - k >= H && v - k < H + ly) *(o - k * nxl) = P.gain * u;
+      if (kStore) {
+        *o = P.gain * u;
+        o -= nxl;
+      }
       return u;
     });
   };
   auto row_ptr = [&](int v) {
     return sh + ((v / kSpRows) % kSpBufs) * kSpRows * S + (v % kSpRows) * S + H + t;
+  };
+  // Rows top, top - 1, ..., bottom (one buffer's), the output rows [H, H + ly) among them stored:
+  // the apron rows above, the output rows, the apron rows below, each its own walk.
+  auto anticausal_span = [&](int top, int bottom) {
+    const int a = min(top, H + ly - 1), z = max(bottom, H);
+    if (top > a)
+      anticausal_rows(row_ptr(top), top - max(a, bottom - 1), top,
+                      std::integral_constant<bool, false>{});
+    if (a >= z) anticausal_rows(row_ptr(a), a - z + 1, a, std::integral_constant<bool, true>{});
+    const int c = min(top, z - 1);
+    if (c >= bottom)
+      anticausal_rows(row_ptr(c), c - bottom + 1, c, std::integral_constant<bool, false>{});
   };
 
   // The anticausal recursions of batch b (its final values stored), started at row `from` of
@@ -904,10 +929,9 @@ __global__ void __launch_bounds__(kThreads, 3) single_pass_kernel(SinglePass Q) 
     if (from > last) {
       anticausal_rows(row_ptr(from - 1), from - 1 - last, from - 1,
                       std::integral_constant<bool, false>{});
-      anticausal_rows(row_ptr(last), last - first + 1, last, std::integral_constant<bool, true>{});
-    } else {  // the walk's last row is in this batch: it is an apron row (v >= H + ly)
-      anticausal_rows(row_ptr(last - 1), last - first, last - 1,
-                      std::integral_constant<bool, true>{});
+      anticausal_span(last, first);
+    } else if (last > first) {  // the walk's last row is in this batch: an apron row
+      anticausal_span(last - 1, first);
     }
   };
 
