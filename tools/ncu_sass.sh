@@ -8,5 +8,5 @@ timeout 250 ncu --kernel-name regex:"${KERNEL:-single_pass_kernel}" --launch-cou
   --section SourceCounters --section InstructionStats -o $T/rep \
   $B/splinebench-cuda bspline --only ${ONLY:-15257x3736} --no-cpu --repeats 1 > $T/ncu.txt 2>&1
 echo "ncu rc=$?"; tail -3 $T/ncu.txt
-ncu -i $T/rep.ncu-rep --page source --csv --print-source sass > $OUT/sass.csv 2> $T/err.txt
-echo "export rc=$?"; head -c 600 $OUT/sass.csv; wc -l $OUT/sass.csv; head -5 $T/err.txt
+ncu -i $T/rep.ncu-rep --page source --csv --print-source sass > $OUT/sass${TAG:-}.csv 2> $T/err.txt
+echo "export rc=$?"; wc -l $OUT/sass${TAG:-}.csv; head -5 $T/err.txt

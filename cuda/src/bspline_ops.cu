@@ -643,27 +643,14 @@ struct StreamTaps {
   int chunk;  // output planes per block
 };
 
-// Tap u of x FIR s, or of term q's y or z FIR, in T.
-template <class T>
-__device__ __forceinline__ T tap_x(const StreamTaps& K, int s, int u) {
+// Tap u of row q of a tap table (x FIR s, or term q's y or z FIR), in T: the float copy for
+// float arrays.
+template <class T, int N>
+__device__ __forceinline__ T tap(const double (&d)[N][5], const float (&f)[N][5], int q, int u) {
   if constexpr (std::is_same<T, float>::value)
-    return K.fx[s][u];
+    return f[q][u];
   else
-    return K.kx[s][u];
-}
-template <class T>
-__device__ __forceinline__ T tap_y(const StreamTaps& K, int q, int u) {
-  if constexpr (std::is_same<T, float>::value)
-    return K.fy[q][u];
-  else
-    return K.ky[q][u];
-}
-template <class T>
-__device__ __forceinline__ T tap_z(const StreamTaps& K, int q, int u) {
-  if constexpr (std::is_same<T, float>::value)
-    return K.fz[q][u];
-  else
-    return K.kz[q][u];
+    return d[q][u];
 }
 
 template <class T, int S, int NT>
@@ -809,7 +796,7 @@ __global__ void __launch_bounds__(256)
           if (s >= K.sets_x) break;
           T a = T(0);
 #pragma unroll
-          for (int u = 0; u < S; ++u) a = fmadd(tap_x<T>(K, s, u), w[u], a);
+          for (int u = 0; u < S; ++u) a = fmadd(tap<T>(K.kx, K.fx, s, u), w[u], a);
           xs[s][j] = a;
         }
       }
@@ -827,7 +814,7 @@ __global__ void __launch_bounds__(256)
             auto yfir = [&](const T(&row)[RY + SY - 1]) {
               T a = T(0);
 #pragma unroll
-              for (int u = 0; u < SY; ++u) a = fmadd(tap_y<T>(K, q, u), row[r + u], a);
+              for (int u = 0; u < SY; ++u) a = fmadd(tap<T>(K.ky, K.fy, q, u), row[r + u], a);
               return a;
             };
             if (sx == 0)
@@ -841,7 +828,7 @@ __global__ void __launch_bounds__(256)
           }
 #pragma unroll
           for (int j = 0; j < S; ++j)
-            acc[q][r][j] = fmadd(tap_z<T>(K, q, S - 1 - j), v, acc[q][r][j]);
+            acc[q][r][j] = fmadd(tap<T>(K.kz, K.fz, q, S - 1 - j), v, acc[q][r][j]);
         }
       }
       // The output plane whose taps are complete.

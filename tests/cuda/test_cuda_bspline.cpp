@@ -391,6 +391,30 @@ const char* op_name(Op op) {
   }
 }
 
+// The device call of `op` (outputs in ptrs: one, or a gradient's or Hessian's components).
+template <class T>
+void run_device(Op op, const T* src, const std::vector<T*>& ptrs, const cu::Layout& layout,
+                const std::vector<int>& order, const sv::DerivativeOptions& o) {
+  switch (op) {
+    case Op::Derivative:
+      cu::derivative_filter<T>(src, ptrs[0], layout, order, o);
+      break;
+    case Op::Gradient:
+      cu::gradient_filter<T>(src, ptrs, layout, o);
+      break;
+    case Op::Magnitude:
+      cu::gradient_magnitude_filter<T>(src, ptrs[0], layout, o);
+      break;
+    case Op::Hessian:
+      cu::hessian_filter<T>(src, ptrs, layout, o);
+      break;
+    case Op::Laplacian:
+      cu::laplacian_filter<T>(src, ptrs[0], layout, o);
+      break;
+  }
+  cu::synchronize("test");
+}
+
 template <class T>
 void check_filter(Op op, Boundary mode, int degree, const std::vector<std::size_t>& dims,
                   std::size_t channels, bool coefficients, std::mt19937& rng) {
@@ -444,24 +468,7 @@ void check_filter(Op op, Boundary mode, int degree, const std::vector<std::size_
     ptrs.push_back(outs.back().ptr());
   }
   const cu::Layout layout = cu::Layout::of(f);
-  switch (op) {
-    case Op::Derivative:
-      cu::derivative_filter<T>(src.ptr(), ptrs[0], layout, order, o);
-      break;
-    case Op::Gradient:
-      cu::gradient_filter<T>(src.ptr(), ptrs, layout, o);
-      break;
-    case Op::Magnitude:
-      cu::gradient_magnitude_filter<T>(src.ptr(), ptrs[0], layout, o);
-      break;
-    case Op::Hessian:
-      cu::hessian_filter<T>(src.ptr(), ptrs, layout, o);
-      break;
-    case Op::Laplacian:
-      cu::laplacian_filter<T>(src.ptr(), ptrs[0], layout, o);
-      break;
-  }
-  cu::synchronize("test");
+  run_device(op, src.ptr(), ptrs, layout, order, o);
   // GridConstant's cval is part of the input's size (it enters the coefficients).
   const double maxf = std::max(max_abs(fd), mode == Boundary::GridConstant ? o.cval : 0.0);
   const double bound = filter_bound(eps<T>(), degree, R, order_sum, terms, coefficients, maxf);
@@ -561,24 +568,7 @@ std::vector<Array<T>> run_op(Op op, const Array<T>& f, int degree, Boundary mode
   const cu::Layout layout = cu::Layout::of(f);
   std::vector<int> order(R, 0);
   order[R - 1] = 1;
-  switch (op) {
-    case Op::Derivative:
-      cu::derivative_filter<T>(src.ptr(), ptrs[0], layout, order, o);
-      break;
-    case Op::Gradient:
-      cu::gradient_filter<T>(src.ptr(), ptrs, layout, o);
-      break;
-    case Op::Magnitude:
-      cu::gradient_magnitude_filter<T>(src.ptr(), ptrs[0], layout, o);
-      break;
-    case Op::Hessian:
-      cu::hessian_filter<T>(src.ptr(), ptrs, layout, o);
-      break;
-    case Op::Laplacian:
-      cu::laplacian_filter<T>(src.ptr(), ptrs[0], layout, o);
-      break;
-  }
-  cu::synchronize("test");
+  run_device(op, src.ptr(), ptrs, layout, order, o);
   std::vector<Array<T>> r;
   for (auto& d : outs) r.push_back(d.download(f.dims(), 1));
   return r;
