@@ -725,7 +725,7 @@ struct SinglePass {
 // stores), a block per eight rows (grid-stride); blockIdx.y = 1 the y apron rows, in items of
 // 2048 columns of one row (chunk, side, h), eight columns a thread, loads before stores.
 constexpr int kGatherRows = 8;
-constexpr int kGatherSeg = 256 * kGatherRows;  // columns of an apron row's item (256 threads)
+constexpr int kGatherSeg = kThreads * kGatherRows;  // columns of an apron row's item
 __global__ void gather_sp_aprons(SinglePass Q, float* __restrict__ xa, float* __restrict__ ya,
                                  int chunks) {
   const int H = Q.P.H;
@@ -763,12 +763,12 @@ __global__ void gather_sp_aprons(SinglePass Q, float* __restrict__ xa, float* __
       float v[kGatherRows];
 #pragma unroll
       for (int i = 0; i < kGatherRows; ++i) {
-        const int x = x0 + i * 256;
+        const int x = x0 + i * kThreads;
         v[i] = x < Q.nx ? row[x] : 0.0f;
       }
 #pragma unroll
       for (int i = 0; i < kGatherRows; ++i) {
-        const int x = x0 + i * 256;
+        const int x = x0 + i * kThreads;
         if (x < Q.nx) d[x] = v[i];
       }
     }
@@ -1440,8 +1440,8 @@ bool single_pass_2d(float* data, const Layout& layout, Boundary boundary, const 
   const long long y_items = chunks * 2 * H * ((Q.nx + kGatherSeg - 1) / kGatherSeg);
   const int gx = std::max(static_cast<int>(std::min<long long>(y_items, 4096)),
                           std::min((Q.ny + kGatherRows - 1) / kGatherRows, 4096));
-  gather_sp_aprons<<<dim3(static_cast<unsigned>(gx), 2), 256>>>(Q, xa, ya,
-                                                                static_cast<int>(chunks));
+  gather_sp_aprons<<<dim3(static_cast<unsigned>(gx), 2), kThreads>>>(Q, xa, ya,
+                                                                     static_cast<int>(chunks));
   check_launch("CUDA prefilter (one-pass aprons)");
   void* args[] = {&Q};
   check(
