@@ -113,6 +113,7 @@ struct PyramidBenchOptions {
   int repeats = 20;    // timed GPU runs per operation (median reported)
   bool cpu = true;     // time our CPU too (every core)
   std::uint64_t seed = 1;
+  std::string only;  // one size by its name (e.g. 400x300x151); empty: every size
 };
 
 Json run_bspline(const BsplineOptions& opt);

@@ -144,6 +144,8 @@ int main(int argc, char** argv) {
       ->capture_default_str();
   pyramid->add_flag("!--no-cpu", po.cpu, "skip the CPU column");
   pyramid->add_option("--seed", po.seed, "seed of the random data")->capture_default_str();
+  pyramid->add_option("--only", po.only, "one size only (15257x3736 or 400x300x151)")
+      ->type_name("SIZE");
 
   cbench::GrbfBenchOptions gb;
   CLI::App* grbf = app.add_subcommand(

@@ -13,6 +13,7 @@
 #include <cstdlib>
 #include <functional>
 #include <random>
+#include <stdexcept>
 #include <string>
 #include <thread>
 #include <vector>
@@ -32,6 +33,12 @@ Json run_pyramid(const PyramidBenchOptions& opt) {
   };
   std::vector<Case> cases = {{"15257x3736", {3736, 15257}}, {"400x300x151", {151, 300, 400}}};
   if (opt.quick) cases = {{"1908x467", {467, 1908}}, {"101x76x39", {39, 76, 101}}};
+  if (!opt.only.empty()) {
+    cases.erase(std::remove_if(cases.begin(), cases.end(),
+                               [&](const Case& c) { return c.name != opt.only; }),
+                cases.end());
+    if (cases.empty()) throw std::runtime_error("pyramid --only: no size named " + opt.only);
+  }
   namespace cu = sv::cuda;
   const int repeats = std::max(1, opt.quick ? std::min(opt.repeats, 3) : opt.repeats);
   const unsigned threads = std::max(1u, std::thread::hardware_concurrency());

@@ -573,30 +573,93 @@ std::string plan_key(const char* op, const std::vector<std::size_t>& a,
 // ---- The fused pass kernel ---------------------------------------------------------------------
 
 struct DeviceExec {
-  int w, c, t, threads;
+  int w, c, t, threads, W, C;
   template <class F>
   __device__ void each(F f) {
     f(w, c);
     __syncthreads();
   }
   template <class F>
+  __device__ void local(F f) {
+    f(w, c);
+  }
+  template <class F>
   __device__ void flat(F f) {
     f(t, threads);
     __syncthreads();
+  }
+  __device__ void sync() { __syncthreads(); }
+  // pyramid_detail::tile_carries_serial's result, R[t] = the carry of this thread's chunk, from
+  // K[t] (which this thread wrote): the S = 32 / W chunks of a lane that share a warp (thread t =
+  // c W + w, W a power of two up to 32) combine by shuffles in log2(S) steps, each warp's total
+  // goes to tot (a half per direction), and after one barrier each thread combines the totals of
+  // the warps before it (after it, backward; at most 16). One barrier instead of one per doubling
+  // step.
+  __device__ void carries(const double* K, double* R, double* tot, double zL, bool forward) {
+    const int S = threads < 32 ? C : 32 / W;  // chunks of a lane in a warp
+    const int cw = c % S, warp = t / 32, warps = (threads + 31) / 32;
+    const unsigned mask = threads >= 32 ? 0xffffffffu : (1u << threads) - 1u;
+    double v = K[t], zs = zL;
+    for (int s = 1; s < S; s <<= 1) {
+      const double o = forward ? __shfl_up_sync(mask, v, s * W) : __shfl_down_sync(mask, v, s * W);
+      if (forward ? cw >= s : cw + s < S) v += zs * o;
+      zs *= zs;
+    }
+    // v: this chunk's value with the carries of the warp's chunks before (after) it; zs = zL^S.
+    double y = 0;  // the true value at the last (first) chunk of the warp before (after)
+    if (warps > 1) {
+      // Each direction its own totals: a thread may reach the next scan while another still
+      // reads these.
+      if (!forward) tot += W * warps;
+      if (forward ? cw == S - 1 : cw == 0) tot[warp * W + w] = v;
+      __syncthreads();
+      if (forward) {
+        for (int q = 0; q < warp; ++q) y = tot[q * W + w] + zs * y;
+      } else {
+        for (int q = warps - 1; q > warp; --q) y = tot[q * W + w] + zs * y;
+      }
+    }
+    const double n = forward ? __shfl_up_sync(mask, v, W) : __shfl_down_sync(mask, v, W);
+    const int d = forward ? cw : S - 1 - cw;  // chunks between this one and the warp's edge
+    double p = 1, b = zL;                     // zL^d by squaring (d < 32)
+    for (int e = d; e > 0; e >>= 1) {
+      if (e & 1) p *= b;
+      b *= b;
+    }
+    R[t] = (d > 0 ? n : 0.0) + p * y;
   }
 };
 
 // A tile (blockIdx.x: W lanes, blockIdx.y: a segment of the lines) through the whole pass
 // (pyramid_detail::run_tile: loads, prefilter, FIR, Gram filter, stores) in shared memory.
-template <class T>
+// LSC: the lanes' stride in the buffer, known when compiling (1, 3, 5, 9, 17, 33: tiles of 1,
+// 2, 4, 8, 16 or 32 lanes; the host emulation runs the same code with it given at run time).
+template <class T, int LSC>
 __global__ void __launch_bounds__(512, 2)
     tile_kernel(const T* __restrict__ src, T* __restrict__ dst, pyramid_detail::TileArgs a,
                 const pyramid_detail::TileSeg* segs) {
   extern __shared__ double sm[];
-  DeviceExec ex{static_cast<int>(threadIdx.x) % a.W, static_cast<int>(threadIdx.x) / a.W,
-                static_cast<int>(threadIdx.x), static_cast<int>(blockDim.x)};
+  DeviceExec ex{static_cast<int>(threadIdx.x) % a.W,
+                static_cast<int>(threadIdx.x) / a.W,
+                static_cast<int>(threadIdx.x),
+                static_cast<int>(blockDim.x),
+                a.W,
+                a.C};
   const pyramid_detail::TileSeg s = segs[blockIdx.y];
-  pyramid_detail::run_tile<T>(ex, sm, a, s, src, dst, static_cast<long long>(blockIdx.x) * a.W);
+  pyramid_detail::run_tile<T, LSC>(ex, sm, a, s, src, dst,
+                                   static_cast<long long>(blockIdx.x) * a.W);
+}
+
+template <class T, int LSC>
+void launch_tiles(dim3 grid, unsigned block, std::size_t bytes, const T* src, T* dst,
+                  const pyramid_detail::TileArgs& a, const pyramid_detail::TileSeg* segs) {
+  static std::once_flag once;  // one per instantiation
+  std::call_once(once, [] {
+    cudaFuncSetAttribute(tile_kernel<T, LSC>, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                         220 * 1024);
+    cudaGetLastError();
+  });
+  tile_kernel<T, LSC><<<grid, block, bytes>>>(src, dst, a, segs);
 }
 
 // The fused kernel's settings: SV_PYRAMID_FUSED=0 runs the separate kernels below instead (for
@@ -631,16 +694,30 @@ bool run_fused(const T* src, T* dst, long long outer, long long inner, const Dev
   const long long bx = (a.lanes + a.W - 1) / a.W;
   if (bx > 0x7fffffffLL || t.segs > 65535) return false;
   const std::size_t bytes = a.shared_doubles() * sizeof(double);
-  static std::once_flag once;
-  std::call_once(once, [] {
-    cudaFuncSetAttribute(tile_kernel<float>, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                         220 * 1024);
-    cudaFuncSetAttribute(tile_kernel<double>, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                         220 * 1024);
-    cudaGetLastError();
-  });
-  tile_kernel<T><<<dim3(static_cast<unsigned>(bx), static_cast<unsigned>(t.segs)),
-                   static_cast<unsigned>(a.W * a.C), bytes>>>(src, dst, a, t.dsegs.get());
+  const dim3 grid(static_cast<unsigned>(bx), static_cast<unsigned>(t.segs));
+  const unsigned block = static_cast<unsigned>(a.W * a.C);
+  switch (a.LS) {  // tile_plan's widths W = 1, 2, 4, 8, 16, 32 (LS = 1 or W + 1)
+    case 1:
+      launch_tiles<T, 1>(grid, block, bytes, src, dst, a, t.dsegs.get());
+      break;
+    case 3:
+      launch_tiles<T, 3>(grid, block, bytes, src, dst, a, t.dsegs.get());
+      break;
+    case 5:
+      launch_tiles<T, 5>(grid, block, bytes, src, dst, a, t.dsegs.get());
+      break;
+    case 9:
+      launch_tiles<T, 9>(grid, block, bytes, src, dst, a, t.dsegs.get());
+      break;
+    case 17:
+      launch_tiles<T, 17>(grid, block, bytes, src, dst, a, t.dsegs.get());
+      break;
+    case 33:
+      launch_tiles<T, 33>(grid, block, bytes, src, dst, a, t.dsegs.get());
+      break;
+    default:
+      throw Error(std::string(what) + ": internal error: tile width " + std::to_string(a.W));
+  }
   check_launch(what);
   return true;
 }

@@ -315,8 +315,8 @@ struct TileArgs {
   const double* weight = nullptr;
   // The FIR's interior rows [fir_lo, fir_hi) repeat with period fir_period (1 or 2; 0: none):
   // row fir_lo + ph + q P has the taps of row fir_lo + ph (fir_w, the same order) at indices
-  // fir_first[ph] + q fir_shift + fir_off[ph][t]. They are read from here (the kernel's
-  // arguments) instead of the table.
+  // fir_first[ph] + q fir_shift + fir_off[ph][t] / LS (fir_off holds the offsets in the tile's
+  // buffer: times LS). They are read from here (the kernel's arguments) instead of the table.
   static constexpr int kFirTaps = 32;
   int fir_period = 0;
   long fir_lo = 0, fir_hi = 0, fir_shift = 0;
@@ -324,10 +324,15 @@ struct TileArgs {
   long fir_first[2] = {0, 0};
   int fir_off[2][kFirTaps] = {};
   double fir_w[2][kFirTaps] = {};
-  // Shared doubles of a tile: lane offsets (2 W), the fine and coarse buffers, the scan (2 W C).
-  std::size_t shared_doubles() const {
-    return static_cast<std::size_t>(2 * W + LS * (fmax + gmax) + 2L * W * C);
+  // Shared doubles of a tile: lane offsets (2 W), the fine and coarse buffers, the scan (W C:
+  // each chunk's value, replaced by its carry; 2 W per warp: the warps' totals forward and
+  // backward).
+  static std::size_t shared_doubles(int W, int C, long LS, long fmax, long gmax) {
+    const long warps = (static_cast<long>(W) * C + 31) / 32;
+    return static_cast<std::size_t>(2L * W + LS * (fmax + gmax) + static_cast<long>(W) * C +
+                                    2L * W * warps);
   }
+  std::size_t shared_doubles() const { return shared_doubles(W, C, LS, fmax, gmax); }
 };
 
 // causal_start for one lane of a tile that starts where its line does (scale 1, element k at
@@ -336,21 +341,50 @@ struct TileArgs {
 SV_PYRAMID_HD inline void tile_causal_start(double* x, long LS, long n, const LinePole& P, Ends e) {
   const double z = P.z;
   double acc = 0, zk = 1;
-  long i = 0, d = -1;
-  for (long k = 0; k < P.terms; ++k) {
-    acc += zk * x[i * LS];
-    zk *= z;
-    i += d;
-    if (i < 0) {
-      if (e.left == End::Periodic) {
-        i = n - 1;
-      } else {
-        i = e.left == End::Half ? 0 : 1;
-        d = 1;
+  // Where the terms end before the line's right end (the usual case), the folded index runs
+  // straight: x[0], then x[0], x[1], ... (half-sample left end), x[1], x[2], ... (whole-sample),
+  // or x[n - 1], x[n - 2], ... (periodic): the same terms in the same order, by a pointer.
+  const bool straight = e.left == End::Periodic ? P.terms <= n
+                        : e.left == End::Half   ? P.terms <= n + 1
+                                                : P.terms <= n;
+  if (straight && P.terms > 0) {
+    const int T = static_cast<int>(P.terms), ls = static_cast<int>(LS);
+    acc = x[0];
+    zk = z;
+    const double* p = e.left == End::Periodic ? x + (n - 1) * LS : e.left == End::Half ? x : x + LS;
+    const int step = e.left == End::Periodic ? -ls : ls;
+    int k = 1;
+    for (; k + 4 <= T; k += 4, p += 4 * step) {
+      double v[4];
+      SV_PYRAMID_UNROLL
+      for (int u = 0; u < 4; ++u) v[u] = p[u * step];
+      SV_PYRAMID_UNROLL
+      for (int u = 0; u < 4; ++u) {
+        acc += zk * v[u];
+        zk *= z;
       }
-    } else if (i >= n) {
-      i = e.right == End::Half ? n - 1 : n - 2;
-      d = -1;
+    }
+    for (; k < T; ++k, p += step) {
+      acc += zk * *p;
+      zk *= z;
+    }
+  } else {
+    long i = 0, d = -1;
+    for (long k = 0; k < P.terms; ++k) {
+      acc += zk * x[i * LS];
+      zk *= z;
+      i += d;
+      if (i < 0) {
+        if (e.left == End::Periodic) {
+          i = n - 1;
+        } else {
+          i = e.left == End::Half ? 0 : 1;
+          d = 1;
+        }
+      } else if (i >= n) {
+        i = e.right == End::Half ? n - 1 : n - 2;
+        d = -1;
+      }
     }
   }
   if (P.causal_scale != 1) acc *= P.causal_scale;
@@ -387,69 +421,81 @@ SV_PYRAMID_HD inline void tile_anticausal_start(double* x, long LS, long len, co
   }
 }
 
-#if defined(__CUDACC__)
-#pragma nv_exec_check_disable
-#endif
-// The inclusive scan of the chunks' carries (forward: y_end[c] = K[c] + z^L y_end[c - 1];
-// backward: y_first[c] = K[c] + z^L y_first[c + 1]; chunks past the line's end hold 0, and only
-// the last nonempty chunk may be shorter than L, whose own scanned value no one reads), in
-// log2(C) steps between K and K + W C; returns where the result is.
-template <class Exec>
-SV_PYRAMID_HD inline double* tile_scan(Exec& ex, double* K, int W, int C, double zL, bool forward) {
-  double* src = K;
-  double* dst = K + static_cast<long>(W) * C;
-  double zs = zL;
-  for (int s = 1; s < C; s <<= 1) {
-    ex.each([&](int w, int c) {
-      double v = src[c * W + w];
-      if (forward ? c >= s : c + s < C) v += zs * src[(forward ? c - s : c + s) * W + w];
-      dst[c * W + w] = v;
-    });
-    zs *= zs;
-    double* t = src;
-    src = dst;
-    dst = t;
+// The chunks' carries (forward: the true value at the end of chunk c - 1, y_end[c - 1], where
+// y_end[c] = K[c] + z^L y_end[c - 1]; backward: y_first[c + 1], where y_first[c] = K[c] +
+// z^L y_first[c + 1]; 0 past the first / last chunk) from each chunk's value run from zero,
+// K[c W + w], into R[c W + w] (R may be K); chunks past the line's end hold 0, and only the last
+// nonempty chunk may be shorter than L, whose own scanned value no one reads. The host's
+// sequential version (the emulation's Exec::carries calls it); the device combines the chunks of
+// a warp by shuffles and the warps' totals through shared memory (cuda/src/pyramid.cu).
+inline void tile_carries_serial(const double* K, double* R, int W, int C, double zL, bool forward) {
+  for (int w = 0; w < W; ++w) {
+    double y = 0;
+    for (int i = 0; i < C; ++i) {
+      const int c = forward ? i : C - 1 - i;
+      const double k = K[c * W + w];
+      R[c * W + w] = y;
+      y = k + zL * y;
+    }
   }
-  return src;
 }
 
-// Walks `count` values x[k * LS], k = first, first + dir, ..., v <- step(v) for each; eight
-// loaded before their arithmetic (the stores could alias them for all the compiler knows).
-template <class Step>
-SV_PYRAMID_HD inline void tile_walk(double* x, long LS, long first, long count, long dir,
-                                    Step step) {
-  long k = first, i = 0;
-  for (; i + 8 <= count; i += 8, k += 8 * dir) {
+// Walks `count` values x[k * LS], k = first, first + DIR, ..., v <- step(v) for each; eight
+// loaded before their arithmetic (the stores could alias them for all the compiler knows). LSC:
+// LS known when compiling (the device's kernels, one per tile width: the eight addresses are then
+// one register and constant offsets), or 0 (LS as given).
+template <int DIR, int LSC, class Step>
+SV_PYRAMID_HD inline void tile_walk(double* x, long LS, long first, long count, Step step) {
+  const int d = DIR * (LSC > 0 ? LSC : static_cast<int>(LS));
+  double* p = x + first * (LSC > 0 ? LSC : LS);
+  const int n = static_cast<int>(count);
+  int i = 0;
+  for (; i + 8 <= n; i += 8, p += 8 * d) {
     double r[8];
     SV_PYRAMID_UNROLL
-    for (int u = 0; u < 8; ++u) r[u] = x[(k + u * dir) * LS];
+    for (int u = 0; u < 8; ++u) r[u] = p[u * d];
     SV_PYRAMID_UNROLL
     for (int u = 0; u < 8; ++u) r[u] = step(r[u]);
     SV_PYRAMID_UNROLL
-    for (int u = 0; u < 8; ++u) x[(k + u * dir) * LS] = r[u];
+    for (int u = 0; u < 8; ++u) p[u * d] = r[u];
   }
-  for (; i < count; ++i, k += dir) x[k * LS] = step(x[k * LS]);
+  for (; i < n; ++i, p += d) *p = step(*p);
 }
 
 #if defined(__CUDACC__)
 #pragma nv_exec_check_disable
 #endif
 // filter_poles without the gain on a tile buffer of `len` samples per lane, chunks of L: the
-// line has p.n samples; at_start / at_end: the buffer starts / ends where the line does.
-template <class Exec>
+// line has p.n samples; at_start / at_end: the buffer starts / ends where the line does. K holds
+// W C doubles and 2 W per warp (the chunks' values, replaced by their carries; the scan's
+// scratch). Exec: each(f) runs f(w, c) for every lane and chunk and then a barrier; local(f) the
+// same without the barrier (f touches only its own chunk); carries(K, R, tot, zL, forward) the
+// scan above (a barrier inside); sync() a barrier. Per pole and direction a thread runs its
+// chunk from zero, the scan gives it the carry of the chunks before it, and it adds the carry
+// times the powers of z; the chunk that holds the line's last samples also runs the anticausal
+// start (except for periodic ends, whose start sums the whole line, or where that chunk holds a
+// single sample), so a pole costs three barriers besides the scans'.
+template <int LSC, class Exec>
 SV_PYRAMID_HD inline void tile_poles(Exec& ex, double* buf, long len, long L, int W, int C, long LS,
                                      const PoleLine& p, bool at_start, bool at_end, double* K) {
   if (p.n == 1 || p.count == 0 || len < 1) return;
+  if (LSC > 0) LS = LSC;
+  double* R = K;  // each chunk's carry replaces its value
+  double* tot = K + static_cast<long>(W) * C;
+  const long last = (len - 1) / L;  // the chunk that holds the buffer's last sample
+  const bool own_end = !(at_end && p.ends.right == End::Periodic) && len - last * L >= 2;
   for (int q = 0; q < p.count; ++q) {
     const LinePole& P = p.p[q];
     const double z = P.z;
     double zL = 1;
     for (long i = 0; i < L; ++i) zL *= z;
-    // Causal: the exact start where the line starts here (else from zero: y[0] = x[0]).
+    // Causal: the exact start where the line starts here (else from zero: y[0] = x[0]); it reads
+    // other chunks (the first ones, or the last for periodic ends), so between barriers.
+    if (q > 0) ex.sync();  // the caller's phase before ended with one
     ex.each([&](int w, int c) {
       if (c == 0 && at_start) tile_causal_start(buf + w, LS, p.n, P, p.ends);
     });
-    ex.each([&](int w, int c) {
+    ex.local([&](int w, int c) {
       const long a = c * L, b = a + L < len ? a + L : len;
       double* x = buf + w;
       double prev = 0;
@@ -459,36 +505,25 @@ SV_PYRAMID_HD inline void tile_poles(Exec& ex, double* buf, long len, long L, in
           prev = x[0];
           k = 1;
         }
-        tile_walk(x, LS, k, b - k, 1, [&](double v) {
+        tile_walk<1, LSC>(x, LS, k, b - k, [&](double v) {
           prev = v + z * prev;
           return prev;
         });
       }
       K[c * W + w] = prev;
     });
-    const double* R = tile_scan(ex, K, W, C, zL, true);
-    ex.each([&](int w, int c) {
-      const long a = c * L, b = a + L < len ? a + L : len;
-      if (c == 0 || a >= b) return;
-      const double carry = R[(c - 1) * W + w];
-      double zj = z;
-      tile_walk(buf + w, LS, a, b - a, 1, [&](double v) {
-        v += zj * carry;
-        zj *= z;
-        return v;
-      });
-    });
-    // Anticausal: the exact start where the line ends here (else from zero: -z x[len - 1]).
-    ex.each([&](int w, int c) {
-      if (c != 0) return;
+    ex.carries(K, R, tot, zL, true);
+    // The carry; then the anticausal start where the line ends here (else from zero: -z
+    // x[len - 1]) and the chunk's anticausal run.
+    auto anticausal_start = [&](int w) {
       double* x = buf + w;
       if (at_end) {
         tile_anticausal_start(x, LS, len, P, p.ends);
       } else {
         x[(len - 1) * LS] = z * (0.0 - x[(len - 1) * LS]);
       }
-    });
-    ex.each([&](int w, int c) {
+    };
+    auto anticausal_run = [&](int w, int c) {
       const long a = c * L, b = a + L < len ? a + L : len;
       double* x = buf + w;
       double next = 0;
@@ -498,27 +533,51 @@ SV_PYRAMID_HD inline void tile_poles(Exec& ex, double* buf, long len, long L, in
           next = x[(len - 1) * LS];
           k = len - 2;
         }
-        tile_walk(x, LS, k, k - a + 1, -1, [&](double v) {
+        tile_walk<-1, LSC>(x, LS, k, k - a + 1, [&](double v) {
           next = z * (next - v);
           return next;
         });
       }
       K[c * W + w] = next;
-    });
-    const double* Rb = tile_scan(ex, K, W, C, zL, false);
-    ex.each([&](int w, int c) {
+    };
+    ex.local([&](int w, int c) {
       const long a = c * L, b = a + L < len ? a + L : len;
-      if (c + 1 >= C || a >= b || b == len) return;
-      const double carry = Rb[(c + 1) * W + w];
+      if (c > 0 && a < b) {
+        const double carry = R[c * W + w];
+        double zj = z;
+        tile_walk<1, LSC>(buf + w, LS, a, b - a, [&](double v) {
+          v += zj * carry;
+          zj *= z;
+          return v;
+        });
+      }
+      if (own_end) {
+        if (c == last) anticausal_start(w);
+        anticausal_run(w, c);
+      }
+    });
+    if (!own_end) {
+      ex.sync();
+      ex.each([&](int w, int c) {
+        if (c == 0) anticausal_start(w);
+      });
+      ex.local(anticausal_run);
+    }
+    ex.carries(K, R, tot, zL, false);
+    ex.local([&](int w, int c) {
+      const long a = c * L, b = a + L < len ? a + L : len;
+      if (a >= b || b == len) return;
+      const double carry = R[c * W + w];
       double* x = buf + w;
       double zj = z;
-      tile_walk(x, LS, b - 1, b - a, -1, [&](double v) {
+      tile_walk<-1, LSC>(x, LS, b - 1, b - a, [&](double v) {
         v += zj * carry;
         zj *= z;
         return v;
       });
     });
   }
+  ex.sync();
 }
 
 #if defined(__CUDACC__)
@@ -528,12 +587,13 @@ SV_PYRAMID_HD inline void tile_poles(Exec& ex, double* buf, long len, long L, in
 // l = o inner + i) through the prefilter, the FIR and the Gram filter into dst (lines (outer, m,
 // inner)), each value rounded to T once at the end, as run_axis does. `sm` holds
 // a.shared_doubles() doubles. Exec: each(f) runs f(w, c) for every lane and chunk, flat(f)
-// f(t, threads), each followed by a barrier.
-template <class T, class Exec>
+// f(t, threads), each followed by a barrier; local, carries and sync as in tile_poles. LSC: a.LS
+// when compiling (the device), or 0.
+template <class T, int LSC = 0, class Exec>
 SV_PYRAMID_HD inline void run_tile(Exec& ex, double* sm, const TileArgs& a, const TileSeg& s,
                                    const T* src, T* dst, long long l0) {
-  const int W = a.W, C = a.C;
-  const long LS = a.LS;
+  const int W = LSC == 1 ? 1 : LSC > 0 ? LSC - 1 : a.W, C = a.C;
+  const long LS = LSC > 0 ? LSC : a.LS;
   long long* base_in = reinterpret_cast<long long*>(sm);
   long long* base_out = base_in + W;
   double* F = sm + 2 * W;
@@ -553,52 +613,67 @@ SV_PYRAMID_HD inline void run_tile(Exec& ex, double* sm, const TileArgs& a, cons
   ex.flat([&](int t, int threads) {
     const int total = static_cast<int>(flen) * W, fl = static_cast<int>(flen);
     for (int idx = t; idx < total; idx += threads) {
-      const int w = a.k_fast ? idx / fl : idx % W;
-      const long k = a.k_fast ? idx % fl : idx / W;
+      const int w = W == 1 ? 0 : a.k_fast ? idx / fl : idx % W;
+      const long k = W == 1 ? idx : a.k_fast ? idx % fl : idx / W;
       const long long b = base_in[w];
       double v = b < 0 ? 0.0 : static_cast<double>(src[b + (s.e0 + k) * a.inner]);
       if (pre) v *= a.pre.gain;
       F[k * LS + w] = v;
     }
   });
-  if (a.has_pre) tile_poles(ex, F, flen, a.lf, W, C, LS, a.pre, s.e0 == 0, s.e1 == a.n, K);
+  if (a.has_pre) tile_poles<LSC>(ex, F, flen, a.lf, W, C, LS, a.pre, s.e0 == 0, s.e1 == a.n, K);
   if (a.has_taps) {
+    // A thread takes outputs in groups of the repeating rows' period P (1 or 2), so that the
+    // threads of a warp are at the same phase and read the same taps from the kernel's
+    // parameters (one address for the warp); the phase and period count by a mask and a shift.
+    const int P = a.fir_period == 2 ? 2 : 1;
     ex.each([&](int w, int c) {
-      for (long j = c; j < glen; j += C) {
-        const long jj = s.c0 + j;
-        double r = 0;
-        if (jj >= a.fir_lo && jj < a.fir_hi) {
-          const long q = (jj - a.fir_lo) / a.fir_period;
-          const int ph = static_cast<int>(jj - a.fir_lo - q * a.fir_period);
-          const double* x = F + (a.fir_first[ph] + q * a.fir_shift - s.e0) * LS + w;
-          const int count = a.fir_count[ph];
-          for (int t = 0; t < count; ++t) r += a.fir_w[ph][t] * x[a.fir_off[ph][t] * LS];
-        } else {
-          const std::size_t t0 = a.row[jj], t1 = a.row[jj + 1];
-          std::size_t t = t0;
-          for (; t + 4 <= t1; t += 4) {  // four taps' loads before their arithmetic
-            double v[4], wt[4];
-            SV_PYRAMID_UNROLL
-            for (int u = 0; u < 4; ++u) {
-              wt[u] = a.weight[t + u];
-              v[u] = F[(a.index[t + u] - s.e0) * LS + w];
+      for (long j0 = static_cast<long>(c) * P; j0 < glen; j0 += static_cast<long>(C) * P)
+        for (int e = 0; e < P && j0 + e < glen; ++e) {
+          const long j = j0 + e;
+          const long jj = s.c0 + j;
+          double r = 0;
+          if (jj >= a.fir_lo && jj < a.fir_hi) {
+            const long rel = jj - a.fir_lo;
+            const int ph = static_cast<int>(rel & (P - 1));
+            const long q = P == 2 ? rel >> 1 : rel;
+            const double* x = F + (a.fir_first[ph] + q * a.fir_shift - s.e0) * LS + w;
+            const int count = a.fir_count[ph];
+            int t = 0;
+            for (; t + 4 <= count; t += 4) {  // four taps' loads before their arithmetic
+              double v[4];
+              SV_PYRAMID_UNROLL
+              for (int k = 0; k < 4; ++k) v[k] = x[a.fir_off[ph][t + k]];
+              SV_PYRAMID_UNROLL
+              for (int k = 0; k < 4; ++k) r += a.fir_w[ph][t + k] * v[k];
             }
-            SV_PYRAMID_UNROLL
-            for (int u = 0; u < 4; ++u) r += wt[u] * v[u];
+            for (; t < count; ++t) r += a.fir_w[ph][t] * x[a.fir_off[ph][t]];
+          } else {
+            const std::size_t t0 = a.row[jj], t1 = a.row[jj + 1];
+            std::size_t t = t0;
+            for (; t + 4 <= t1; t += 4) {  // four taps' loads before their arithmetic
+              double v[4], wt[4];
+              SV_PYRAMID_UNROLL
+              for (int u = 0; u < 4; ++u) {
+                wt[u] = a.weight[t + u];
+                v[u] = F[(a.index[t + u] - s.e0) * LS + w];
+              }
+              SV_PYRAMID_UNROLL
+              for (int u = 0; u < 4; ++u) r += wt[u] * v[u];
+            }
+            for (; t < t1; ++t) r += a.weight[t] * F[(a.index[t] - s.e0) * LS + w];
           }
-          for (; t < t1; ++t) r += a.weight[t] * F[(a.index[t] - s.e0) * LS + w];
+          G[j * LS + w] = post ? r * a.post.gain : r;
         }
-        G[j * LS + w] = post ? r * a.post.gain : r;
-      }
     });
-    if (a.has_post) tile_poles(ex, G, glen, a.lg, W, C, LS, a.post, s.c0 == 0, s.c1 == a.m, K);
+    if (a.has_post) tile_poles<LSC>(ex, G, glen, a.lg, W, C, LS, a.post, s.c0 == 0, s.c1 == a.m, K);
   }
   ex.flat([&](int t, int threads) {
     const int total = static_cast<int>(vlen) * W, vl = static_cast<int>(vlen);
     const long off = s.v0 - s.c0;
     for (int idx = t; idx < total; idx += threads) {
-      const int w = a.k_fast ? idx / vl : idx % W;
-      const long j = a.k_fast ? idx % vl : idx / W;
+      const int w = W == 1 ? 0 : a.k_fast ? idx / vl : idx % W;
+      const long j = W == 1 ? idx : a.k_fast ? idx % vl : idx / W;
       const long long b = base_out[w];
       if (b >= 0) dst[b + (s.v0 + j) * a.inner] = static_cast<T>(G[(off + j) * LS + w]);
     }
@@ -793,7 +868,7 @@ inline bool tile_plan(const PyramidPass& pass, const PoleLine& pre, const PoleLi
     for (std::size_t share : {1, 2, 3, 4, 6, 8, 12}) {
       const long cap_all = static_cast<long>(budget / share);
       // Fixed part: lane offsets and the scan (for the most threads); the rest LS (fmax + gmax).
-      const long fixed = 2L * W + 2L * W * max_c;
+      const long fixed = static_cast<long>(TileArgs::shared_doubles(W, max_c, LS, 0, 0));
       if (cap_all <= fixed) continue;
       const long cap = (cap_all - fixed) / LS;
       long fmax = 0, gmax = 0;
@@ -834,16 +909,18 @@ inline bool tile_plan(const PyramidPass& pass, const PoleLine& pre, const PoleLi
       for (int C = 1; C <= max_c; C *= 2) {
         if (C > 1 && (std::max(fmax, gmax) + C - 1) / C < 4) break;
         const long threads = static_cast<long>(W) * C;
-        const double bytes = 8.0 * static_cast<double>(2L * W + LS * (fmax + gmax) + 2L * W * C);
+        const double bytes =
+            8.0 * static_cast<double>(TileArgs::shared_doubles(W, C, LS, fmax, gmax));
         const double warps = static_cast<double>((threads + 31) / 32);
         const double per_sm =
             std::min({32.0, std::floor(227.0 * 1024 / (bytes + 1024)), std::floor(32.0 / warps)});
         if (per_sm < 1) continue;
         const double lf = std::ceil(favg / C), lg = std::ceil(gavg / C);
-        double log_c = 0;
-        for (int c = 1; c < C; c *= 2) log_c += 1;
+        // The scan: log2 of the chunks a warp holds in shuffles, then the warps' totals.
+        double log_s = 0;
+        for (int c = 1; c < std::min(C, std::max(1, 32 / W)); c *= 2) log_s += 1;
         const double barrier = 40 + 8 * warps;
-        const double pole = (3 + log_c) * barrier + log_c * 30;  // barriers and the scan
+        const double pole = 2.5 * barrier + log_s * 15 + warps * 12;  // barriers, scan
         double cyc = 600 + 6 * std::ceil(favg * W / static_cast<double>(threads)) * sector;
         cyc += npre * 2 * ((2 * lf + 4) * 12 + pole) + terms_of(pre) * 12 / nseg;
         cyc += std::ceil(gavg / C) * (taps_per_row * (compact * 10 + (1 - compact) * 40) + 40);
@@ -889,7 +966,7 @@ inline bool tile_plan(const PyramidPass& pass, const PoleLine& pre, const PoleLi
     t.fir_count[ph] = fir.fir_count[ph];
     t.fir_first[ph] = fir.fir_first[ph];
     for (int u = 0; u < TileArgs::kFirTaps; ++u) {
-      t.fir_off[ph][u] = fir.fir_off[ph][u];
+      t.fir_off[ph][u] = fir.fir_off[ph][u] * static_cast<int>(t.LS);
       t.fir_w[ph][u] = fir.fir_w[ph][u];
     }
   }

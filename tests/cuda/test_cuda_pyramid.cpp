@@ -378,8 +378,16 @@ struct HostExec {
     }
   }
   template <class F>
+  void local(F f) {
+    each(f);
+  }
+  template <class F>
   void flat(F f) {
     for (int i = 0; i < W * C; ++i) f(backward ? W * C - 1 - i : i, W * C);
+  }
+  void sync() {}
+  void carries(const double* K, double* R, double*, double zL, bool forward) {
+    sv::pyramid_detail::tile_carries_serial(K, R, W, C, zL, forward);
   }
 };
 
