@@ -472,7 +472,7 @@ struct DevicePass {
   struct Tiles {
     long long lanes, inner;
     std::size_t budget;
-    int threads;
+    int threads, min_lanes;
     bool ok;
     pyramid_detail::TileArgs args;
     std::size_t segs;
@@ -481,14 +481,17 @@ struct DevicePass {
   mutable std::mutex tiles_mutex;
   mutable std::list<Tiles> tiles;
   const Tiles& tiles_for(long long lanes, long long inner, std::size_t budget, int threads,
-                         const char* what) const {
+                         int min_lanes, const char* what) const {
     std::lock_guard<std::mutex> lock(tiles_mutex);
     for (const Tiles& t : tiles)
-      if (t.lanes == lanes && t.inner == inner && t.budget == budget && t.threads == threads)
+      if (t.lanes == lanes && t.inner == inner && t.budget == budget && t.threads == threads &&
+          t.min_lanes == min_lanes)
         return t;
     pyramid_detail::TilePlan plan;
-    const bool ok = pyramid_detail::tile_plan(host, pre, post, lanes, inner, budget, threads, plan);
-    tiles.push_back(Tiles{lanes, inner, budget, threads, ok, plan.args, plan.segs.size(), {}});
+    const bool ok =
+        pyramid_detail::tile_plan(host, pre, post, lanes, inner, budget, threads, plan, min_lanes);
+    tiles.push_back(
+        Tiles{lanes, inner, budget, threads, min_lanes, ok, plan.args, plan.segs.size(), {}});
     if (ok) tiles.back().dsegs = DeviceArray<pyramid_detail::TileSeg>(plan.segs, what);
     return tiles.back();
   }
@@ -665,7 +668,8 @@ void launch_tiles(dim3 grid, unsigned block, std::size_t bytes, const T* src, T*
 // The fused kernel's settings: SV_PYRAMID_FUSED=0 runs the separate kernels below instead (for
 // measurements); SV_PYRAMID_TILE_KB and SV_PYRAMID_THREADS bound the shared memory and the threads
 // of a block that tile_plan may choose (defaults 200 KB and 512, the kernel's launch bound; for
-// measurements and tests). Read on every call.
+// measurements and tests), SV_PYRAMID_MIN_LANES the fewest lanes of a tile on a strided axis
+// where some tiling with that many fits (default 1: the model's choice). Read on every call.
 long env_long(const char* name, long fallback) {
   const char* e = std::getenv(name);
   if (!e || !*e) return fallback;
@@ -684,7 +688,9 @@ bool run_fused(const T* src, T* dst, long long outer, long long inner, const Dev
   const int threads =
       static_cast<int>(std::max(32L, std::min(512L, env_long("SV_PYRAMID_THREADS", 512))));
   const std::size_t budget = static_cast<std::size_t>(kb) * 1024 / sizeof(double);
-  const auto& t = pass.tiles_for(outer * inner, inner, budget, threads, what);
+  const int min_lanes =
+      static_cast<int>(std::max(1L, std::min(32L, env_long("SV_PYRAMID_MIN_LANES", 1))));
+  const auto& t = pass.tiles_for(outer * inner, inner, budget, threads, min_lanes, what);
   if (!t.ok) return false;
   pyramid_detail::TileArgs a = t.args;
   const DeviceTaps taps = pass.taps();
