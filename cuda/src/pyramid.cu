@@ -702,28 +702,11 @@ bool run_fused(const T* src, T* dst, long long outer, long long inner, const Dev
   const std::size_t bytes = a.shared_doubles() * sizeof(double);
   const dim3 grid(static_cast<unsigned>(bx), static_cast<unsigned>(t.segs));
   const unsigned block = static_cast<unsigned>(a.W * a.C);
-  switch (a.LS) {  // tile_plan's widths W = 1, 2, 4, 8, 16, 32 (LS = 1 or W + 1)
-    case 1:
-      launch_tiles<T, 1>(grid, block, bytes, src, dst, a, t.dsegs.get());
-      break;
-    case 3:
-      launch_tiles<T, 3>(grid, block, bytes, src, dst, a, t.dsegs.get());
-      break;
-    case 5:
-      launch_tiles<T, 5>(grid, block, bytes, src, dst, a, t.dsegs.get());
-      break;
-    case 9:
-      launch_tiles<T, 9>(grid, block, bytes, src, dst, a, t.dsegs.get());
-      break;
-    case 17:
-      launch_tiles<T, 17>(grid, block, bytes, src, dst, a, t.dsegs.get());
-      break;
-    case 33:
-      launch_tiles<T, 33>(grid, block, bytes, src, dst, a, t.dsegs.get());
-      break;
-    default:
-      throw Error(std::string(what) + ": internal error: tile width " + std::to_string(a.W));
-  }
+  const bool launched = pyramid_detail::with_tile_stride(a.LS, [&](auto stride) {
+    launch_tiles<T, decltype(stride)::value>(grid, block, bytes, src, dst, a, t.dsegs.get());
+  });
+  if (!launched)
+    throw Error(std::string(what) + ": internal error: tile width " + std::to_string(a.W));
   check_launch(what);
   return true;
 }

@@ -20,6 +20,7 @@
 #include <cstddef>
 #include <limits>
 #include <map>
+#include <type_traits>
 #include <utility>
 #include <vector>
 
@@ -678,6 +679,35 @@ SV_PYRAMID_HD inline void run_tile(Exec& ex, double* sm, const TileArgs& a, cons
       if (b >= 0) dst[b + (s.v0 + j) * a.inner] = static_cast<T>(G[(off + j) * LS + w]);
     }
   });
+}
+
+// Calls f(std::integral_constant<int, S>{}) with S = LS, the lanes' stride of one of tile_plan's
+// tile widths W = 1, 2, 4, 8, 16, 32 (LS = 1 or W + 1), for code compiled per width (run_tile's
+// LSC); returns false for any other stride.
+template <class F>
+inline bool with_tile_stride(long LS, F&& f) {
+  switch (LS) {
+    case 1:
+      f(std::integral_constant<int, 1>{});
+      return true;
+    case 3:
+      f(std::integral_constant<int, 3>{});
+      return true;
+    case 5:
+      f(std::integral_constant<int, 5>{});
+      return true;
+    case 9:
+      f(std::integral_constant<int, 9>{});
+      return true;
+    case 17:
+      f(std::integral_constant<int, 17>{});
+      return true;
+    case 33:
+      f(std::integral_constant<int, 33>{});
+      return true;
+    default:
+      return false;
+  }
 }
 
 // ---- Per-axis plans ---------------------------------------------------------------------

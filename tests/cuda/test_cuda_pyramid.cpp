@@ -414,24 +414,10 @@ bool emulate_pass(const sv::pyramid_detail::PyramidPass& p, const std::vector<do
   // The device compiles run_tile per tile width (the lanes' stride known); the emulation runs
   // that code in forward order and the run-time stride's in backward order.
   auto tile = [&](const pd::TileSeg& s, long long l0) {
-    const double* i = in.data();
-    double* o = out.data();
-    switch (backward ? 0L : a.LS) {
-      case 1:
-        return pd::run_tile<double, 1>(ex, sm.data(), a, s, i, o, l0);
-      case 3:
-        return pd::run_tile<double, 3>(ex, sm.data(), a, s, i, o, l0);
-      case 5:
-        return pd::run_tile<double, 5>(ex, sm.data(), a, s, i, o, l0);
-      case 9:
-        return pd::run_tile<double, 9>(ex, sm.data(), a, s, i, o, l0);
-      case 17:
-        return pd::run_tile<double, 17>(ex, sm.data(), a, s, i, o, l0);
-      case 33:
-        return pd::run_tile<double, 33>(ex, sm.data(), a, s, i, o, l0);
-      default:
-        return pd::run_tile<double, 0>(ex, sm.data(), a, s, i, o, l0);
-    }
+    const bool per_width = !backward && pd::with_tile_stride(a.LS, [&](auto stride) {
+      pd::run_tile<double, decltype(stride)::value>(ex, sm.data(), a, s, in.data(), out.data(), l0);
+    });
+    if (!per_width) pd::run_tile<double, 0>(ex, sm.data(), a, s, in.data(), out.data(), l0);
   };
   for (long long l0 = 0; l0 < outer * inner; l0 += a.W)
     for (const pd::TileSeg& s : plan.segs) {
