@@ -26,8 +26,12 @@ def maxdiff(a, b):
 
 def padded_oracle(a, coords, order, mode, cval):
     """scipy's own map_coordinates(prefilter=True) algorithm for 'nearest' and 'grid-constant'
-    with 200 samples of padding instead of its 12: exact to double precision."""
-    pad = 200
+    with 48 samples of padding instead of its 12: exact to double precision. The padded array
+    is prefiltered with mirror ends, which bring a reflected copy of the data back at 2 * pad
+    samples from it and pad samples beyond the padding's outer edge; its effect on the
+    coefficients decays as |z|^distance, |z| <= 0.4306 for orders 2-5, so 0.4306^48 = 2.5e-18
+    of the data's range. (200 samples made a 3-D case's padded copy 500 MB.)"""
+    pad = 48
     if mode == "nearest":
         p = np.pad(a, pad, mode="edge")
     else:

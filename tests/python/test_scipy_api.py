@@ -15,7 +15,7 @@ made with an exact oracle instead (docs/ACCURACY.md, "Boundary modes and scipy")
   are checked against the linear-system oracle in 1-D;
 - 'nearest' and 'grid-constant' with prefilter=True: scipy pads 12 samples before filtering,
   which truncates the coefficients' tail (|z|^12: 1e-7 at order 3, 4e-5 at order 5); the oracle
-  is scipy's own algorithm with 200 samples of padding (np.pad, spline_filter 'mirror' on the
+  is scipy's own algorithm with 48 samples of padding (np.pad, spline_filter 'mirror' on the
   long padded lines, map_coordinates prefilter=False), and scipy's direct difference is printed.
 
 usage: test_scipy_api.py            (PYTHONPATH must reach the built package; exit 77 = skip)

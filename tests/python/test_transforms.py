@@ -10,7 +10,7 @@ against splineview.map_coordinates at the same positions; output dtypes, output 
 Tolerance 1e-12 absolute on data in [0, 1]. Where scipy itself is inexact (docs/ACCURACY.md,
 "Boundary modes and scipy") the comparison is with an exact oracle, as in test_scipy_api.py:
 lines of 20 samples or more for 'reflect'/'grid-mirror'/'nearest' (scipy's causal start value);
-for 'nearest' and 'grid-constant' with prefilter, scipy's own algorithm with 200 samples of
+for 'nearest' and 'grid-constant' with prefilter, scipy's own algorithm with 48 samples of
 padding instead of its 12, at the positions scipy computes (replicated here with its arithmetic);
 scipy's direct difference is printed.
 
