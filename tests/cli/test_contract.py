@@ -548,5 +548,5 @@ class Failures(Base):
 if __name__ == "__main__":
     if len(sys.argv) < 2:
         sys.exit("usage: test_contract.py PATH/TO/splinetool [unittest args]")
-    TOOL = Tool(sys.argv[1])
+    TOOL = Tool(sys.argv[1], leak_every=1)  # every run leak-checked: error paths
     unittest.main(argv=[sys.argv[0]] + sys.argv[2:], verbosity=2)

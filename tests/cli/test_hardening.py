@@ -579,6 +579,6 @@ class Signals(Base):
 if __name__ == "__main__":
     if len(sys.argv) < 3:
         sys.exit("usage: test_hardening.py PATH/TO/splinetool SOURCE_DIR [unittest args]")
-    TOOL = Tool(sys.argv[1])
+    TOOL = Tool(sys.argv[1], leak_every=1)  # every run leak-checked: error paths
     SOURCE = sys.argv[2]
     unittest.main(argv=[sys.argv[0]] + sys.argv[3:], verbosity=2)

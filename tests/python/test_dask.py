@@ -1,12 +1,13 @@
 #!/usr/bin/env python3
 """splineview.dask: the chunked results equal the in-memory package's (itself checked against
 scipy) within the derived bound (docs/DESIGN.md "Halos") plus rounding, for spline_filter, zoom,
-shift and map_coordinates, every mode, orders 0-5 and 7, 1-3 D, chunks smaller than the halo and
-chunks cut at every axis, on dask's threaded scheduler; the bound itself is checked with halos
-far below the default (the error stays under chunk_bound * range). Then on a dask.distributed
-LocalCluster of three worker processes, data in a zarr store: two modes (one with cval) and two
-orders of every function in 1-3 D, in fewer chunks (the graphs pickle, travel and give the same
-results there), a result written to zarr and read back, one CPU thread in each worker.
+shift and map_coordinates, every mode, orders 0-5 and 7, 1-3 D (order 5 of the transforms in
+1-2 D), chunks smaller than the halo and chunks cut at every axis, on dask's threaded
+scheduler; the bound itself is checked with halos far below the default (the error stays
+under chunk_bound * range). Then on a dask.distributed LocalCluster of three worker processes,
+data in a zarr store: spline_filter in two modes and two orders, the transforms with cval at
+orders 0 and 3, 1-3 D, in fewer chunks (the graphs pickle, travel and give the same results
+there), a result written to zarr and read back, one CPU thread in each worker.
 
 The whole matrix runs in process because a cluster's every message costs milliseconds in the
 sanitizer build (msgpack's 1 MiB packing buffer is a fresh mapping under AddressSanitizer): the
@@ -97,7 +98,10 @@ def test_transforms(rng, modes=MODES, orders=(0, 1, 3, 5), parts=4):
     worst = 0.0
     for mode in modes:
         for order in orders:
-            for ndim in (1, 2, 3):
+            # Order 5 in 1-D and 2-D only: its halo (about 45 samples a side) makes every 3-D
+            # task a block of about 100^3 samples, a minute of the sanitizer build for what
+            # order 3 in 3-D and order 5 in 2-D already cover (halos wider than the array).
+            for ndim in (1, 2, 3) if order < 5 else (1, 2):
                 shape = tuple(int(rng.integers(20, 50 if ndim < 3 else 26)) for _ in range(ndim))
                 a = rng.random(shape)
                 x = da.from_array(a, chunks=random_chunks(rng, shape, parts))
@@ -207,7 +211,7 @@ def main():
         # Every function's graph runs on the cluster's worker processes.
         with dask.config.set(scheduler=client.get):
             test_spline_filter(rng, ("mirror", "grid-constant"), (3, 5), parts=2, extras=False)
-            test_transforms(rng, ("mirror", "grid-constant"), (0, 3), parts=2)
+            test_transforms(rng, ("grid-constant",), (0, 3), parts=2)
             test_zarr_roundtrip(rng, client)
             test_worker_threads(client)
             test_errors()
