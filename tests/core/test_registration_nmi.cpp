@@ -9,6 +9,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <cstdlib>
 #include <functional>
 #include <random>
 #include <string>
@@ -103,8 +104,12 @@ sv::ArrayD translation(const std::vector<std::size_t>& image_shape, const std::v
   return g;
 }
 
+// A fresh seed every run (printed by the tests' traces); SPLINEVIEW_TEST_SEED=N repeats a run.
 unsigned seed() {
-  static const unsigned s = std::random_device{}();
+  static const unsigned s = [] {
+    const char* env = std::getenv("SPLINEVIEW_TEST_SEED");
+    return env ? static_cast<unsigned>(std::strtoul(env, nullptr, 10)) : std::random_device{}();
+  }();
   return s;
 }
 
@@ -171,11 +176,17 @@ double worst_gradient_error(const Obj& obj, const sv::ArrayD& grid, int count, s
   for (int tries = 0; checked < count && tries < 100 * count; ++tries) {
     const std::size_t i = pick(rng);
     if (std::abs(g[i]) < 0.05 * gmax) continue;
+    // Central differences at h and h / 2, extrapolated (Richardson): the h^2 term cancels.
+    // Plain central differences at h = 1e-4 erred by 2.4e-5 of a small component (seed
+    // 978311284, 2-D 5 x 7, 64 bins, w 0.05), converging as h^2 to the analytic value.
+    auto central = [&](double h) {
+      sv::ArrayD p = grid, m = grid;
+      p[i] += h;
+      m[i] -= h;
+      return (obj.evaluate(p) - obj.evaluate(m)) / (2 * h);
+    };
     const double h = 1e-4;
-    sv::ArrayD p = grid, m = grid;
-    p[i] += h;
-    m[i] -= h;
-    const double fd = (obj.evaluate(p) - obj.evaluate(m)) / (2 * h);
+    const double fd = (4 * central(h / 2) - central(h)) / 3;
     worst = std::max(worst, std::abs(fd - g[i]) / std::abs(g[i]));
     ++checked;
   }
