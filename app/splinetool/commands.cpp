@@ -33,6 +33,7 @@
 #include "splineview/cuda_out_of_core.h"
 #include "splineview/error.h"
 #include "splineview/finite.h"
+#include "splineview/input.h"
 #include "splineview/io.h"
 #include "splineview/mapped.h"
 #include "splineview/metrics.h"
@@ -55,16 +56,36 @@ bool is_stdio(const std::string& path) {
 // is "-" and stdout carries the data.
 std::FILE* g_report = stdout;
 
+// `batch -` reads its commands from standard input.
+bool g_stdin_is_batch = false;
+
 // An input array: "-" is a .npy on standard input; else by its extension, or with --raw as
 // headerless data when the extension names no format (COORDS is always .npy and does not come
 // through here).
 sv::Loaded load_input(const std::string& path, bool channels, const CommonArgs& common) {
-  if (is_stdio(path)) return sv::load_npy_stdin(channels);
+  if (is_stdio(path)) return load_stdin_npy(channels);
   if (common.raw.empty()) return sv::load_any(path, channels);
   return sv::load_any(path, channels, sv::parse_raw_spec(common.raw));
 }
 
 }  // namespace
+
+sv::Loaded load_stdin_npy(bool channels) {
+  if (g_stdin_is_batch)
+    throw sv::Error(
+        "standard input ('-') holds the commands of 'batch -', not an array; give the array as "
+        "a file, or the batch as a file and the array on standard input");
+  return sv::load_npy_stdin(channels);
+}
+
+void reset_command_state() {
+  g_report = stdout;
+  sv::set_input_options(sv::InputOptions{});
+}
+
+void set_stdin_is_batch(bool taken) {
+  g_stdin_is_batch = taken;
+}
 
 // Lower-case extension including the dot ("" when there is none).
 std::string extension(const std::string& path) {
@@ -417,7 +438,7 @@ constexpr double kMaxCoordinate = 1e12;
 
 // Reads the coordinates file of `sample`: (M, rank) or, for a 1-D input, (M,); float32/64.
 Coordinates load_coordinates(const std::string& path, std::size_t rank, const CommonArgs& common) {
-  sv::Loaded c = is_stdio(path) ? sv::load_npy_stdin(false) : sv::load_npy(path, false);
+  sv::Loaded c = is_stdio(path) ? load_stdin_npy(false) : sv::load_npy(path, false);
   if (c.dtype != sv::DType::F32 && c.dtype != sv::DType::F64)
     throw sv::Error("sample: coordinates in '" + shown(path) + "' are " + sv::dtype_name(c.dtype) +
                     "; they must be float32 or float64");

@@ -10,6 +10,7 @@
 
 #include "splineview/array.h"
 #include "splineview/error.h"
+#include "splineview/io.h"
 
 namespace splinetool {
 
@@ -162,5 +163,14 @@ std::string shown(const std::string& path);
 // The depth of a PNG written from data of type `input` whose largest value is `input_max`:
 // 8-bit and 16-bit inputs keep theirs; other data 8 bits when its values fit [0, 255].
 sv::DType png_dtype(sv::DType input, double input_max);
+// A .npy from standard input ("-" as an input), refused when standard input holds the commands
+// of `batch -` (set_stdin_is_batch).
+sv::Loaded load_stdin_npy(bool channels);
+
+// What one command may change in the process, put back before the next one of a batch (where
+// the reports go, the loaders' input options), so that no state passes from one line to the next.
+void reset_command_state();
+// `batch -`: standard input carries the batch file, so no command may read an array from it.
+void set_stdin_is_batch(bool taken);
 
 }  // namespace splinetool

@@ -88,7 +88,7 @@ std::vector<std::size_t> blocks_of(const GrbfArgs& g, std::size_t rank, const ch
 }
 
 sv::Loaded load(const std::string& path, bool channels, const CommonArgs& common) {
-  if (path == "-") return sv::load_npy_stdin(channels);
+  if (path == "-") return load_stdin_npy(channels);
   if (common.raw.empty()) return sv::load_any(path, channels);
   return sv::load_any(path, channels, sv::parse_raw_spec(common.raw));
 }
@@ -219,7 +219,7 @@ void sample_in(const SampleArgs& args, const GrbfArgs& g, const char* prec) {
   sv::Loaded in = load(args.in, args.channels, args.common);
   const std::size_t rank = in.array.rank(), C = in.array.channels();
   const std::vector<double> sigma = sigma_of(g, rank, "sample");
-  sv::Loaded c = args.coords == "-" ? sv::load_npy_stdin(false) : sv::load_npy(args.coords, false);
+  sv::Loaded c = args.coords == "-" ? load_stdin_npy(false) : sv::load_npy(args.coords, false);
   if (c.dtype != sv::DType::F32 && c.dtype != sv::DType::F64)
     throw sv::Error("sample: coordinates in '" + shown(args.coords) + "' are " +
                     sv::dtype_name(c.dtype) + "; they must be float32 or float64");

@@ -14,6 +14,7 @@
 #include <CLI/CLI.hpp>
 
 #include "backend.h"
+#include "batch.h"
 #include "commands.h"
 #include "ffd_commands.h"
 #include "filter_commands.h"
@@ -312,9 +313,20 @@ std::string version_text() {
   return v;
 }
 
-}  // namespace
+// One command, parsed by a fresh CLI11 app as a separate process would parse it, run and turned
+// into an exit status; every failure is the one line "splinetool: <where><message>" on stderr.
+// main() runs it once; `batch` runs it once a line (`where` then names the batch file and the
+// line, and `in_batch` refuses a nested batch). Nothing it sets outlives it: the argument
+// structs and the parser are its own, and reset_command_state() puts back the process state a
+// command may change.
+int run_command(const std::vector<std::string>& args, const std::string& where, bool in_batch) {
+  splinetool::reset_command_state();
+  std::vector<const char*> argv;
+  argv.reserve(args.size() + 1);
+  for (const std::string& a : args) argv.push_back(a.c_str());
+  argv.push_back(nullptr);
+  const int argc = static_cast<int>(args.size());
 
-int main(int argc, char** argv) {
   CLI::App app{
       "splinetool: exact B-spline interpolation on the command line (splineview).\n"
       "Arrays use NumPy's axis order (z, y, x), x fastest; a trailing channel axis only with\n"
@@ -646,6 +658,32 @@ int main(int argc, char** argv) {
   // B-spline transforms: smooth, indirect, reduce, expand (spline_commands.cpp).
   splinetool::SplineCommands spline_cmds;
   splinetool::add_spline_commands(app, spline_cmds);
+  // Many commands in one process (batch.cpp).
+  splinetool::BatchArgs bat;
+  CLI::App* batch = app.add_subcommand(
+      "batch",
+      "run many splinetool commands in this one process, one a line of FILE, each parsed and "
+      "run exactly as a separate 'splinetool ...' (same outputs, same exit status): words split "
+      "as a POSIX shell's simple words ('...', \"...\", backslash; no expansions, pipes or "
+      "redirections), blank lines and '#' comments skipped; stops at the first failing line "
+      "with its exit status (its error 'splinetool: batch FILE line N: ...'). A line may not "
+      "run batch; --help and --version on a line print as they would alone");
+  batch
+      ->add_option("FILE", bat.file,
+                   "the commands, without the word splinetool; - = standard "
+                   "input (the commands' inputs then cannot be -)")
+      ->required();
+  batch->add_flag("--keep-going", bat.keep_going,
+                  "run every line even after failures; exit 1 if any failed (each failure "
+                  "reported with its line number, then a summary line)");
+  batch
+      ->add_option("--log", bat.log,
+                   "write one JSON object a command to LOG: line, status, seconds, the offsets "
+                   "where its output ends on stdout and stderr (regular files only, else null), "
+                   "the resident memory at its start and its peak, and the largest peak of the "
+                   "child processes so far, in KiB (null where unknown)")
+      ->type_name("LOG");
+
   // Every example here runs as written from the source folder (tests/cli/test_hardening.py runs
   // them in a folder holding a copy of assets/).
   app.footer(
@@ -655,17 +693,18 @@ int main(int argc, char** argv) {
       "--compare-original\n"
       "  splinetool compare assets/ascent.png rotated.png\n"
       "  splinetool resample assets/mri_t1_head.nrrd head_half.nrrd --zoom 0.5 --json\n"
+      "  splinetool batch commands.txt --keep-going\n"
       "Run 'splinetool COMMAND --help' for the options of a command.\n" +
       exit_note);
 
   try {
-    app.parse(argc, argv);
+    app.parse(argc, argv.data());
   } catch (const CLI::ParseError& e) {
     if (e.get_exit_code() == static_cast<int>(CLI::ExitCodes::Success)) return app.exit(e);
-    std::string where = "splinetool";
-    for (const CLI::App* sub : app.get_subcommands()) where += " " + sub->get_name();
-    std::fprintf(stderr, "splinetool: %s (see '%s --help')\n", one_line(e.what()).c_str(),
-                 where.c_str());
+    std::string command = "splinetool";
+    for (const CLI::App* sub : app.get_subcommands()) command += " " + sub->get_name();
+    std::fprintf(stderr, "splinetool: %s (see '%s --help')\n", one_line(where + e.what()).c_str(),
+                 command.c_str());
     return 2;
   }
 
@@ -679,6 +718,14 @@ int main(int argc, char** argv) {
         o.volume = c->volume;
         sv::set_input_options(o);
       }
+    if (batch->parsed()) {
+      if (in_batch)
+        throw splinetool::UsageError("batch: a line of a batch cannot run another batch");
+      return splinetool::run_batch(bat, args.at(0),
+                                   [](const std::vector<std::string>& line, const std::string& at) {
+                                     return run_command(line, at, true);
+                                   });
+    }
     if (prefilter->parsed()) splinetool::run_prefilter(pre);
     if (sample->parsed()) {
       smp.degree_given = sample_degree->count() > 0;
@@ -723,17 +770,23 @@ int main(int argc, char** argv) {
     splinetool::run_filter_commands(filter_cmds);
     splinetool::run_spline_commands(spline_cmds);
   } catch (const splinetool::UsageError& e) {
-    std::string where = "splinetool";
-    for (const CLI::App* sub : app.get_subcommands()) where += " " + sub->get_name();
-    std::fprintf(stderr, "splinetool: %s (see '%s --help')\n", one_line(e.what()).c_str(),
-                 where.c_str());
+    std::string command = "splinetool";
+    for (const CLI::App* sub : app.get_subcommands()) command += " " + sub->get_name();
+    std::fprintf(stderr, "splinetool: %s (see '%s --help')\n", one_line(where + e.what()).c_str(),
+                 command.c_str());
     return 2;
   } catch (const std::bad_alloc&) {
-    std::fprintf(stderr, "splinetool: out of memory\n");
+    std::fprintf(stderr, "splinetool: %sout of memory\n", one_line(where).c_str());
     return 1;
   } catch (const std::exception& e) {
-    std::fprintf(stderr, "splinetool: %s\n", one_line(e.what()).c_str());
+    std::fprintf(stderr, "splinetool: %s\n", one_line(where + e.what()).c_str());
     return 1;
   }
   return 0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  return run_command(std::vector<std::string>(argv, argv + argc), "", false);
 }

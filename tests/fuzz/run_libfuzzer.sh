@@ -16,7 +16,7 @@ prefixed() {  # prefixed DIR BYTE FILE...: copies each FILE into DIR with BYTE i
   for f in "$@"; do { printf "$byte"; cat "$f"; } > "$dir/$(basename "$f")"; done
 }
 mkdir -p "$work/npy" "$work/nrrd" "$work/nifti" "$work/image" "$work/raw" "$work/tiff" \
-  "$work/dicom"
+  "$work/dicom" "$work/batch_words"
 prefixed "$work/npy" '\000' "$seeds"/f32.npy "$seeds"/f64.npy "$seeds"/u8.npy "$seeds"/u16.npy
 prefixed "$work/npy" '\001' "$seeds"/f32_channels.npy
 prefixed "$work/nrrd" '\000' "$seeds"/*.nrrd
@@ -29,10 +29,11 @@ for f in "$seeds"/*.png "$seeds"/*.jpg "$seeds"/*.bmp "$seeds"/*.tga "$seeds"/*.
 { printf '2x5x6:u16:be\n'; cat "$seeds/u16be.dat"; } > "$work/raw/u16be"
 cp "$seeds"/*.tif "$work/tiff/"
 cp "$seeds"/*.dcm "$work/dicom/"
+cp "$seeds"/../seeds_batch/* "$work/batch_words/"
 { printf '6x5:f32:offset=16\n'; cat "$seeds/f32_offset.dat"; } > "$work/raw/f32_offset"
 
 status=0
-for t in npy nrrd nifti image raw tiff dicom; do
+for t in npy nrrd nifti image raw tiff dicom batch_words; do
   log="$work/$t.log"
   rm -f "$work/$t"-crash-* "$work/$t"-leak-* "$work/$t"-timeout-* "$work/$t"-oom-*
   set +e
