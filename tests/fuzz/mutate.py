@@ -1,11 +1,14 @@
 #!/usr/bin/env python3
 """Mutation fuzzer for splinetool's loaders (issue 12): mutates the seed corpus (seeds/) and
-runs every case through the (ASan/UBSan) splinetool in a subprocess, judging each run by:
+runs every case through the (ASan/UBSan) splinetool, as a line of a `splinetool batch
+--keep-going --log` process (100 a process; a line that ends the process runs again alone, as do
+the piped cases; tests/fuzz/README.md, "Batches"), judging each run by:
 
   crash    killed by a signal, a sanitizer report on stderr, or an exit status other than 0/1
            (2 only for a mutated --raw spec, a command-line error);
   hang     more than --timeout seconds (10) of wall time;
-  memory   peak RSS (wait4's ru_maxrss) above the seed's own run + max(20 x the case file's
+  memory   peak RSS (alone: wait4's ru_maxrss; in a batch: the line's growth) above the
+           seed's own run (alone, or its line in the seeds' batch) + max(20 x the case file's
            size, --allowance MiB (64)), or above 1 GiB (the sanitizer's hard RSS limit and
            allocation cap are set to that, so a bomb stops there instead of swapping);
   message  exit 1 must print exactly one line on stderr that names the input and holds no
@@ -98,6 +101,9 @@ CRITERIA = ["crash", "hang", "memory", "message", "output", "damage", "accepted"
 # The formats whose files --out-of-core maps; `info --check-mapped` compares both reads.
 MAPPED_FORMATS = {"npy", "nrrd", "nhdr", "nifti", "raw", "tiff"}
 MAPPED_DISAGREES = b"the memory-mapped read disagrees with the loader"
+# Cases a `splinetool batch` process runs (a sanitized splinetool costs about 0.15 s and 5,000
+# page faults just to start and exit); a batch that dies costs at most this many lines again.
+BATCH_LINES = 100
 
 INTERESTING = [0, 1, 2, 0x7F, 0x80, 0xFF, 0x100, 0x7FFF, 0x8000, 0xFFFF, 0x10000, 16000,
                0x7FFFFFFF, 0x80000000, 0xFFFFFFFF, 1 << 32, 1 << 63, (1 << 64) - 1]
@@ -703,10 +709,7 @@ SANITIZER_MEMORY = re.compile(rb"rss limit exhausted|allocation-size-too-big|"
                               rb"requested allocation size|out of memory|allocator is out of")
 
 
-def run_tool(argv, cwd, timeout, stdin_path=None):
-    """Runs argv in cwd (standard input: stdin_path, else nothing); returns (status, stderr
-    bytes, seconds, peak RSS bytes, timed_out). status: the exit code, or -signal."""
-    err_path = os.path.join(cwd, ".stderr")
+def tool_env():
     env = dict(os.environ)
     env["ASAN_OPTIONS"] = ("exitcode=86:detect_leaks=1:hard_rss_limit_mb=1024:"
                            "max_allocation_size_mb=1024:allocator_may_return_null=0:"
@@ -714,6 +717,14 @@ def run_tool(argv, cwd, timeout, stdin_path=None):
     env["UBSAN_OPTIONS"] = "exitcode=87:print_stacktrace=1:halt_on_error=1"
     env["LSAN_OPTIONS"] = "exitcode=88"
     env["SPLINEVIEW_FFMPEG_LOG"] = "0"
+    return env
+
+
+def run_tool(argv, cwd, timeout, stdin_path=None):
+    """Runs argv in cwd (standard input: stdin_path, else nothing); returns (status, stderr
+    bytes, seconds, peak RSS bytes, timed_out). status: the exit code, or -signal."""
+    err_path = os.path.join(cwd, ".stderr")
+    env = tool_env()
     with open(err_path, "wb") as err, open(os.devnull, "wb") as out, \
             open(stdin_path or os.devnull, "rb") as inp:
         t0 = time.monotonic()
@@ -740,6 +751,82 @@ def run_tool(argv, cwd, timeout, stdin_path=None):
         stderr = f.read()
     os.unlink(err_path)
     return p.returncode, stderr, secs, ru.ru_maxrss * 1024, bool(timed_out)
+
+
+def batch_quote(word):
+    """`word` as one word of a `splinetool batch` line."""
+    if word and re.fullmatch(r"[A-Za-z0-9_./,:=+@%^-]+", word):
+        return word
+    return "'" + word.replace("'", "'\\''") + "'"
+
+
+def run_batch(tool, lines, cwd, timeout):
+    """Runs the command lines (argument lists, relative to cwd) through one `splinetool batch
+    --keep-going --log` process with run_tool's environment, stderr in a file; stops it (the
+    whole process group) when no command has ended for `timeout` seconds. Returns (status,
+    records, timed_out): the exit status (or -signal) and, for every command that ended, its
+    log record with its own stderr ("stderr": the bytes between the previous command's end
+    and its own, the batch's "batch FILE line N: " taken out of the error line), its peak
+    resident growth ("rss": bytes above the process's size when it started, or above it in a
+    child it waited for, e.g. an isolated decoder) and "timed_out" (over `timeout`)."""
+    cmd_path = os.path.join(cwd, ".batch.txt")
+    log_path = os.path.join(cwd, ".batch.log")
+    err_path = os.path.join(cwd, ".batch.err")
+    with open(cmd_path, "w") as f:
+        for argv in lines:
+            f.write(" ".join(batch_quote(a) for a in argv) + "\n")
+    with open(err_path, "wb") as err, open(os.devnull, "wb") as out, \
+            open(os.devnull, "rb") as inp:
+        p = subprocess.Popen([tool, "batch", ".batch.txt", "--keep-going", "--log",
+                              ".batch.log"], cwd=cwd, stdout=out, stderr=err, stdin=inp,
+                             env=tool_env(), start_new_session=True)
+        timed_out = False
+        size, last = -1, time.monotonic()
+        while p.poll() is None:
+            time.sleep(0.05)
+            now = time.monotonic()
+            try:
+                grown = os.path.getsize(log_path)
+            except OSError:
+                grown = -1
+            if grown != size:
+                size, last = grown, now
+            elif now - last > timeout:
+                timed_out = True
+                try:
+                    os.killpg(p.pid, signal.SIGKILL)
+                except ProcessLookupError:
+                    pass
+                p.wait()
+                break
+        status = p.returncode
+    with open(err_path, "rb") as f:
+        stderr = f.read()
+    records = []
+    if os.path.exists(log_path):
+        with open(log_path, "rb") as f:
+            for raw in f.read().split(b"\n"):
+                try:
+                    records.append(json.loads(raw))
+                except ValueError:
+                    break  # the last line, cut by a crash
+    begin, children = 0, 0
+    for r in records:
+        own = stderr[begin:r["stderr_end"]]
+        begin = r["stderr_end"]
+        r["stderr"] = own.replace(b"splinetool: batch .batch.txt line %d: " % r["line"],
+                                  b"splinetool: ")
+        start = (r["start_rss_kib"] or 0) * 1024
+        growth = max(0, (r["peak_rss_kib"] or 0) * 1024 - start)
+        child = (r["children_peak_rss_kib"] or 0) * 1024
+        if child > children:  # a child of this command set a new peak
+            growth = max(growth, child - start)
+            children = child
+        r["rss"] = growth
+        r["timed_out"] = r["seconds"] > timeout
+    for name in (cmd_path, log_path, err_path):
+        os.unlink(name)
+    return status, records, timed_out
 
 
 SENTINEL = b"SENTINEL: an existing OUT that a failed run must leave byte for byte.\n" * 4
@@ -836,17 +923,20 @@ def checks_mapped(entry, index, spec, via_stdin):
     return entry[1] in MAPPED_FORMATS and spec is None and not via_stdin and index % 8 == 5
 
 
-def command_for(entry, case_name, spec, via_stdin=False, check_mapped=False):
-    """The command line and OUT's name (None for info, which writes no OUT)."""
+def command_for(entry, case_name, spec, via_stdin=False, check_mapped=False, folder=""):
+    """The command line and OUT's name (None for info, which writes no OUT); the files' names
+    in the command are under `folder` (a batch runs every case in a folder of its own)."""
     name, fmt, extra = entry
+    at = (folder + "/") if folder else ""
     if fmt == "mp4":
-        return ["upscale-video", case_name, "out.mp4", "--scale", "1", "--quiet"], "out.mp4"
+        return ["upscale-video", at + case_name, at + "out.mp4", "--scale", "1",
+                "--quiet"], "out.mp4"
     args = list(extra)
     if spec is not None:
         args = ["--raw", spec]
     if check_mapped:
-        return ["info", case_name, "--check-mapped"] + args, None
-    return ["prefilter", "-" if via_stdin else case_name, "out.npy"] + args, "out.npy"
+        return ["info", at + case_name, "--check-mapped"] + args, None
+    return ["prefilter", "-" if via_stdin else at + case_name, at + "out.npy"] + args, "out.npy"
 
 
 def case_file_name(entry):
@@ -855,11 +945,12 @@ def case_file_name(entry):
     return "case" + ext
 
 
-def run_case(tool, entry, data, spec, workdir, precreate, timeout_opts, via_stdin=False,
-             check_mapped=False):
-    """Writes the case (and its companions) into a clean workdir, runs it (via_stdin: the case
-    piped into `prefilter -`; check_mapped: `info CASE --check-mapped`), returns the raw result,
-    the names used and the name a message must contain ("standard input" when piped)."""
+def setup_case(entry, data, spec, workdir, precreate, via_stdin=False, check_mapped=False,
+               folder=""):
+    """Writes the case (and its companions) into a clean workdir; returns the case's file
+    name, OUT's name, the command (its files under `folder`) and the name a message must
+    contain ("standard input" when piped)."""
+    os.makedirs(workdir, exist_ok=True)
     for f in os.listdir(workdir):
         p = os.path.join(workdir, f)
         if os.path.isdir(p) and not os.path.islink(p):
@@ -871,13 +962,25 @@ def run_case(tool, entry, data, spec, workdir, precreate, timeout_opts, via_stdi
         f.write(data)
     for comp in COMPANIONS.get(entry[0], []):
         shutil.copy(os.path.join(SEEDS, comp), os.path.join(workdir, comp))
-    args, out_name = command_for(entry, case_name, spec, via_stdin, check_mapped)
+    args, out_name = command_for(entry, case_name, spec, via_stdin, check_mapped, folder)
     if precreate and out_name:
         with open(os.path.join(workdir, out_name), "wb") as f:
             f.write(SENTINEL)
+    named = "standard input" if via_stdin else ((folder + "/") if folder else "") + case_name
+    return case_name, out_name, args, named
+
+
+def run_case(tool, entry, data, spec, workdir, precreate, timeout_opts, via_stdin=False,
+             check_mapped=False):
+    """Writes the case (and its companions) into a clean workdir, runs it in a process of its
+    own (via_stdin: the case piped into `prefilter -`; check_mapped: `info CASE
+    --check-mapped`), returns the raw result, the names used and the name a message must
+    contain ("standard input" when piped)."""
+    case_name, out_name, args, named = setup_case(entry, data, spec, workdir, precreate,
+                                                  via_stdin, check_mapped)
     res = run_tool([tool] + args, workdir, timeout_opts.timeout,
                    os.path.join(workdir, case_name) if via_stdin else None)
-    return case_name, out_name, args, res, "standard input" if via_stdin else case_name
+    return case_name, out_name, args, res, named
 
 
 def snapshot_tool(tool, tmp_root):
@@ -947,40 +1050,57 @@ def main():
     try:
         # A private copy of the tool: the build tree may be relinked while the run goes on.
         tool = snapshot_tool(tool, tmp_root)
-        # The seeds themselves: each must load; its peak RSS is the baseline of its cases.
+        # The seeds themselves: each must load; its peak RSS is the baseline of its cases. The
+        # seeds that --out-of-core maps must also read the same both ways. All through one
+        # `splinetool batch` (each seed in a folder of its own), or a process each where the
+        # batch itself fails; a case judged in a process of its own gets its seed's own
+        # process as baseline (proc_baseline), a case judged in a batch its seed's line.
+        seed_jobs = []  # (entry, check_mapped)
+        for entry in CORPUS:
+            if not wanted or entry[1] in wanted:
+                seed_jobs.append((entry, False))
+        for entry in CORPUS:
+            if (not wanted or entry[1] in wanted) and entry[1] in MAPPED_FORMATS:
+                seed_jobs.append((entry, True))
         wd = os.path.join(tmp_root, "seed")
         os.mkdir(wd)
-        for entry in CORPUS:
+        lines = []
+        for k, (entry, mapped) in enumerate(seed_jobs):
+            lines.append(setup_case(entry, data[entry[0]], None, os.path.join(wd, "s%d" % k),
+                                    False, check_mapped=mapped, folder="s%d" % k)[2])
+        status, records, _ = run_batch(tool, lines, wd, max(opts.timeout, 60))
+        seed_results = []
+        if status in (0, 1) and len(records) == len(lines):
+            seed_results = [(r["status"], r["stderr"], r["rss"]) for r in records]
+        else:
+            print("the seeds' batch failed (exit %d after %d of %d lines); one process each" %
+                  (status, len(records), len(lines)))
+            for entry, mapped in seed_jobs:
+                _, _, _, (st, err, _, rss, _), _ = run_case(tool, entry, data[entry[0]], None,
+                                                            wd, False, opts,
+                                                            check_mapped=mapped)
+                seed_results.append((st, err, rss))
+        batch_baseline = {}
+        for (entry, mapped), (status, stderr, rss), argv in zip(seed_jobs, seed_results, lines):
             name, fmt, _ = entry
-            if wanted and fmt not in wanted:
+            if not mapped:
+                batch_baseline[name] = rss
+                baseline[name] = None  # its own process: measured when first needed
+                if status == 0:
+                    continue
+                if fmt in OPTIONAL and b"unsupported file extension" in stderr:
+                    skipped[fmt] = first_line(stderr)
+                    continue
+                detail = "the unmutated seed fails (exit %d): %s" % (status, first_line(stderr))
+            elif status == 0:
                 continue
-            case_name, out_name, args, (status, stderr, secs, rss, to), _ = run_case(
-                tool, entry, data[name], None, wd, False, opts)
-            baseline[name] = rss
-            if status == 0:
-                continue
-            if fmt in OPTIONAL and b"unsupported file extension" in stderr:
-                skipped[fmt] = first_line(stderr)
-                continue
+            else:
+                detail = ("the unmutated seed fails `info --check-mapped` (exit %d): %s" %
+                          (status, first_line(stderr)))
             stats[fmt]["fail"]["seed"] += 1
             failures.append({"case": None, "format": fmt, "seed_file": name, "mutations": [],
-                             "criterion": "seed", "detail": "the unmutated seed fails (exit "
-                             "%d): %s" % (status, first_line(stderr)), "command": args,
+                             "criterion": "seed", "detail": detail, "command": argv,
                              "file": None})
-        # The seeds that --out-of-core maps read the same both ways.
-        for entry in CORPUS:
-            name, fmt, _ = entry
-            if (wanted and fmt not in wanted) or fmt not in MAPPED_FORMATS:
-                continue
-            _, _, args, (status, stderr, _, _, _), _ = run_case(
-                tool, entry, data[name], None, wd, False, opts, check_mapped=True)
-            if status != 0:
-                stats[fmt]["fail"]["seed"] += 1
-                failures.append({"case": None, "format": fmt, "seed_file": name,
-                                 "mutations": [], "criterion": "seed",
-                                 "detail": "the unmutated seed fails `info --check-mapped` "
-                                 "(exit %d): %s" % (status, first_line(stderr)),
-                                 "command": args, "file": None})
         for fmt, why in sorted(skipped.items()):
             print("SKIP %s: loader not in this build yet (%s)" % (fmt, why))
 
@@ -999,23 +1119,34 @@ def main():
         os.makedirs(opts.findings, exist_ok=True)
         lock = threading.Lock()
         local = threading.local()
+        baseline_lock = threading.Lock()
 
-        def work(item):
-            i, entry, d, names, spec, must_reject = item
-            if not hasattr(local, "wd"):
-                local.wd = tempfile.mkdtemp(dir=tmp_root)
+        def proc_baseline(entry):
+            """The seed's peak RSS in a process of its own (the baseline of a case run so)."""
+            with baseline_lock:
+                if baseline[entry[0]] is None:
+                    bwd = tempfile.mkdtemp(dir=tmp_root)
+                    baseline[entry[0]] = run_case(tool, entry, data[entry[0]], None, bwd,
+                                                  False, opts)[3][3]
+                    shutil.rmtree(bwd, ignore_errors=True)
+                return baseline[entry[0]]
+
+        def kind(item):
+            """(via_stdin, check_mapped, precreate) of a case."""
+            i, entry, _, _, spec, _ = item
             # Half of the .npy cases go through standard input (`prefilter - OUT < case`): the
             # pipe path of the input guard, bounded by the header like a file.
             via_stdin = entry[1] == "npy" and spec is None and i % 4 >= 2
             check_mapped = checks_mapped(entry, i, spec, via_stdin)
-            precreate = i % 2 == 1 and not check_mapped
-            case_name, out_name, args, res, named = run_case(tool, entry, d, spec, local.wd,
-                                                             precreate, opts, via_stdin,
-                                                             check_mapped)
+            return via_stdin, check_mapped, i % 2 == 1 and not check_mapped
+
+        def record(item, wd, case_name, out_name, args, res, named, base):
+            """Judges one finished run (its files in wd) and books it."""
+            i, entry, d, names, spec, must_reject = item
+            _, _, precreate = kind(item)
             status, stderr, secs, rss, timed_out = res
             fails = judge(entry, named, out_name, status, stderr, secs, rss, timed_out,
-                          local.wd, precreate, baseline[entry[0]], len(d), spec is not None,
-                          must_reject, opts)
+                          wd, precreate, base, len(d), spec is not None, must_reject, opts)
             fmt = entry[1]
             with lock:
                 if opts.verbose:
@@ -1035,7 +1166,7 @@ def main():
                     kept = os.path.join(opts.findings, keep + os.path.splitext(case_name)[1])
                     if case_name.endswith(".nii.gz"):
                         kept = os.path.join(opts.findings, keep + ".nii.gz")
-                    shutil.copy(os.path.join(local.wd, case_name), kept)
+                    shutil.copy(os.path.join(wd, case_name), kept)
                     for comp in COMPANIONS.get(entry[0], []):
                         shutil.copy(os.path.join(SEEDS, comp), os.path.join(opts.findings, comp))
                     with open(os.path.join(opts.findings, keep + ".txt"), "wb") as f:
@@ -1052,8 +1183,63 @@ def main():
                                          "exit": status, "seconds": round(secs, 3),
                                          "peak_rss_mib": round(rss / MIB, 1), "file": kept})
 
+        def work(item):
+            """One case in a process of its own."""
+            i, entry, d, names, spec, must_reject = item
+            if not hasattr(local, "wd"):
+                local.wd = tempfile.mkdtemp(dir=tmp_root)
+            via_stdin, check_mapped, precreate = kind(item)
+            case_name, out_name, args, res, named = run_case(tool, entry, d, spec, local.wd,
+                                                             precreate, opts, via_stdin,
+                                                             check_mapped)
+            record(item, local.wd, case_name, out_name, args, res, named, proc_baseline(entry))
+
+        def work_batch(items):
+            """Cases through `splinetool batch --keep-going`, each judged from its line as from
+            a process of its own (status, its stderr, seconds, its peak resident growth, its
+            folder), against its seed's line. Where the batch process itself dies (a sanitizer
+            abort, a signal, the hang watchdog), the line it died on runs again in a process of
+            its own (judged as such: that names the culprit) and a new batch takes the rest;
+            where every line ran but the process failed at its exit (a leak report), every case
+            runs again in a process of its own."""
+            bwd = tempfile.mkdtemp(dir=tmp_root)
+            while items:
+                shutil.rmtree(bwd)
+                os.mkdir(bwd)
+                setups = []
+                for item in items:
+                    i, entry, d, names, spec, must_reject = item
+                    via_stdin, check_mapped, precreate = kind(item)
+                    folder = "c%05d" % i
+                    setups.append(setup_case(entry, d, spec, os.path.join(bwd, folder),
+                                             precreate, via_stdin, check_mapped, folder))
+                status, records, _ = run_batch(tool, [st[2] for st in setups], bwd,
+                                               opts.timeout)
+                complete = status in (0, 1) and len(records) == len(items)
+                if not complete and len(records) == len(items):
+                    for item in items:  # failed at its exit: each alone names the culprit
+                        work(item)
+                    break
+                for item, (case_name, out_name, args, named), r in zip(items, setups, records):
+                    res = (r["status"], r["stderr"], r["seconds"], r["rss"], r["timed_out"])
+                    record(item, os.path.join(bwd, "c%05d" % item[0]), case_name, out_name,
+                           args, res, named, batch_baseline[item[1][0]])
+                if complete:
+                    break
+                work(items[len(records)])  # the line the batch died on, alone
+                items = items[len(records) + 1:]
+            shutil.rmtree(bwd, ignore_errors=True)
+
+        # The piped cases need standard input of their own: a process each. The others run in
+        # batches of BATCH_LINES.
+        alone = [item for item in todo if kind(item)[0]]
+        batched = [item for item in todo if not kind(item)[0]]
+        chunks = [batched[k:k + BATCH_LINES] for k in range(0, len(batched), BATCH_LINES)]
         with concurrent.futures.ThreadPoolExecutor(max_workers=max(1, opts.jobs)) as ex:
-            list(ex.map(work, todo))
+            futures = [ex.submit(work_batch, c) for c in chunks]
+            futures += [ex.submit(work, item) for item in alone]
+            for f in futures:
+                f.result()
     finally:
         shutil.rmtree(tmp_root, ignore_errors=True)
     elapsed = time.monotonic() - t_start

@@ -19,11 +19,41 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 SEEDS = os.path.join(HERE, "seeds")
 
 
+def fake_batch(argv):
+    """`batch FILE --keep-going --log LOG` as splinetool's: every line of FILE run as a command
+    (here a process of its own, writing to the same stdout and stderr), one log record each with
+    the stderr offset and the children's peak RSS; a line that ends in a signal or an exit
+    status other than 0, 1 or 2 ends the batch so (as a sanitizer abort ends splinetool's)."""
+    import resource
+    import shlex
+    path, log = argv[1], argv[argv.index("--log") + 1]
+    failed = 0
+    with open(path) as f, open(log, "w") as out:
+        for n, line in enumerate(f, 1):
+            t0 = time.monotonic()
+            status = subprocess.run([sys.executable, os.path.abspath(__file__), "--fake"] +
+                                    shlex.split(line)).returncode
+            if status < 0:
+                os.kill(os.getpid(), -status)
+            if status not in (0, 1, 2):
+                return status
+            failed += status != 0
+            out.write(json.dumps({
+                "line": n, "status": status, "seconds": time.monotonic() - t0,
+                "stdout_end": None, "stderr_end": os.lseek(2, 0, os.SEEK_CUR),
+                "start_rss_kib": 1, "peak_rss_kib": 1, "children_peak_rss_kib":
+                resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss}) + "\n")
+            out.flush()
+    return 1 if failed else 0
+
+
 def fake(argv):
     """The stand-in: `prefilter IN OUT ...` (IN may be "-", standard input), `info IN
-    --check-mapped ...` (no OUT), or --help."""
+    --check-mapped ...` (no OUT), `batch FILE ...`, or --help."""
     if argv[:1] == ["--help"]:
         return 0
+    if argv[:1] == ["batch"]:
+        return fake_batch(argv)
     mode = os.environ["SV_FAKE_MODE"]
     if argv[:1] == ["info"]:
         status = fake_info(argv[1], mode)
