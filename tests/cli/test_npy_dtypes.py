@@ -56,8 +56,10 @@ class NpyDtypes(unittest.TestCase):
     def tearDown(self):
         self.w.close()
 
-    def check_loads(self, arr, channels, name):
-        """Both oracles for one file written by numpy."""
+    def commands_for(self, arr, channels, name):
+        """Both oracles for one file written by numpy: the file, the two commands (prefilter
+        --degree 1, the identity, to float64; compare against numpy's float64 values) and what
+        check_loads needs afterwards."""
         w = self.w
         path = w.path(name)
         np.save(path, arr)
@@ -65,17 +67,21 @@ class NpyDtypes(unittest.TestCase):
             head = f.read(200)
         want = np.ascontiguousarray(arr.astype(np.float64))
         extra = ["--channels"] if channels else []
-        out = w.path("out.npy")
-        TOOL.ok("prefilter", path, out, "--degree", 1, "--precision", "double",
-                "--allow-nonfinite", *extra)
+        out = w.path("out_" + name)
+        ref = w.save("ref_" + name, want)
+        return ([["prefilter", path, out, "--degree", 1, "--precision", "double",
+                  "--allow-nonfinite", *extra],
+                 ["compare", path, ref, "--json", "--allow-nonfinite", *extra]],
+                (name, head, want, out))
+
+    def check_loads(self, case, compare_result):
+        name, head, want, out = case
         got = load(out)
         self.assertEqual(got.dtype, np.float64, name)
         self.assertEqual(got.shape, want.shape, name)
         self.assertTrue(np.array_equal(got.view(np.uint64), want.view(np.uint64)),
                         "%s (%r): values differ at %s" % (name, head, np.argwhere(got != want)[:5]))
-        ref = w.save("ref.npy", want)
-        r = TOOL.ok("compare", path, ref, "--json", "--allow-nonfinite", *extra)
-        j = json.loads(r.stdout)
+        j = json.loads(compare_result.stdout)
         self.assertEqual(j["count"], np.count_nonzero(np.isfinite(want)), name)  # finite pairs
         self.assertEqual(j["max_abs"], 0, name)
         self.assertEqual(j["nonfinite_mismatch"], 0, name)
@@ -83,7 +89,7 @@ class NpyDtypes(unittest.TestCase):
 
     def test_every_dtype_order_and_layout(self):
         rng = np.random.default_rng(13)
-        checked = 0
+        commands, cases = [], []
         for dtype in TYPES:
             for shape, channels in SHAPES:
                 base = values(dtype, shape, rng)
@@ -98,9 +104,17 @@ class NpyDtypes(unittest.TestCase):
                                                     "x".join(map(str, shape)),
                                                     {"<": "le", ">": "be", "|": "na"}[order],
                                                     layout)
-                        with self.subTest(name=name):
-                            self.check_loads(arr, channels, name)
-                            checked += 1
+                        c, case = self.commands_for(arr, channels, name)
+                        commands += c
+                        cases.append(case)
+        # every command of every case through one `splinetool batch` process, each exactly
+        # as a separate run; every one must exit 0
+        results = TOOL.ok_all(commands)
+        checked = 0
+        for i, case in enumerate(cases):
+            with self.subTest(name=case[0]):
+                self.check_loads(case, results[2 * i + 1])
+                checked += 1
         # 12 types x 3 shapes x (2 orders for the 9 multi-byte types, 1 for 3) x 2 layouts
         self.assertEqual(checked, 3 * 2 * (9 * 2 + 3))
 

@@ -187,16 +187,26 @@ def main():
         px = w.save("p.npy", coords if len(spatial) > 1 else coords[:, 0])
         chan = ["--channels"] if channels else []
         name = "x".join(map(str, shape))
+        # The shape's whole matrix through one `splinetool batch` process (each command exactly
+        # as a separate run; every one must exit 0), then compared case by case.
+        cvals = {mode: float(rng.uniform(-2.0, 4.0)) for mode in MODES}
+        commands = []
         for mode in MODES:
-            cval = float(rng.uniform(-2.0, 4.0))
+            for n in DEGREES:
+                common = ["--degree", n, "--mode", mode, "--cval", repr(cvals[mode])] + chan
+                tag = "%s_%d" % (mode, n)
+                commands += [["prefilter", fx, w.path("c_%s.npy" % tag), "--precision",
+                              "double", "--degree", n, "--mode", mode, *chan],
+                             ["sample", fx, px, w.path("v_%s.npy" % tag), *common],
+                             ["sample", cx, px, w.path("r_%s.npy" % tag), "--no-prefilter",
+                              *common]]
+        tool.ok_all(commands)
+        for mode in MODES:
+            cval = cvals[mode]
             scale = max(float(f.max()), cval) - min(float(f.min()), cval)
             for n in DEGREES:
-                common = ["--degree", n, "--mode", mode, "--cval", repr(cval)] + chan
-                tool.ok("prefilter", fx, w.path("c.npy"), "--precision", "double",
-                        "--degree", n, "--mode", mode, *chan)
-                tool.ok("sample", fx, px, w.path("v.npy"), *common)
-                tool.ok("sample", cx, px, w.path("r.npy"), "--no-prefilter", *common)
-                c, v, r = load(w.path("c.npy")), load(w.path("v.npy")), load(w.path("r.npy"))
+                tag = "%s_%d" % (mode, n)
+                c, v, r = (load(w.path("%s_%s.npy" % (k, tag))) for k in "cvr")
                 if channels:
                     v, r = v.reshape(POINTS, -1), r.reshape(POINTS, -1)
                 c_sp = scipy_coefficients(f, n, mode, channels)

@@ -132,16 +132,22 @@ def oracle(tool, w, rng, table):
     print("scipy %s, numpy %s, tolerance %.0e relative to the data range" %
           (scipy.__version__, np.__version__, TOLERANCE))
     cases = 0
+    # Every resample of the matrix runs through one `splinetool batch` process (each command
+    # exactly as a separate run; every one must exit 0): the cases are drawn and scipy's and the
+    # exact results computed first, each case's OUT compared after the batch.
+    commands = []
+    later = []  # compare_case's arguments, OUT's path in place of our result
     for mode in MODES:
         for order in DEGREES:
             cval = float(rng.uniform(-2.0, 4.0))
             common = ["--degree", order, "--mode", mode, "--cval", repr(cval)]
             need_exact = order >= 2  # where scipy may be inexact; cheap enough to always check
 
-            def run(f, *args):
-                src = w.save("f.npy", f)
-                tool.ok("resample", src, w.path("o.npy"), *args, *common)
-                return load(w.path("o.npy"))
+            def run(f, *args, common=common):
+                k = len(commands)
+                src, out = w.save("f%d.npy" % k, f), w.path("o%d.npy" % k)
+                commands.append(["resample", src, out, *args, *common])
+                return out
 
             # --zoom in 1-, 2-, 3-D; per-axis, and a scalar in 1-D; both grid modes
             for rank in (1, 2, 3):
@@ -162,9 +168,9 @@ def oracle(tool, w, rng, table):
                 if need_exact:
                     pos = grid(zoom_axes(shape, sp.shape, grid_mode))
                     exact = exact_samples(f, pos, order, mode, cval, False).reshape(sp.shape)
-                compare_case("zoom %s %s %s order %d grid_mode %s" % (shape, z, mode, order,
-                                                                       grid_mode),
-                             ours, sp, exact, f, cval, mode, order, table)
+                later.append(("zoom %s %s %s order %d grid_mode %s" % (shape, z, mode, order,
+                                                                        grid_mode),
+                              ours, sp, exact, f, cval, mode, order))
                 cases += 1
 
             # --shape (scipy: zoom by out/in per axis)
@@ -185,9 +191,9 @@ def oracle(tool, w, rng, table):
             if need_exact:
                 pos = grid(zoom_axes(shape, out, grid_mode))
                 exact = exact_samples(f, pos, order, mode, cval, False).reshape(out)
-            compare_case("shape %s -> %s %s order %d grid_mode %s" % (shape, out, mode, order,
-                                                                       grid_mode),
-                         ours, sp, exact, f, cval, mode, order, table)
+            later.append(("shape %s -> %s %s order %d grid_mode %s" % (shape, out, mode, order,
+                                                                        grid_mode),
+                          ours, sp, exact, f, cval, mode, order))
 
             # --shift per axis
             rank = int(rng.integers(1, 4))
@@ -201,8 +207,8 @@ def oracle(tool, w, rng, table):
             if need_exact:
                 pos = grid([np.arange(n) - v for n, v in zip(shape, s)])
                 exact = exact_samples(f, pos, order, mode, cval, False).reshape(shape)
-            compare_case("shift %s by %s %s order %d" % (shape, s, mode, order), ours, sp,
-                         exact, f, cval, mode, order, table)
+            later.append(("shift %s by %s %s order %d" % (shape, s, mode, order), ours, sp,
+                          exact, f, cval, mode, order))
 
             # --rotate: 2-D and 3-D alternately, random angle, axes and reshape
             rank = 2 + (order + MODES.index(mode)) % 2
@@ -217,10 +223,13 @@ def oracle(tool, w, rng, table):
                             cval=cval)
             exact = exact_rotate(f, angle, axes, reshape, order, mode, cval) if need_exact \
                 else None
-            compare_case("rotate %s by %.4f axes %s reshape %s %s order %d" %
-                         (shape, angle, axes, reshape, mode, order), ours, sp, exact, f, cval,
-                         mode, order, table)
+            later.append(("rotate %s by %.4f axes %s reshape %s %s order %d" %
+                          (shape, angle, axes, reshape, mode, order), ours, sp, exact, f, cval,
+                          mode, order))
             cases += 3
+    tool.ok_all(commands)
+    for name, out, sp, exact, f, cval, mode, order in later:
+        compare_case(name, load(out), sp, exact, f, cval, mode, order, table)
     print("%d cases" % cases)
 
 
@@ -323,6 +332,7 @@ def streams(tool, w, rng):
 def refusals(tool, w, rng):
     x2 = w.save("x2.npy", rng.uniform(0, 1, (6, 7)))
     out = w.path("never.npy")
+    cases = []
     for args, code, text in [
             (["--zoom", 2, "--grid-mode", "false", "--shift", 1], 2, "excludes"),
             (["--shift", 1, "--grid-mode", "true"], 2, "--grid-mode goes with"),
@@ -341,7 +351,10 @@ def refusals(tool, w, rng):
             (["--shift", 1, "--backend", "gl"], 2, "CPU only"),
             (["--zoom", "1,2", "--backend", "gl"], 2, "CPU only"),
             (["--rotate", 5, "--reshape", "--backend", "gl"], 2, "CPU only")]:
-        r = tool.run("resample", x2, out, *args)
+        cases.append((args, code, text))
+    # one `splinetool batch` process: each line's exit status and error line as alone
+    for (args, code, text), r in zip(cases, tool.batch([["resample", x2, out, *args]
+                                                         for args, _, _ in cases])):
         check(r.returncode == code and text in r.stderr and r.stderr.count("\n") == 1,
               "resample %s: expected exit %d with %r, got %d %r" %
               (args, code, text, r.returncode, r.stderr))
