@@ -35,6 +35,7 @@
 #include <cstdint>
 #include <cstdlib>
 #include <limits>
+#include <map>
 #include <string>
 #include <type_traits>
 #include <vector>
@@ -671,6 +672,170 @@ __global__ void __launch_bounds__(kThreads, 5) fused_xy_kernel(Pass X, Pass Y, F
       const int valid_lines = static_cast<int>(min(static_cast<long long>(Y.lines), Y.inner - i0));
       tile_body<0, NP, true>(Y, sh, 0, it.plane, i0, valid_lines, 0);
     }
+  }
+}
+
+// ---- 3-D in one pass (one_pass_3d_kernel; experimental, SV_ONE_PASS_3D=1) ------------------
+//
+// The fused y/x pass's persistent grid with a third kind of work item, so that z runs in the
+// same pass and the array crosses device memory about once. A z item (strip j, batch b) owns
+// kZLines consecutive lines of a plane (a thread a line) and the planes [bB, bB + B) (the last
+// batch takes the rest, B to 2B - 1 planes). It waits until every y tile of its planes has
+// written them and until item (j, b - 1) is done, then:
+//  - runs the causal recursion down its batch from the state item (j, b - 1) left (batch 0:
+//    from the window's left apron, the boundary extension of planes 0 .. H), stores the causal
+//    values in place and its final state in a per-line buffer;
+//  - runs the anticausal recursion of batch b - 1 (its causal values, stored by item (j, b - 1)),
+//    started H planes into batch b from the steady state of the causal value there (the apron
+//    idea along z: the neglected rest is below float's epsilon), storing the coefficients;
+//  - the last batch also runs the causal recursion through the right apron (the extension of
+//    its own planes, kept in shared memory) and the anticausal from the window's end down
+//    through its batch and batch b - 1 without a warm-up.
+// Every plane is then written four times (x, y, causal, result) and read four times, by items
+// a few planes of work apart: with the items in plane order, what they hand on is still in L2.
+// One channel, one real pole (degrees 2 and 3), reflect or mirror.
+constexpr int kZLines = kThreads;  // lines of a z item
+
+struct OnePass3D {
+  float* data;
+  float* state;                // per line: the causal state after the batch of the last z item
+  int* x_done;                 // per plane: x tiles written
+  int* y_done;                 // per plane: y tiles written
+  int* z_done;                 // per strip: batches done
+  const uint2* items;          // ticket -> (kind << 30 | plane or batch, tile or strip)
+  unsigned long long* ticket;  // the next work item
+  long long total;             // work items
+  long long plane;             // samples per plane (ny * nx)
+  int nz, B, nb, H;
+  int rows_per_plane, x_tiles, y_tiles;
+  float z, gain;
+  int lsrc[32];  // plane of window sample -H + h (the left apron)
+  int rsrc[32];  // plane of window sample nz + h (the right apron)
+};
+
+__device__ __forceinline__ void z_item(const OnePass3D& Z, float* sh, int b, int j) {
+  const bool last = b == Z.nb - 1;
+  const int p0 = b * Z.B, m = (last ? Z.nz : p0 + Z.B) - p0;
+  if (threadIdx.x == 0) {
+    for (int p = p0; p < p0 + m; ++p)
+      while (load_acquire(Z.y_done + p) < Z.y_tiles) __nanosleep(64);
+    if (b > 0)
+      while (load_acquire(Z.z_done + j) < b) __nanosleep(64);
+  }
+  __syncthreads();
+  const long long line = static_cast<long long>(j) * kZLines + threadIdx.x;
+  if (line >= Z.plane) return;
+  const long long P = Z.plane;
+  float* g = Z.data + line;
+  float* col = sh + threadIdx.x;  // row k of this line at col[k * kZLines]
+  const float z = Z.z, nz = -z, gain = Z.gain;
+  const int H = Z.H;
+  // Rows: [0, m) this batch, then (the last batch) [m, m + H) its right apron; batch b - 1's
+  // causal values at [2B - 1 + H, ...) would overlap nothing, but they are read in place below.
+  {
+    const float* s = g + p0 * P;
+    int k = 0;
+    for (; k + 8 <= m; k += 8) {
+      float v[8];
+#pragma unroll
+      for (int u = 0; u < 8; ++u) v[u] = __ldcg(s + (k + u) * P);
+#pragma unroll
+      for (int u = 0; u < 8; ++u) col[(k + u) * kZLines] = v[u];
+    }
+    for (; k < m; ++k) col[k * kZLines] = __ldcg(s + k * P);
+  }
+  float c;
+  if (b == 0) {
+    // The window starts H samples before plane 0, at the steady state of its first value.
+    c = col[Z.lsrc[0] * kZLines] * (1.0f / (1.0f - z));
+    for (int h = 1; h < H; ++h) c = fmaf(z, c, col[Z.lsrc[h] * kZLines]);
+  } else {
+    c = __ldcg(Z.state + line);
+  }
+  int len = m;
+  if (last) {
+    for (int h = 0; h < H; ++h) col[(m + h) * kZLines] = col[(Z.rsrc[h] - p0) * kZLines];
+    len = m + H;
+  }
+  for (int k = 0; k < len; ++k) {
+    c = fmaf(z, c, col[k * kZLines]);
+    col[k * kZLines] = c;
+  }
+  float a = 0.0f;
+  if (!last) {
+    Z.state[line] = c;
+    float* s = g + p0 * P;
+    for (int k = 0; k < m; ++k) s[k * P] = col[k * kZLines];
+    if (b == 0) return;
+    // Batch b - 1's anticausal starts H planes into this batch.
+    a = col[(H - 1) * kZLines] * (z / (z - 1.0f));
+    for (int k = H - 2; k >= 0; --k) a = fmaf(z, a, nz * col[k * kZLines]);
+  } else {
+    a = col[(len - 1) * kZLines] * (z / (z - 1.0f));
+    for (int k = len - 2; k >= m; --k) a = fmaf(z, a, nz * col[k * kZLines]);
+    float* s = g + p0 * P;
+    for (int k = m - 1; k >= 0; --k) {
+      a = fmaf(z, a, nz * col[k * kZLines]);
+      s[k * P] = gain * a;
+    }
+    if (b == 0) return;
+  }
+  // Batch b - 1: its causal values from the array (item (j, b - 1) stored them), in register
+  // batches of eight, backwards.
+  float* s = g + static_cast<long long>(p0 - Z.B) * P;
+  int k = Z.B - 1;
+  for (; k >= 7; k -= 8) {
+    float v[8];
+#pragma unroll
+    for (int u = 0; u < 8; ++u) v[u] = __ldcg(s + (k - u) * P);
+#pragma unroll
+    for (int u = 0; u < 8; ++u) {
+      a = fmaf(z, a, nz * v[u]);
+      s[(k - u) * P] = gain * a;
+    }
+  }
+  for (; k >= 0; --k) {
+    a = fmaf(z, a, nz * __ldcg(s + k * P));
+    s[k * P] = gain * a;
+  }
+}
+
+template <int C, int NP>
+__global__ void __launch_bounds__(kThreads, 3) one_pass_3d_kernel(Pass X, Pass Y, OnePass3D Z) {
+  extern __shared__ float sh[];
+  __shared__ unsigned long long ticket;
+  for (;;) {
+    if (threadIdx.x == 0) ticket = atomicAdd(Z.ticket, 1ULL);
+    __syncthreads();  // also: the previous item's stores have read their tile
+    const long long t = static_cast<long long>(ticket);
+    __syncthreads();
+    if (t >= Z.total) return;
+    const uint2 code = Z.items[t];
+    const int kind = static_cast<int>(code.x >> 30);
+    const int a = static_cast<int>(code.x & 0x3fffffffu), tile = static_cast<int>(code.y);
+    int* counter;
+    if (kind == 0) {
+      const int r0 = tile * X.rows;
+      const int valid_rows = min(X.rows, Z.rows_per_plane - r0);
+      tile_body<C, NP, false>(X, sh, 0, static_cast<long long>(a) * Z.rows_per_plane + r0, 0,
+                              valid_rows * C, valid_rows);
+      counter = Z.x_done + a;
+    } else if (kind == 1) {
+      if (threadIdx.x == 0)
+        while (load_acquire(Z.x_done + a) < Z.x_tiles) __nanosleep(100);
+      __syncthreads();
+      const long long i0 = static_cast<long long>(tile) * Y.lines;
+      const int valid_lines = static_cast<int>(min(static_cast<long long>(Y.lines), Y.inner - i0));
+      tile_body<0, NP, true>(Y, sh, 0, a, i0, valid_lines, 0);
+      counter = Z.y_done + a;
+    } else {
+      z_item(Z, sh, a, tile);
+      counter = Z.z_done + tile;
+    }
+    // Release: every thread's stores before the count (fence, barrier, then one atomic).
+    __threadfence();
+    __syncthreads();
+    if (threadIdx.x == 0) atomicAdd(counter, 1);
   }
 }
 
@@ -1692,7 +1857,172 @@ void run_fused(const Layout& layout, FusedPlan& f, int npoles) {
   detail::note_free(bytes);
 }
 
+// ---- 3-D in one pass (experimental) -----------------------------------------------------------
+
+// SV_ONE_PASS_3D=1: prefilter() runs 3-D arrays in one pass where one_pass_3d() applies
+// (experimental: off by default until it is measured faster than the fused y/x pass and z).
+bool one_pass_3d_on() {
+  const char* e = std::getenv("SV_ONE_PASS_3D");
+  return e != nullptr && e[0] == '1';
+}
+
+int env_int(const char* name, int fallback) {
+  const char* e = std::getenv(name);
+  return e != nullptr && e[0] != '\0' ? std::atoi(e) : fallback;
+}
+
+// The work items' order, built on the host and kept on the device between calls of the same
+// shape and lags (a few hundred KB each, at most eight kept): step s takes the x tiles of plane s,
+// the y tiles of plane s - ly and, where plane s - ly - lz is the last of z batch b, the z items of
+// batch b. Every wait is then for items of smaller tickets.
+struct ItemList {
+  uint2* dev = nullptr;
+  long long count = 0;
+};
+
+const uint2* one_pass_3d_items(const std::vector<long long>& key, int nz, int x_tiles, int y_tiles,
+                               int strips, int B, int nb, int ly, int lz, long long* count) {
+  static std::map<std::vector<long long>, ItemList> lists;
+  const auto found = lists.find(key);
+  if (found != lists.end()) {
+    *count = found->second.count;
+    return found->second.dev;
+  }
+  if (lists.size() >= 8) {
+    check(cudaFree(lists.begin()->second.dev), "CUDA prefilter: freeing a work list");
+    lists.erase(lists.begin());
+  }
+  ItemList cache;
+  std::vector<uint2> items;
+  std::vector<int> z_step(static_cast<std::size_t>(nz) + ly + lz + 1, -1);
+  for (int b = 0; b < nb; ++b) {
+    const int last_plane = b == nb - 1 ? nz - 1 : (b + 1) * B - 1;
+    z_step[static_cast<std::size_t>(last_plane + ly + lz)] = b;
+  }
+  for (int s = 0; s < nz + ly + lz; ++s) {
+    if (s < nz)
+      for (int t = 0; t < x_tiles; ++t)
+        items.push_back(make_uint2(static_cast<unsigned>(s), static_cast<unsigned>(t)));
+    const int q = s - ly;
+    if (q >= 0 && q < nz)
+      for (int t = 0; t < y_tiles; ++t)
+        items.push_back(
+            make_uint2((1u << 30) | static_cast<unsigned>(q), static_cast<unsigned>(t)));
+    const int b = z_step[static_cast<std::size_t>(s)];
+    if (b >= 0)
+      for (int j = 0; j < strips; ++j)
+        items.push_back(
+            make_uint2((2u << 30) | static_cast<unsigned>(b), static_cast<unsigned>(j)));
+  }
+  check(cudaMalloc(&cache.dev, items.size() * sizeof(uint2)),
+        "CUDA prefilter: allocating the one-pass work list");
+  check(cudaMemcpy(cache.dev, items.data(), items.size() * sizeof(uint2), cudaMemcpyHostToDevice),
+        "CUDA prefilter: uploading the one-pass work list");
+  cache.count = static_cast<long long>(items.size());
+  lists[key] = cache;
+  *count = cache.count;
+  return cache.dev;
+}
+
+// All three axes of a one-channel 3-D array in one pass (one_pass_3d_kernel), in place; false
+// (nothing done) where it does not apply: rank 3, one channel, one real pole (degrees 2 and 3),
+// reflect or mirror, whole-line x and y tiles (the fused pass's conditions), at least B planes.
+bool one_pass_3d(float* data, const Layout& layout, const PrefilterConfig& cfg) {
+  if (layout.rank() != 3 || layout.channels != 1 || cfg.boundary == Boundary::Periodic)
+    return false;
+  const Poles poles = bspline_poles(cfg.degree);
+  if (poles.count != 1) return false;
+  FusedPlan f = plan_fused(data, layout, cfg, poles);
+  if (!f.ok || f.x.C != 1) return false;
+  const int H = apron(poles);
+  const int nz = static_cast<int>(layout.dims[0]);
+  const int B = std::max(env_int("SV_ONE_PASS_3D_BATCH", 16), H + 1);
+  if (H > 32 || nz < B || nz >= (1 << 30)) return false;
+  const int nb = nz / B;
+  const long long plane = static_cast<long long>(layout.dims[1]) * layout.dims[2];
+  const int strips = static_cast<int>((plane + kZLines - 1) / kZLines);
+  // Loads evict first, stores (the intermediate the z items read) evict last.
+  f.x.P.hint = 1;
+  f.y.P.hint = 1;
+  const std::size_t zmem = static_cast<std::size_t>(2 * B - 1 + H) * kZLines * sizeof(float);
+  const std::size_t shmem = std::max(f.shmem, zmem);
+  void* kernel = reinterpret_cast<void*>(one_pass_3d_kernel<1, 1>);
+  check(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                             static_cast<int>(shmem)),
+        "configuring the one-pass 3-D CUDA prefilter");
+  check(cudaFuncSetAttribute(kernel, cudaFuncAttributePreferredSharedMemoryCarveout,
+                             cudaSharedmemCarveoutMaxShared),
+        "configuring the one-pass 3-D CUDA prefilter");
+  int per_sm = 0;
+  check(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, kThreads, shmem),
+        "configuring the one-pass 3-D CUDA prefilter");
+  if (per_sm < 1) return false;
+  const long long blocks = static_cast<long long>(per_sm) * multiprocessors();
+
+  OnePass3D Z{};
+  Z.data = data;
+  Z.plane = plane;
+  Z.nz = nz;
+  Z.B = B;
+  Z.nb = nb;
+  Z.H = H;
+  Z.rows_per_plane = static_cast<int>(layout.dims[1]);
+  Z.x_tiles = (Z.rows_per_plane + f.x.P.rows - 1) / f.x.P.rows;
+  Z.y_tiles = static_cast<int>((f.y.P.inner + f.y.P.lines - 1) / f.y.P.lines);
+  Z.z = static_cast<float>(poles.z[0]);
+  Z.gain = static_cast<float>(poles.gain);
+  const int code = boundary_code(cfg.boundary);
+  for (int h = 0; h < H; ++h) {
+    Z.lsrc[h] = extend(-H + h, nz, code);
+    Z.rsrc[h] = extend(nz + h, nz, code);
+  }
+  // The lags: the planes the resident blocks span, plus one (as the fused pass's).
+  const long long per_plane = Z.x_tiles + Z.y_tiles + (strips + B - 1) / B;
+  const int span = static_cast<int>((blocks + per_plane - 1) / per_plane);
+  const int ly =
+      cfg.fuse_lag > 0 ? cfg.fuse_lag : std::max(1, env_int("SV_ONE_PASS_3D_LAG_Y", span + 1));
+  const int lz = std::max(1, env_int("SV_ONE_PASS_3D_LAG_Z", span + 1));
+  const std::vector<long long> key = {
+      nz,        Z.rows_per_plane, static_cast<long long>(layout.dims[2]), B, ly, lz,
+      Z.x_tiles, Z.y_tiles};
+  Z.items = one_pass_3d_items(key, nz, Z.x_tiles, Z.y_tiles, strips, B, nb, ly, lz, &Z.total);
+
+  // The ticket, the counters and the causal states: one stream-ordered buffer.
+  const std::size_t counters =
+      sizeof(unsigned long long) + (2 * static_cast<std::size_t>(nz) + strips) * sizeof(int);
+  const std::size_t bytes = counters + static_cast<std::size_t>(plane) * sizeof(float) + 16;
+  keep_pool_memory();
+  void* p = nullptr;
+  check(cudaMallocAsync(&p, bytes, 0), "CUDA prefilter: allocating the one-pass counters");
+  detail::note_alloc(bytes);
+  check(cudaMemsetAsync(p, 0, counters, 0), "CUDA prefilter: zeroing the one-pass counters");
+  char* base = static_cast<char*>(p);
+  Z.ticket = reinterpret_cast<unsigned long long*>(base);
+  Z.x_done = reinterpret_cast<int*>(base + sizeof(unsigned long long));
+  Z.y_done = Z.x_done + nz;
+  Z.z_done = Z.y_done + nz;
+  Z.state = reinterpret_cast<float*>(base + ((counters + 15) / 16) * 16);
+  void* args[] = {&f.x.P, &f.y.P, &Z};
+  check(cudaLaunchKernel(kernel, dim3(static_cast<unsigned>(std::min(blocks, Z.total))),
+                         dim3(kThreads), args, shmem, 0),
+        "CUDA prefilter (one-pass 3-D)");
+  check_launch("CUDA prefilter (one-pass 3-D)");
+  check(cudaFreeAsync(p, 0), "CUDA prefilter: freeing the one-pass counters");
+  detail::note_free(bytes);
+  return true;
+}
+
 }  // namespace
+
+namespace detail {
+
+bool prefilter_one_pass_3d(float* data, const Layout& layout, const PrefilterConfig& cfg) {
+  check_config(layout, cfg, "CUDA prefilter");
+  if (cfg.kernel != PrefilterKernel::Tiled || !cfg.fuse) return false;
+  return one_pass_3d(data, layout, cfg);
+}
+
+}  // namespace detail
 
 void prefilter_fused_xy(float* data, const Layout& layout, const PrefilterConfig& cfg) {
   check_config(layout, cfg, "CUDA prefilter");
@@ -1719,6 +2049,7 @@ void prefilter(float* data, const Layout& layout, const PrefilterConfig& cfg) {
       single_pass_2d(data, layout, cfg.boundary, sections_of(bspline_poles(cfg.degree))))
     return;
   if (cfg.kernel == PrefilterKernel::Tiled && cfg.fuse && layout.rank() == 3) {
+    if (one_pass_3d_on() && one_pass_3d(data, layout, cfg)) return;
     const Poles poles = bspline_poles(cfg.degree);
     FusedPlan f = plan_fused(data, layout, cfg, poles);
     if (f.ok) {

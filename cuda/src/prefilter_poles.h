@@ -10,6 +10,7 @@
 
 #include "splineview/bspline.h"
 #include "splineview/cuda_memory.h"
+#include "splineview/cuda_prefilter.h"
 
 namespace sv::cuda::detail {
 
@@ -40,5 +41,12 @@ void prefilter_axis_sections(const float* src, float* dst, const Layout& layout,
 // tiled pass with `poles` (real, |z| < 1, count 0..3) and their gain applied at the store.
 void prefilter_axis_poles(const float* src, float* dst, const Layout& layout, std::size_t axis,
                           Boundary boundary, const Poles& poles);
+
+// All three axes of a one-channel 3-D array in one pass over device memory (experimental; with
+// SV_ONE_PASS_3D=1 prefilter() takes it where it applies): the fused y/x pass's persistent grid
+// with z items that run the causal recursion batch by batch and the anticausal of the batch
+// before from a warm-up in the next. Applies to one real pole (degrees 2 and 3), reflect or
+// mirror, the fused pass's layouts and at least 16 planes; false (nothing done) elsewhere.
+bool prefilter_one_pass_3d(float* data, const Layout& layout, const PrefilterConfig& cfg);
 
 }  // namespace sv::cuda::detail
