@@ -20,7 +20,14 @@
 #include "splineview/pyramid.h"
 #include "splineview/registration.h"
 
+#include "registration_test_util.h"
+
 namespace {
+
+using svtest::field_rms_error;
+using svtest::min_det;
+using svtest::seed;
+using svtest::worst_gradient_error;
 
 // The bundled head (62 x 128 x 128, uint8), scaled to [0, 1].
 const sv::ArrayD& head() {
@@ -87,79 +94,10 @@ sv::ArrayD random_smooth_grid(const std::vector<std::size_t>& image_shape,
   return g;
 }
 
-// A fresh seed every run (printed by the tests' traces); SPLINEVIEW_TEST_SEED=N repeats a run.
-unsigned seed() {
-  static const unsigned s = [] {
-    const char* env = std::getenv("SPLINEVIEW_TEST_SEED");
-    return env ? static_cast<unsigned>(std::strtoul(env, nullptr, 10)) : std::random_device{}();
-  }();
-  return s;
-}
-
-// Central differences of the objective at `count` random interior control-point components
-// against the analytic gradient; returns the worst relative error.
-template <class T>
-double worst_gradient_error(const sv::FfdSsdObjective<T>& obj, const sv::ArrayD& grid, int count,
-                            std::mt19937& rng) {
-  sv::ArrayD g;
-  obj.evaluate(grid, &g);
-  double gmax = 0;
-  for (double v : g.vec()) gmax = std::max(gmax, std::abs(v));
-  EXPECT_GT(gmax, 0.0);
-  std::uniform_int_distribution<std::size_t> pick(0, grid.size() - 1);
-  double worst = 0;
-  int checked = 0;
-  for (int tries = 0; checked < count && tries < 100 * count; ++tries) {
-    const std::size_t i = pick(rng);
-    if (std::abs(g[i]) < 0.05 * gmax) continue;  // a component the images actually drive
-    // Central differences at h and h / 2, extrapolated (Richardson): the h^2 term cancels (as
-    // in test_registration_nmi.cpp, where plain central differences erred by 2.4e-5 once).
-    auto central = [&](double h) {
-      sv::ArrayD p = grid, m = grid;
-      p[i] += h;
-      m[i] -= h;
-      return (obj.evaluate(p) - obj.evaluate(m)) / (2 * h);
-    };
-    const double h = 1e-4;
-    const double fd = (4 * central(h / 2) - central(h)) / 3;
-    worst = std::max(worst, std::abs(fd - g[i]) / std::abs(g[i]));
-    ++checked;
-  }
-  EXPECT_EQ(checked, count);
-  return worst;
-}
-
-// RMS of |u - u_true| (vector norm, voxels) over the voxels where `mask` exceeds `threshold`.
-double field_rms_error(const sv::ArrayD& grid, const sv::ArrayD& truth,
-                       const std::vector<int>& delta, const sv::ArrayD& mask, double threshold,
-                       std::size_t* count = nullptr) {
-  const sv::ArrayD u = sv::ffd_field(grid, delta, mask.dims());
-  const sv::ArrayD t = sv::ffd_field(truth, delta, mask.dims());
-  const std::size_t R = mask.rank();
-  double sum = 0;
-  std::size_t n = 0;
-  for (std::size_t v = 0; v < mask.points(); ++v) {
-    if (mask[v] <= threshold) continue;
-    for (std::size_t c = 0; c < R; ++c) {
-      const double d = u[v * R + c] - t[v * R + c];
-      sum += d * d;
-    }
-    ++n;
-  }
-  if (count) *count = n;
-  return n ? std::sqrt(sum / static_cast<double>(n)) : 0.0;
-}
-
 double ssd(const sv::ArrayD& a, const sv::ArrayD& b) {
   double s = 0;
   for (std::size_t i = 0; i < a.size(); ++i) s += (a[i] - b[i]) * (a[i] - b[i]);
   return s;
-}
-
-double min_det(const sv::ArrayD& grid, const std::vector<int>& delta,
-               const std::vector<std::size_t>& shape) {
-  const sv::ArrayD d = sv::ffd_jacobian_determinant_field(grid, delta, shape);
-  return *std::min_element(d.vec().begin(), d.vec().end());
 }
 
 }  // namespace
