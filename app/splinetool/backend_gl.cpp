@@ -41,11 +41,38 @@ sv::ArrayF as_texture_shape(const sv::ArrayF& a) {
   return b;
 }
 
+// The context and the compiled evaluators (one a fetch, boundary, derivative and rank). A
+// command owns one for its lifetime; in a batch (share_gl_context) every command shares one,
+// created by the first that needs it and destroyed when the batch ends, so the batch pays for
+// the context and each shader once.
+struct GlSession {
+  using Key = std::tuple<int, int, int, std::size_t>;
+  // Declared first so that it is destroyed last, after every GL object below.
+  std::unique_ptr<gl::HeadlessContext> context;
+  std::map<Key, std::unique_ptr<gl::Evaluator>> evaluators;
+  bool timer_trusted = true;
+};
+
+bool g_share = false;
+std::unique_ptr<GlSession> g_shared;
+
 class GlBackend final : public Backend {
  public:
   explicit GlBackend(const BackendOptions& opt)
       : fetch_(gl::parse_fetch(opt.fetch.empty() ? "otf" : opt.fetch)),
-        format_(gl::parse_format(opt.format.empty() ? "r32f" : opt.format)) {}
+        format_(gl::parse_format(opt.format.empty() ? "r32f" : opt.format)) {
+    if (!g_share) {
+      own_ = std::make_unique<GlSession>();
+      session_ = own_.get();
+      return;
+    }
+    if (!g_shared) g_shared = std::make_unique<GlSession>();
+    session_ = g_shared.get();
+    // A shared context starts every command clean: no error left by an earlier one.
+    if (session_->context)
+      while (glGetError() != GL_NO_ERROR) {
+      }
+  }
 
   const char* name() const override { return "gl"; }
 
@@ -155,12 +182,12 @@ class GlBackend final : public Backend {
   // returns timestamps for small draws and a fraction of the time for large ones), and when a
   // result was implausible (longer than the call that it timed).
   std::optional<double> gpu_ms() const override {
-    if (timer_implausible_ || !timer_trusted_) return std::nullopt;
+    if (timer_implausible_ || !session_->timer_trusted) return std::nullopt;
     return gpu_ms_;
   }
 
  private:
-  using Key = std::tuple<int, int, int, std::size_t>;
+  using Key = GlSession::Key;
 
   class Wall {
    public:
@@ -196,10 +223,10 @@ class GlBackend final : public Backend {
   }
 
   void ensure_context() {
-    if (context_) return;
+    if (session_->context) return;
     try {
-      context_ = std::make_unique<gl::HeadlessContext>();
-      timer_trusted_ = gl::timer_queries_meaningful();
+      session_->context = std::make_unique<gl::HeadlessContext>();
+      session_->timer_trusted = gl::timer_queries_meaningful();
     } catch (const std::exception& e) {
       throw sv::Error(std::string("--backend gl: no OpenGL 4.5 context: ") + e.what());
     }
@@ -209,13 +236,13 @@ class GlBackend final : public Backend {
                            std::size_t rank) {
     ensure_context();
     const Key key{static_cast<int>(fetch), static_cast<int>(boundary), derivative, rank};
-    auto it = evaluators_.find(key);
-    if (it == evaluators_.end()) {
+    auto it = session_->evaluators.find(key);
+    if (it == session_->evaluators.end()) {
       gl::EvalOptions opt;
       opt.fetch = fetch;
       opt.boundary = boundary;
       opt.derivative_axis = derivative;
-      it = evaluators_.emplace(key, std::make_unique<gl::Evaluator>(opt, rank)).first;
+      it = session_->evaluators.emplace(key, std::make_unique<gl::Evaluator>(opt, rank)).first;
     }
     return *it->second;
   }
@@ -239,20 +266,23 @@ class GlBackend final : public Backend {
     return gl::SplineTexture(data, format_);
   }
 
-  // Declared first so that it is destroyed last, after every GL object below.
-  std::unique_ptr<gl::HeadlessContext> context_;
-  std::map<Key, std::unique_ptr<gl::Evaluator>> evaluators_;
+  std::unique_ptr<GlSession> own_;  // null when the session is shared
+  GlSession* session_ = nullptr;
   gl::Fetch fetch_;
   gl::TexFormat format_;
   double gpu_ms_ = 0;
   bool timer_implausible_ = false;
-  bool timer_trusted_ = true;
 };
 
 }  // namespace
 
 std::unique_ptr<Backend> make_gl_backend(const BackendOptions& opt) {
   return std::make_unique<GlBackend>(opt);
+}
+
+void share_gl_context(bool share) {
+  g_share = share;
+  if (!share) g_shared.reset();
 }
 
 GlStatus gl_status() {

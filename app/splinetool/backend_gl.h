@@ -11,4 +11,8 @@ namespace splinetool {
 // Checks the fetch/format names; the GL context is created on the first operation.
 std::unique_ptr<Backend> make_gl_backend(const BackendOptions& opt);
 
+// true: the GL backends made from now on share one context and its compiled shaders (a batch
+// of commands); false: that shared context is destroyed now, and each backend owns its own again.
+void share_gl_context(bool share);
+
 }  // namespace splinetool

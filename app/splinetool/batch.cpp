@@ -13,6 +13,7 @@
 #include <string>
 #include <vector>
 
+#include "backend_gl.h"
 #include "batch_words.h"
 #include "commands.h"
 #include "splineview/error.h"
@@ -154,6 +155,11 @@ int run_batch(const BatchArgs& args, const std::string& program, const CommandRu
     }
   } log_closer{log};
   CommandFile commands(args.file, name);
+  // The GL backend's commands share one context and its compiled shaders, released at the end.
+  struct GlSharing {
+    GlSharing() { share_gl_context(true); }
+    ~GlSharing() { share_gl_context(false); }
+  } gl_sharing;
 
   std::string line;
   std::vector<std::string> words, argv;

@@ -5,7 +5,8 @@
 
 namespace {
 
-const splinetool::GlModule kTable = {splinetool::make_gl_backend, splinetool::gl_status};
+const splinetool::GlModule kTable = {splinetool::make_gl_backend, splinetool::gl_status,
+                                     splinetool::share_gl_context};
 
 }  // namespace
 

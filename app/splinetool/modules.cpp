@@ -19,9 +19,7 @@
 #include "splineview/error.h"
 #include "splineview/video.h"
 
-#ifdef SPLINEVIEW_HAVE_GL
 #include "backend_gl.h"
-#endif
 
 namespace splinetool {
 namespace {
@@ -144,13 +142,35 @@ const VideoModule* load_video_module(std::string* why) {
 }
 
 // ---- forwarders: the GL backend ----------------------------------------------------------------
+namespace {
+bool g_share_gl = false;       // asked for (a batch runs)
+bool g_module_shares = false;  // told to the module, which is loaded only when a command needs it
+}  // namespace
+
 #ifdef SPLINEVIEW_HAVE_GL
 std::unique_ptr<Backend> make_gl_backend(const BackendOptions& opt) {
   std::string why;
   const GlModule* m = load_gl_module(&why);
   if (!m) throw sv::Error("--backend gl needs splinetool-gl.so: " + why);
+  if (g_share_gl != g_module_shares) {
+    m->share_context(g_share_gl);
+    g_module_shares = g_share_gl;
+  }
   return m->make_backend(opt);
 }
+#endif
+
+void share_gl_context(bool share) {
+  g_share_gl = share;
+#ifdef SPLINEVIEW_HAVE_GL
+  if (!share && g_module_shares) {
+    if (const GlModule* m = load_gl_module(nullptr)) m->share_context(false);
+    g_module_shares = false;
+  }
+#endif
+}
+
+#ifdef SPLINEVIEW_HAVE_GL
 
 GlStatus gl_status() {
   std::string why;

@@ -36,6 +36,7 @@ namespace splinetool {
 struct GlModule {
   std::unique_ptr<Backend> (*make_backend)(const BackendOptions& opt);
   GlStatus (*status)();
+  void (*share_context)(bool share);  // share_gl_context (backend_gl.h)
 };
 
 // The entry table of splinetool-video.so.

@@ -86,31 +86,60 @@ class SampleAgreesWithCpu(Base):
     CASES = [((40,), False, 1.0), ((23, 31), False, 1.0), ((9, 11, 13), False, 1.0),
              ((12, 10, 3), True, 1.0), ((17, 19), False, 250.0)]
 
-    def run_case(self, shape, channels, scale, fetch, boundary, seed, extra=()):
-        g = rng(seed)
-        data = g.random(shape) * scale - 0.25 * scale
-        spatial = shape[:-1] if channels else shape
-        coords = float32_positions(g, spatial, 400)
-        f, p = self.w.save("f.npy", data), self.w.save("p.npy", coords)
-        ch = ["--channels"] if channels else []
-        common = ["--boundary", boundary] + ch + list(extra)
-        got = self.sample(f, p, "gl.npy", "--backend", "gl", "--fetch", fetch, *common)
-        want = self.sample(f, p, "cpu.npy", "--precision", "single",
-                           *(CPU_EQUIVALENT[fetch] + common))
-        self.assertEqual((got.shape, got.dtype), (want.shape, want.dtype))
-        span = float(data.max() - data.min())
-        tex_span = value_span(self.w, f, data, fetch, boundary, channels) if fetch != "nearest" else 0
-        return got, want, span, tex_span, len(spatial)
+    def run_cases(self, cases):
+        """Each case (shape, channels, scale, fetch, boundary, seed, extra): random data and
+        float32 positions from `seed`, sampled with --backend gl --fetch FETCH and with the CPU
+        equivalent in single precision (and, for the prefiltered flavours, the CPU's float
+        coefficients for the texture's value range), all through one `splinetool batch`
+        process (the GL commands share its context). Returns (gl, cpu, data range, texture
+        value range, rank) a case."""
+        commands, done = [], []
+        for k, (shape, channels, scale, fetch, boundary, seed, extra) in enumerate(cases):
+            g = rng(seed)
+            data = g.random(shape) * scale - 0.25 * scale
+            spatial = shape[:-1] if channels else shape
+            coords = float32_positions(g, spatial, 400)
+            f, p = self.w.save("f%d.npy" % k, data), self.w.save("p%d.npy" % k, coords)
+            ch = ["--channels"] if channels else []
+            common = ["--boundary", boundary] + ch + list(extra)
+            gl, cpu, coef = (self.w.path("%s%d.npy" % (n, k)) for n in ("gl", "cpu", "coef"))
+            commands += [["sample", f, p, gl, "--backend", "gl", "--fetch", fetch, *common],
+                         ["sample", f, p, cpu, "--precision", "single",
+                          *(CPU_EQUIVALENT[fetch] + common)]]
+            if fetch in PREFILTERED:  # value_span's coefficients
+                commands.append(["prefilter", f, coef, "--precision", "single", "--boundary",
+                                 boundary, *ch])
+            done.append((fetch, data, gl, cpu, coef, len(spatial)))
+        TOOL.ok_all(commands)
+        results = []
+        for fetch, data, gl, cpu, coef, rank in done:
+            got, want = load(gl), load(cpu)
+            self.assertEqual((got.shape, got.dtype), (want.shape, want.dtype))
+            span = float(data.max() - data.min())
+            if fetch == "nearest":
+                tex_span = 0
+            elif fetch in PREFILTERED:
+                c = load(coef)
+                tex_span = float(c.max() - c.min())
+            else:
+                tex_span = span
+            results.append((got, want, span, tex_span, rank))
+        return results
 
     def test_flavours_agree_with_cpu_on_the_same_coefficients(self):
         seed = 100
+        cases = []
+        for fetch in ("precise", "otf", "lut", "cubic-unfiltered", "linear"):
+            for boundary in ("reflect", "mirror", "periodic"):
+                for shape, channels, scale in self.CASES:
+                    seed += 1
+                    cases.append((shape, channels, scale, fetch, boundary, seed, ()))
+        results = iter(self.run_cases(cases))
         for fetch in ("precise", "otf", "lut", "cubic-unfiltered", "linear"):
             worst, worst_ratio = 0.0, 0.0
             for boundary in ("reflect", "mirror", "periodic"):
                 for shape, channels, scale in self.CASES:
-                    seed += 1
-                    got, want, span, tex_span, rank = self.run_case(shape, channels, scale, fetch,
-                                                                    boundary, seed)
+                    got, want, span, tex_span, rank = next(results)
                     err = np.abs(got - want).max()
                     limit = bound(fetch, rank, span, tex_span)
                     worst = max(worst, err / span)
@@ -122,12 +151,15 @@ class SampleAgreesWithCpu(Base):
 
     def test_nearest_agrees_except_at_ties(self):
         seed = 200
+        cases = []
         for boundary in ("reflect", "mirror", "periodic"):
             for shape, channels, scale in self.CASES:
                 seed += 1
-                got, want = self.run_case(shape, channels, scale, "nearest", boundary, seed)[:2]
-                differ = np.mean(got != want)
-                self.assertLess(differ, 0.01, "nearest %s %s" % (boundary, shape))
+                cases.append((shape, channels, scale, "nearest", boundary, seed, ()))
+        for (shape, _, _, _, boundary, _, _), (got, want, _, _, _) in zip(
+                cases, self.run_cases(cases)):
+            differ = np.mean(got != want)
+            self.assertLess(differ, 0.01, "nearest %s %s" % (boundary, shape))
 
     def test_precise_against_double_precision(self):
         # Against the all-double CPU path the float prefilter's own rounding adds to the GPU's.
@@ -150,14 +182,21 @@ class SampleAgreesWithCpu(Base):
         seed = 400
         # Bounds: precise 1e-5 of the data range; the hardware-filtered ones d * 2^-7 of the
         # texture's value range (the derivative blends differences of filtered fetches).
+        cases = []
+        for fetch in ("precise", "otf", "cubic-unfiltered"):
+            for shape, channels, scale in self.CASES[:4]:
+                spatial = shape[:-1] if channels else shape
+                for axis in range(len(spatial)):
+                    seed += 1
+                    cases.append((shape, channels, scale, fetch, "reflect", seed,
+                                  ["--derivative", axis]))
+        results = iter(self.run_cases(cases))
         for fetch in ("precise", "otf", "cubic-unfiltered"):
             worst, worst_ratio = 0.0, 0.0
             for shape, channels, scale in self.CASES[:4]:
                 spatial = shape[:-1] if channels else shape
                 for axis in range(len(spatial)):
-                    seed += 1
-                    got, want, span, tex_span, rank = self.run_case(
-                        shape, channels, scale, fetch, "reflect", seed, ["--derivative", axis])
+                    got, want, span, tex_span, rank = next(results)
                     err = np.abs(got - want).max()
                     limit = 1e-5 * span + 2 * rank * HARDWARE[fetch] * tex_span
                     worst = max(worst, err / span)
@@ -185,48 +224,67 @@ class SampleAgreesWithCpu(Base):
 
 class ShapesAndReports(Base):
     def test_sample_shapes_and_dtypes_equal_cpu(self):
+        commands, pairs = [], []
         for shape, channels in [((9,), False), ((6, 7), False), ((4, 5, 6), False),
                                 ((6, 7, 3), True), ((3, 4, 5, 2), True)]:
             spatial = shape[:-1] if channels else shape
-            f = self.w.save("f.npy", rng(1).random(shape))
+            f = self.w.save("f%d.npy" % len(pairs), rng(1).random(shape))
             ch = ["--channels"] if channels else []
             coord_sets = [float32_positions(rng(2), spatial, 11)]
             if len(spatial) == 1:
                 coord_sets.append(coord_sets[0].reshape(-1, 1))
             for coords in coord_sets:
-                p = self.w.save("p.npy", coords)
+                p = self.w.save("p%d.npy" % len(pairs), coords)
                 for fetch in ("nearest", "linear", "cubic-unfiltered", "lut", "otf", "precise"):
-                    got = self.sample(f, p, "g.npy", "--backend", "gl", "--fetch", fetch, *ch)
-                    want = self.sample(f, p, "c.npy", *ch)
-                    self.assertEqual((got.shape, got.dtype), (want.shape, want.dtype),
-                                     (shape, fetch))
+                    g, c = (self.w.path("%s%d.npy" % (n, len(pairs))) for n in "gc")
+                    commands += [["sample", f, p, g, "--backend", "gl", "--fetch", fetch, *ch],
+                                 ["sample", f, p, c, *ch]]
+                    pairs.append((g, c, shape, fetch))
+        TOOL.ok_all(commands)  # one batch process; the GL commands share its context
+        for g, c, shape, fetch in pairs:
+            got, want = load(g), load(c)
+            self.assertEqual((got.shape, got.dtype), (want.shape, want.dtype), (shape, fetch))
 
     def test_resample_shapes_dtypes_and_values_equal_cpu(self):
         worst = {}
+        commands, cases = [], []
         for shape, factor, extra in [((10, 14), 1.5, []), ((4, 5, 6), 2, []),
                                      ((10, 14, 3), 0.5, ["--channels"]), ((9,), 3, []),
                                      ((16, 12), 1, []),
                                      # N x F on a half: 2.5 -> 2 and 3.5 -> 4 on every backend
                                      ((5, 7), 0.5, [])]:
-            x = self.w.save("x.npy", rng(3).random(shape))
+            k = len(cases)
+            x = self.w.save("x%d.npy" % k, rng(3).random(shape))
             for method, fetch in [("cubic", "precise"), ("cubic", "otf"), ("cubic", "lut"),
                                   ("linear", None), ("cubic-unfiltered", None)]:
+                k = len(cases)
+                g, c, coef = (self.w.path("%s%d.npy" % (n, k)) for n in ("g", "c", "coef"))
                 gl_args = ["--backend", "gl", "--method", method] + (
                     ["--fetch", fetch] if fetch else [])
-                TOOL.ok("resample", x, self.w.path("g.npy"), "--zoom", factor, *(gl_args + extra))
+                commands.append(["resample", x, g, "--zoom", factor, *(gl_args + extra)])
                 # the GL backend point-samples: so does the CPU with --point-sample
-                TOOL.ok("resample", x, self.w.path("c.npy"), "--zoom", factor, "--method", method,
-                        "--precision", "single", "--point-sample", *extra)
-                g, c = load(self.w.path("g.npy")), load(self.w.path("c.npy"))
-                self.assertEqual((g.shape, g.dtype), (c.shape, c.dtype), (shape, factor, method))
+                commands.append(["resample", x, c, "--zoom", factor, "--method", method,
+                                 "--precision", "single", "--point-sample", *extra])
                 key = fetch or method
-                err = np.abs(g.astype(float) - c).max()
-                worst[key] = max(worst.get(key, 0.0), err)
-                data = load(x)
-                rank = len(shape) - (1 if extra else 0)
-                limit = bound(key, rank, 1.0, value_span(self.w, x, data, key, "reflect",
-                                                           bool(extra)))
-                self.assertLessEqual(err, limit, (shape, factor, key))
+                if key in PREFILTERED:  # value_span's coefficients
+                    commands.append(["prefilter", x, coef, "--precision", "single",
+                                     "--boundary", "reflect", *extra])
+                cases.append((x, g, c, coef, shape, factor, extra, key))
+        TOOL.ok_all(commands)  # one batch process; the GL commands share its context
+        for x, g_path, c_path, coef, shape, factor, extra, key in cases:
+            g, c = load(g_path), load(c_path)
+            self.assertEqual((g.shape, g.dtype), (c.shape, c.dtype), (shape, factor, key))
+            err = np.abs(g.astype(float) - c).max()
+            worst[key] = max(worst.get(key, 0.0), err)
+            data = load(x)
+            rank = len(shape) - (1 if extra else 0)
+            if key in PREFILTERED:
+                co = load(coef)
+                tex_span = float(co.max() - co.min())
+            else:
+                tex_span = float(data.max() - data.min())
+            limit = bound(key, rank, 1.0, tex_span)
+            self.assertLessEqual(err, limit, (shape, factor, key))
         for key, v in worst.items():
             MEASURED.append(("resample --zoom %s vs cpu single, max |error|" % key, v))
 
