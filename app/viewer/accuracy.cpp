@@ -269,8 +269,10 @@ struct AccuracyMeter::Pending {
   AccuracyReference against;
   std::vector<std::vector<float>> positions;  // per job
   std::vector<std::vector<std::size_t>> pixels;
-  std::vector<std::vector<float>> gpu;         // per job, points * channels
-  std::vector<std::vector<double>> reference;  // per job, points * channels
+  // Per job, (points) x channels, empty without points: compared as they are (sv::compare
+  // reads the float side as double), no copies of viewport-sized arrays.
+  std::vector<ArrayF> gpu;
+  std::vector<ArrayD> reference;
   std::vector<std::size_t> gpu_done;           // points evaluated per job
   std::atomic<std::size_t> reference_done{0};  // points over all jobs
   std::atomic<bool> reference_finished{false};
@@ -352,8 +354,8 @@ void AccuracyMeter::measure(std::vector<AccuracyJob> jobs, AccuracyReference ref
         !(job.method == gl::Fetch::Grbf && !grbf_exact_);
     if (measurable) job_positions(job.grid, exact_->dims(), &pos, &pix);
     p->total_points += pix.size();
-    p->gpu.emplace_back(pix.size() * channels);
-    p->reference.emplace_back(pix.size() * channels);
+    p->gpu.push_back(pix.empty() ? ArrayF() : ArrayF({pix.size()}, channels));
+    p->reference.push_back(pix.empty() ? ArrayD() : ArrayD({pix.size()}, channels));
     p->gpu_done.push_back(0);
     p->positions.push_back(std::move(pos));
     p->pixels.push_back(std::move(pix));
@@ -525,7 +527,7 @@ void AccuracyMeter::step(double budget_ms) {
       const std::vector<float> values =
           it->second->evaluate(tex, p.positions[j].data() + begin * rank, n);
       std::copy(values.begin(), values.end(),
-                p.gpu[j].begin() + static_cast<std::ptrdiff_t>(begin * channels));
+                p.gpu[j].vec().begin() + static_cast<std::ptrdiff_t>(begin * channels));
       p.gpu_done[j] += n;
     }
   }
@@ -557,14 +559,14 @@ void AccuracyMeter::complete() {
     r.points = m;
     r.error.assign(r.job.grid.rows * r.job.grid.cols, std::numeric_limits<float>::quiet_NaN());
     if (m > 0) {
-      ArrayD gpu({m}, channels), ref({m}, channels);
-      std::copy(p.gpu[j].begin(), p.gpu[j].end(), gpu.data());
-      std::copy(p.reference[j].begin(), p.reference[j].end(), ref.data());
+      const ArrayF& gpu = p.gpu[j];
+      const ArrayD& ref = p.reference[j];
       r.stats = compare(gpu, ref);
       for (std::size_t i = 0; i < m; ++i) {
         double e = 0;
         for (std::size_t c = 0; c < channels; ++c)
-          e = std::max(e, std::fabs(gpu.data()[i * channels + c] - ref.data()[i * channels + c]));
+          e = std::max(
+              e, std::fabs(static_cast<double>(gpu[i * channels + c]) - ref[i * channels + c]));
         const float ef = static_cast<float>(e);
         r.error[p.pixels[j][i]] = ef;
         r.error_max = std::max(r.error_max, ef);
