@@ -4,6 +4,7 @@
 #include <cmath>
 #include <cstdio>
 #include <exception>
+#include <fstream>
 #include <memory>
 #include <optional>
 #include <string>
@@ -87,10 +88,14 @@ std::vector<std::string> split_commas(const std::string& text) {
   }
 }
 
-}  // namespace
+// parse_command_line's result when the options describe a run (anything else is an exit status).
+constexpr int kRun = -1;
 
-int main(int argc, char** argv) {
-  try {
+// Parses a command line (argv[0] the program) into the viewer's options. Returns kRun when there
+// is something to run: `out` holds the options, or `batch` the --batch file. Otherwise returns
+// the exit status, having printed what the user asked for (--help, --version) or the error.
+int parse_command_line(int argc, char** argv, sv::viewer::ViewerOptions* out, std::string* batch) {
+  {
     sv::viewer::ViewerOptions options;
     sv::viewer::ZoomOptions zoom_options;
     std::string image;
@@ -327,6 +332,15 @@ int main(int argc, char** argv) {
                    "with --screenshot: frames to render before taking it (at least 3)")
         ->check(CLI::Range(1, 100000))
         ->capture_default_str();
+    app.add_option("--batch", *batch,
+                   "render the screenshot runs listed in this file in one process: one run per "
+                   "line, its options as on this command line (--screenshot required, --report "
+                   "and the rest as wanted; words split as a shell does, with '...', \"...\" and "
+                   "\\ but no expansions; blank lines and lines starting with # skipped). The runs "
+                   "share one headless GL context and its compiled shaders (--headless is "
+                   "implied) and each writes what a process of its own would. Stops at the first "
+                   "run that fails, with its exit status. Takes no other option")
+        ->type_name("FILE");
     try {
       app.parse(argc, argv);
     } catch (const CLI::ParseError& e) {
@@ -337,6 +351,17 @@ int main(int argc, char** argv) {
       return 2;
     }
 
+    if (!batch->empty()) {
+      for (const CLI::Option* o : app.get_options())
+        if (o->count() > 0 && o->get_name() != "--batch") {
+          std::fprintf(stderr,
+                       "splineview: error: --batch takes no other option (%s): each line of the "
+                       "file holds its run's options\n",
+                       o->get_name().c_str());
+          return 2;
+        }
+      return kRun;
+    }
     // Values the parser accepted but the converters refuse (a method or raw spec name) are
     // command-line errors too: exit status 2.
     try {
@@ -613,6 +638,111 @@ int main(int argc, char** argv) {
       return 2;
     }
     options.initial_mode = mode;
+    *out = std::move(options);
+    return kRun;
+  }
+}
+
+// Splits a batch line into words as a POSIX shell does without expansions: blanks separate,
+// '...' is literal, "..." keeps its blanks (a backslash there escapes " and \\ only), and a
+// backslash outside quotes escapes the next character. Throws sv::Error for an unterminated
+// quote or a trailing backslash.
+std::vector<std::string> split_words(const std::string& line) {
+  std::vector<std::string> words;
+  std::string word;
+  bool in_word = false;
+  for (std::size_t i = 0; i < line.size(); ++i) {
+    const char c = line[i];
+    if (c == ' ' || c == '\t' || c == '\r') {
+      if (in_word) words.push_back(word);
+      word.clear();
+      in_word = false;
+      continue;
+    }
+    in_word = true;
+    if (c == '\'') {
+      const std::size_t end = line.find('\'', i + 1);
+      if (end == std::string::npos) throw sv::Error("unterminated '");
+      word += line.substr(i + 1, end - i - 1);
+      i = end;
+    } else if (c == '"') {
+      std::size_t j = i + 1;
+      for (; j < line.size() && line[j] != '"'; ++j) {
+        if (line[j] == '\\' && j + 1 < line.size() && (line[j + 1] == '"' || line[j + 1] == '\\'))
+          ++j;
+        word += line[j];
+      }
+      if (j >= line.size()) throw sv::Error("unterminated \"");
+      i = j;
+    } else if (c == '\\') {
+      if (i + 1 >= line.size()) throw sv::Error("a backslash at the end of the line");
+      word += line[++i];
+    } else {
+      word += c;
+    }
+  }
+  if (in_word) words.push_back(word);
+  return words;
+}
+
+// --batch FILE: parses every line first (a bad line runs nothing: exit 2), then runs them.
+int run_batch(const std::string& path) {
+  std::ifstream in(path);
+  if (!in) {
+    std::fprintf(stderr, "splineview: error: --batch %s: cannot open the file\n", path.c_str());
+    return 2;
+  }
+  std::vector<sv::viewer::BatchJob> jobs;
+  std::string line;
+  for (int number = 1; std::getline(in, line); ++number) {
+    const std::string name = path + ":" + std::to_string(number);
+    std::vector<std::string> words;
+    try {
+      words = split_words(line);
+    } catch (const sv::Error& e) {
+      std::fprintf(stderr, "splineview: error: %s: %s\n", name.c_str(), e.what());
+      return 2;
+    }
+    if (words.empty() || words[0][0] == '#') continue;
+    words.insert(words.begin(), "splineview");
+    std::vector<char*> argv;
+    for (std::string& w : words) argv.push_back(w.data());
+    sv::viewer::BatchJob job;
+    job.name = name;
+    std::string nested;
+    const int status =
+        parse_command_line(static_cast<int>(argv.size()), argv.data(), &job.options, &nested);
+    if (status != kRun && status != 0) {
+      std::fprintf(stderr, "splineview: error: %s: the line's options are refused (above)\n",
+                   name.c_str());
+      return status;
+    }
+    if (status != kRun || !nested.empty() || job.options.screenshot.empty()) {
+      std::fprintf(stderr,
+                   "splineview: error: %s: a batch line must describe one screenshot run "
+                   "(--screenshot, no --batch, --help or --version)\n",
+                   name.c_str());
+      return 2;
+    }
+    job.options.headless = true;
+    jobs.push_back(std::move(job));
+  }
+  if (jobs.empty()) {
+    std::fprintf(stderr, "splineview: error: --batch %s: no runs in the file\n", path.c_str());
+    return 2;
+  }
+  return sv::viewer::run_viewer_batch(jobs);
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  try {
+    sv::viewer::ViewerOptions options;
+    std::string batch;
+    const int status = parse_command_line(argc, argv, &options, &batch);
+    if (status != kRun) return status;
+    if (!batch.empty()) return run_batch(batch);
     return sv::viewer::run_viewer(options);
   } catch (const std::exception& e) {
     std::fprintf(stderr, "splineview: error: %s\n", e.what());

@@ -76,7 +76,11 @@ class WindowSurface final : public Surface {
 
 class HeadlessSurface final : public Surface {
  public:
-  HeadlessSurface(int width, int height) : width_(width), height_(height) {
+  // own_context: make the EGL context here (a single run); a batch makes it once for all jobs.
+  HeadlessSurface(int width, int height, bool own_context)
+      : context_(own_context ? std::make_unique<gl::HeadlessContext>() : nullptr),
+        width_(width),
+        height_(height) {
     colour_ = gl::Texture::create_2d(GL_RGBA8, width, height);
     fbo_ = gl::Framebuffer::create();
     fbo_.attach_color(colour_);
@@ -92,17 +96,17 @@ class HeadlessSurface final : public Surface {
   void present() override { glFlush(); }
   void set_title(const std::string&) override {}
   unsigned framebuffer() const override { return fbo_.id(); }
-  std::string platform() const { return context_.platform(); }
 
  private:
-  gl::HeadlessContext context_;  // first: the objects below live in it
+  std::unique_ptr<gl::HeadlessContext> context_;  // first: the objects below live in it
   int width_, height_;
   gl::Texture colour_;
   gl::Framebuffer fbo_;
 };
 
-std::unique_ptr<Surface> make_surface(const ViewerOptions& o) {
-  if (o.headless) return std::make_unique<HeadlessSurface>(o.width, o.height);
+// shared_context: a batch's context is current already (headless only).
+std::unique_ptr<Surface> make_surface(const ViewerOptions& o, bool shared_context) {
+  if (o.headless) return std::make_unique<HeadlessSurface>(o.width, o.height, !shared_context);
   return std::make_unique<WindowSurface>(o.width, o.height, o.screenshot.empty());
 }
 
@@ -176,11 +180,15 @@ void write_text_file(const std::string& path, const std::string& text) {
 
 class Viewer {
  public:
-  explicit Viewer(const ViewerOptions& options)
+  // shared_pass: a batch's method programs, in its context (current already); null for a
+  // single run, which makes its context and programs itself.
+  Viewer(const ViewerOptions& options, MethodPass* shared_pass)
       : options_(options),
-        surface_(make_surface(options)),
+        surface_(make_surface(options, shared_pass != nullptr)),
         scale_(content_scale(surface_->window())),
-        imgui_(surface_->window(), scale_) {
+        imgui_(surface_->window(), scale_),
+        own_pass_(shared_pass ? nullptr : std::make_unique<MethodPass>()),
+        pass_(shared_pass ? *shared_pass : *own_pass_) {
     if (options_.modes.empty()) throw Error("the viewer needs at least one mode");
     gl_description_ = gl::context_description();
     gpu_timer_meaningful_ = gl::timer_queries_meaningful();
@@ -492,7 +500,8 @@ class Viewer {
   std::unique_ptr<Surface> surface_;  // first: the GL context outlives every GL object below
   float scale_ = 1.0f;
   ImGuiSession imgui_;
-  MethodPass pass_;
+  std::unique_ptr<MethodPass> own_pass_;  // a single run's programs
+  MethodPass& pass_;
   std::map<std::size_t, std::unique_ptr<Mode>> made_;
   std::size_t current_ = 0;
   std::optional<std::size_t> switch_to_;
@@ -512,8 +521,32 @@ class Viewer {
 }  // namespace
 
 int run_viewer(const ViewerOptions& options) {
-  Viewer viewer(options);
+  Viewer viewer(options, nullptr);
   return viewer.run();
+}
+
+int run_viewer_batch(const std::vector<BatchJob>& jobs) {
+  for (const BatchJob& job : jobs)
+    if (!job.options.headless || job.options.screenshot.empty())
+      throw Error(job.name + ": a batch job renders headless to a screenshot");
+  gl::HeadlessContext context;
+  MethodPass pass;  // after the context, destroyed before it
+  for (const BatchJob& job : jobs) {
+    int status = 1;
+    try {
+      Viewer viewer(job.options, &pass);
+      status = viewer.run();
+    } catch (const std::exception& e) {
+      std::fprintf(stderr, "splineview: error: %s\n", e.what());
+    }
+    if (status != 0) {
+      std::fprintf(
+          stderr, "splineview: error: %s failed (exit status %d); the jobs after it were not run\n",
+          job.name.c_str(), status);
+      return status;
+    }
+  }
+  return 0;
 }
 
 }  // namespace sv::viewer

@@ -37,4 +37,18 @@ struct ViewerOptions {
 // Throws sv::Error for failures that leave nothing to show (no display, no GL 4.5, ...).
 int run_viewer(const ViewerOptions& options);
 
+// One job of a batch (--batch): the options of one screenshot run and a name for messages
+// ("jobs.txt:3").
+struct BatchJob {
+  ViewerOptions options;  // headless, with a screenshot path
+  std::string name;
+};
+
+// Runs the jobs in order in one headless GL context: the context and the compiled method
+// programs are made once and shared; everything else (surface, panel, modes and their data) is
+// made for each job as a separate run makes it, so each job writes what the same options would
+// in a process of their own. Stops at the first job that fails and returns its exit status
+// (after a line naming the job on stderr); 0 when all succeed.
+int run_viewer_batch(const std::vector<BatchJob>& jobs);
+
 }  // namespace sv::viewer

@@ -20,6 +20,13 @@
 7. --reference (issue 13 item 6): a bad value is one line and exit 2; the zone plate with
    precise and truth reports that reference per view; truth on a file says why on one stderr
    line and in the report, and measures nothing.
+8. --batch FILE (several screenshot runs in one process): each job writes what the same options
+   write in a process of their own, in every mode that keeps GL state (zoom with accuracy and
+   heat map, rotate, volume, deform, zoom again after them): the views pixel for pixel, the
+   panel except its frame-time lines, the reports except their timings. A bad line runs
+   nothing (exit 2, the line named); a failing job stops the batch with its status, names its
+   line, and the jobs before it have written their files, the jobs after it have not; --batch
+   with another option is refused.
 
 usage: test_viewer_cli.py SPLINEVIEW ASSETS_DIR OUTDIR PROJECT_VERSION
 """
@@ -330,6 +337,106 @@ def check_reference(viewer, assets, outdir):
           "refused with a reason")
 
 
+def same_report(a, b, path="report"):
+    """Differences between two reports, timing fields (names with ms, seconds, fps, times,
+    timing) left out: a list of paths."""
+    timing = re.compile(r"(^|_)(ms|seconds|fps|times|timing)($|_)")
+    if isinstance(a, dict) and isinstance(b, dict):
+        out = []
+        for k in sorted(set(a) | set(b)):
+            if timing.search(k):
+                continue
+            if k not in a or k not in b:
+                out.append("%s.%s" % (path, k))
+            else:
+                out += same_report(a[k], b[k], "%s.%s" % (path, k))
+        return out
+    if isinstance(a, list) and isinstance(b, list) and len(a) == len(b):
+        out = []
+        for i, (x, y) in enumerate(zip(a, b)):
+            out += same_report(x, y, "%s[%d]" % (path, i))
+        return out
+    return [] if a == b else [path]
+
+
+def check_batch(viewer, assets, outdir):
+    import numpy as np
+    sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+    from viewer_batch import run_batch
+    from viewer_png import png_rgb
+    d = os.path.join(outdir, "batch")
+    shutil.rmtree(d, ignore_errors=True)
+    os.makedirs(d)
+    coffee = os.path.join(assets, "coffee.png")
+    head = os.path.join(assets, "mri_t1_head.nrrd")
+    runs = [[coffee, "--layout", "grid", "--methods", "nearest,lut,otf,precise", "--zoom", "3",
+             "--angle", "20", "--size", "640x400"],
+            ["--mode", "rotate", coffee, "--steps", "2", "--step-angle", "30", "--cpu-prefilter",
+             "--size", "640x400"],
+            ["--mode", "volume", head, "--methods", "nearest,otf,otf,precise", "--size", "640x480"],
+            ["--mode", "deform", "--preset", "folding", "--size", "640x400"],
+            [coffee, "--zoom", "5", "--heat-map", "--center", "100,80", "--size", "480x300"]]
+    jobs = []
+    for i, args in enumerate(runs):
+        jobs.append(args + ["--screenshot", os.path.join(d, "batch%d.png" % i), "--report",
+                            os.path.join(d, "batch%d.json" % i)])
+        r, _ = run([viewer] + args + ["--headless", "--screenshot",
+                                      os.path.join(d, "single%d.png" % i), "--report",
+                                      os.path.join(d, "single%d.json" % i)])
+        if r.returncode != 0:
+            fail("separate run %s: exit %d: %s" % (args, r.returncode, r.stderr))
+    r = run_batch(viewer, jobs, os.path.join(d, "jobs.txt"))
+    if r.returncode != 0:
+        fail("--batch: exit %d: %s" % (r.returncode, r.stderr))
+    panel = 360
+    for i, args in enumerate(runs):
+        a = png_rgb(os.path.join(d, "batch%d.png" % i))
+        b = png_rgb(os.path.join(d, "single%d.png" % i))
+        if a.shape != b.shape or not np.array_equal(a[:, panel:], b[:, panel:]):
+            fail("--batch job %d (%s): the views differ from a separate run's" % (i, args))
+        rows = np.flatnonzero((a[:, :panel] != b[:, :panel]).any(axis=(1, 2)))
+        # The frame-time line and its 40-pixel plot: the only part of the panel two runs differ in.
+        if len(rows) and rows[-1] - rows[0] > 64:
+            fail("--batch job %d (%s): the panel differs in rows %d..%d, more than the frame-time "
+                 "lines" % (i, args, rows[0], rows[-1]))
+        with open(os.path.join(d, "batch%d.json" % i)) as f:
+            ra = json.load(f)
+        with open(os.path.join(d, "single%d.json" % i)) as f:
+            rb = json.load(f)
+        diff = same_report(ra, rb)
+        if diff:
+            fail("--batch job %d (%s): the report differs from a separate run's in %s"
+                 % (i, args, diff))
+    print("--batch: %d jobs in one process, each as a separate run (views pixel for pixel, "
+          "reports but timings)" % len(runs))
+
+    # A bad line: nothing runs, the line is named.
+    first = os.path.join(d, "first.png")
+    r = run_batch(viewer, [[coffee, "--size", "256x160", "--screenshot", first],
+                           [coffee, "--zoom", "abc", "--screenshot", os.path.join(d, "x.png")]],
+                  os.path.join(d, "bad_line.txt"))
+    if r.returncode != 2 or "bad_line.txt:3" not in r.stderr or os.path.exists(first):
+        fail("--batch with a bad line 3: exit %d, stderr %r, first job run: %s"
+             % (r.returncode, r.stderr, os.path.exists(first)))
+    # A failing job: its status, its line named, the jobs before it done, the ones after not.
+    last = os.path.join(d, "last.png")
+    r = run_batch(viewer, [[coffee, "--size", "256x160", "--screenshot", first],
+                           [os.path.join(d, "no_such.png"), "--screenshot",
+                            os.path.join(d, "y.png")],
+                           [coffee, "--size", "256x160", "--screenshot", last]],
+                  os.path.join(d, "failing.txt"))
+    if (r.returncode != 1 or "failing.txt:3" not in r.stderr or "no_such.png" not in r.stderr
+            or not os.path.exists(first) or os.path.exists(last)):
+        fail("--batch with a failing job on line 3: exit %d, stderr %r, before written %s, "
+             "after written %s" % (r.returncode, r.stderr, os.path.exists(first),
+                                   os.path.exists(last)))
+    r, _ = run([viewer, "--batch", os.path.join(d, "jobs.txt"), "--zoom", "2"])
+    if r.returncode != 2 or "--batch" not in r.stderr:
+        fail("--batch with another option: exit %d, stderr %r" % (r.returncode, r.stderr))
+    print("--batch: a bad line runs nothing (exit 2), a failing job stops the batch with its "
+          "status, another option is refused")
+
+
 def main():
     if len(sys.argv) != 5:
         fail(__doc__)
@@ -347,6 +454,7 @@ def main():
     check_help_examples(viewer, assets, outdir)
     check_mode_from_content(viewer, assets, outdir)
     check_reference(viewer, assets, outdir)
+    check_batch(viewer, assets, outdir)
     print("PASS: mode from content, --version, fast single-prefix video errors, fps text, notices, --help examples")
 
 
