@@ -1,9 +1,10 @@
 #!/usr/bin/env python3
 """The volume mode shows a volume in patient space whatever its storage order: the same
 asymmetric volume written by nibabel in several axis orders and flips (each with its matching
-affine, NIfTI sform and qform) renders, in the viewer's volume mode (--screenshot --report),
-identical view pixels in every view (axial, coronal, sagittal and the oblique, whose angles
-are relative to the patient frame) and identical orientation letters; the report's orientation
+affine, NIfTI sform and qform) renders, in the viewer's volume mode (--screenshot --report; all
+files in one --batch process), identical view pixels in every view (axial, coronal, sagittal
+and the oblique, whose angles are relative to the patient frame) and identical orientation
+letters; the report's orientation
 code is nibabel's aff2axcodes, and the letters follow the radiological convention
 (slice_geometry.h). A mislabelled file (LAS data written with the RAS affine) must be told
 apart by the same comparison, so the test can fail.
@@ -17,12 +18,12 @@ usage: test_viewer_orientation.py SPLINEVIEW OUTDIR
 """
 import json
 import os
-import subprocess
 import sys
 
 import numpy as np
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from viewer_batch import run_batch  # noqa: E402
 from viewer_png import png_rgb  # noqa: E402
 
 try:
@@ -88,19 +89,24 @@ def write_orientations(outdir):
     return files
 
 
-def render(viewer, path, outdir, name):
-    shot = os.path.join(outdir, name + ".png")
-    report = os.path.join(outdir, name + ".json")
-    for p in (shot, report):
-        if os.path.exists(p):
-            os.remove(p)
-    r = subprocess.run([viewer, path, "--mode", "volume", "--method", "nearest", "--no-accuracy",
-                        "--window", "255", "--level", "127.5", "--size", "1000x700",
-                        "--screenshot", shot, "--report", report],
-                       capture_output=True, text=True)
+def render_all(viewer, files, outdir):
+    """Every file's views, rendered in one viewer process (--batch): {name: (image, report)}."""
+    jobs, outputs = [], {}
+    for name, (path, _) in files.items():
+        shot = os.path.join(outdir, name + ".png")
+        report = os.path.join(outdir, name + ".json")
+        for p in (shot, report):
+            if os.path.exists(p):
+                os.remove(p)
+        jobs.append([path, "--mode", "volume", "--method", "nearest", "--no-accuracy",
+                     "--window", "255", "--level", "127.5", "--size", "1000x700",
+                     "--screenshot", shot, "--report", report])
+        outputs[name] = (shot, report)
+    r = run_batch(viewer, jobs, os.path.join(outdir, "jobs.txt"))
     if r.returncode != 0:
-        fail("splineview %s exited %d: %s" % (path, r.returncode, r.stderr))
-    return png_rgb(shot), json.load(open(report))
+        fail("splineview --batch exited %d: %s" % (r.returncode, r.stderr))
+    return {name: (png_rgb(shot), json.load(open(report)))
+            for name, (shot, report) in outputs.items()}
 
 
 def boundary_mask(view, dims):
@@ -152,9 +158,8 @@ def main():
     viewer, outdir = sys.argv[1:]
     os.makedirs(outdir, exist_ok=True)
     files = write_orientations(outdir)
-    shots = {}
+    shots = render_all(viewer, files, outdir)
     for name, (path, affine) in files.items():
-        shots[name] = render(viewer, path, outdir, name)
         rep = shots[name][1]
         expected = "".join(nib.aff2axcodes(affine))
         if rep.get("oriented") is not True or rep.get("orientation") != expected:
