@@ -36,6 +36,7 @@ import zlib
 import numpy as np
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from viewer_batch import run_batch  # noqa: E402
 from viewer_png import png_rgb  # noqa: E402
 
 H, W = 48, 80
@@ -95,15 +96,26 @@ def make_image(rng):
     return img
 
 
-def viewer_run(viewer, image, outdir, tag, extra):
-    shot, report = os.path.join(outdir, tag + ".png"), os.path.join(outdir, tag + ".json")
-    for p in (shot, report):
-        if os.path.exists(p):
-            os.remove(p)
-    run([viewer, image, "--headless", "--size", "1200x760", "--screenshot", shot, "--report",
-         report] + extra)
-    with open(report) as f:
-        return png_rgb(shot), json.load(f)
+def viewer_runs(viewer, image, outdir, extras):
+    """The runs {tag: extra arguments} in one viewer process (--batch, headless):
+    {tag: (screenshot pixels, report)}."""
+    jobs, outputs = [], {}
+    for tag, extra in extras.items():
+        shot, report = os.path.join(outdir, tag + ".png"), os.path.join(outdir, tag + ".json")
+        for p in (shot, report):
+            if os.path.exists(p):
+                os.remove(p)
+        jobs.append([image, "--headless", "--size", "1200x760", "--screenshot", shot, "--report",
+                     report] + extra)
+        outputs[tag] = (shot, report)
+    r = run_batch(viewer, jobs, os.path.join(outdir, "jobs.txt"))
+    if r.returncode != 0:
+        fail("splineview --batch exited %d: %s%s" % (r.returncode, r.stdout, r.stderr))
+    results = {}
+    for tag, (shot, report) in outputs.items():
+        with open(report) as f:
+            results[tag] = (png_rgb(shot), json.load(f))
+    return results
 
 
 def view_pixels(shot, view, stored):
@@ -217,9 +229,27 @@ def main():
     for p in probes:
         probe_args += ["--probe", "%r,%r" % (float(p[0]), float(p[1]))]
     base = ["--method", "nearest", "--zoom", str(ZOOM)] + probe_args
+    grid = ["--layout", "grid", "--methods", "nearest,linear,otf,precise", "--zoom", "3.3",
+            "--angle", "17"]
+    angle, steps = 30, 2
+    rot = ["--mode", "rotate", "--cpu-prefilter", "--methods", "nearest,linear,precise",
+           "--step-angle", str(angle), "--steps", str(steps)]
+    pixels = [(int(rng.integers(12, W - 12)), int(rng.integers(12, H - 12))) for _ in range(4)]
+    rot_probes = []
+    for p in pixels:
+        rot_probes += ["--probe", "%d,%d" % p]
+    # Every run's screenshot and report, in one viewer process.
+    runs = viewer_runs(viewer, image, outdir, {
+        "auto": base,
+        "user": base + ["--window", "4095", "--level", "2047.5"],
+        "narrow": base + ["--window", "1000", "--level", "2000"],
+        "acc_auto": grid,
+        "acc_user": grid + ["--window", "900", "--level", "1800"],
+        "rot_auto": rot + rot_probes,
+        "rot_dark": rot + rot_probes + ["--window", "65535", "--level", "32767.5"]})
 
     # 1. The automatic window.
-    shot, rep = viewer_run(viewer, image, outdir, "auto", base)
+    shot, rep = runs["auto"]
     dw = rep["display_window"]
     if dw["source"] != "auto" or dw["units"] != "raw":
         fail("default window: %r" % dw)
@@ -236,8 +266,7 @@ def main():
           % (auto_lo, auto_hi))
 
     # 2. A user window over the 12-bit range, and a narrow one.
-    shot, rep_user = viewer_run(viewer, image, outdir, "user",
-                                base + ["--window", "4095", "--level", "2047.5"])
+    shot, rep_user = runs["user"]
     dw = rep_user["display_window"]
     if dw["source"] != "user" or abs(dw["lo"]) > 1e-9 or abs(dw["hi"] - 4095) > 1e-9:
         fail("--window 4095 --level 2047.5: %r" % dw)
@@ -249,8 +278,7 @@ def main():
         fail("0..4095: 4095 shows %r, 2048 %r, 0 %r" % (white, mid, black))
     if rep_user["readout"] != rep["readout"]:
         fail("the readout changed with the window")
-    shot, rep_narrow = viewer_run(viewer, image, outdir, "narrow",
-                                  base + ["--window", "1000", "--level", "2000"])
+    shot, rep_narrow = runs["narrow"]
     patch, ok, _, _ = check_window_pixels(shot, rep_narrow["views"][0], stored, 1500, 2500,
                                           "1500..2500")
     if not ((patch[ok] == 0).any() and (patch[ok] == 255).any()):
@@ -259,11 +287,8 @@ def main():
           "match; readout unchanged" % sorted(mid))
 
     # 4. Accuracy figures do not depend on the window.
-    grid = ["--layout", "grid", "--methods", "nearest,linear,otf,precise", "--zoom", "3.3",
-            "--angle", "17"]
-    _, a = viewer_run(viewer, image, outdir, "acc_auto", grid)
-    _, b = viewer_run(viewer, image, outdir, "acc_user", grid + ["--window", "900", "--level",
-                                                               "1800"])
+    _, a = runs["acc_auto"]
+    _, b = runs["acc_user"]
     for va, vb in zip(a["views"], b["views"]):
         if "accuracy" not in va or va["accuracy"] != vb["accuracy"]:
             fail("%s: accuracy %r under the auto window, %r under 1350..2250"
@@ -274,16 +299,8 @@ def main():
           ", ".join("%s RMS %.3g" % (v["method"], v["accuracy"]["rms"]) for v in a["views"]))
 
     # 5. Rotate mode.
-    angle, steps = 30, 2
-    rot = ["--mode", "rotate", "--cpu-prefilter", "--methods", "nearest,linear,precise",
-           "--step-angle", str(angle), "--steps", str(steps)]
-    pixels = [(int(rng.integers(12, W - 12)), int(rng.integers(12, H - 12))) for _ in range(4)]
-    rot_probes = []
-    for p in pixels:
-        rot_probes += ["--probe", "%d,%d" % p]
-    shot_auto, ra = viewer_run(viewer, image, outdir, "rot_auto", rot + rot_probes)
-    shot_dark, rb = viewer_run(viewer, image, outdir, "rot_dark",
-                               rot + rot_probes + ["--window", "65535", "--level", "32767.5"])
+    shot_auto, ra = runs["rot_auto"]
+    shot_dark, rb = runs["rot_dark"]
     if ra["display_window"]["source"] != "auto" or rb["display_window"]["source"] != "user":
         fail("rotate: windows %r / %r" % (ra["display_window"], rb["display_window"]))
     if ra["readout"] != rb["readout"]:
