@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """The viewer's derivative views (--quantity) and smoothing (--lambda) against independent numpy
-and scipy oracles, through the viewer's --screenshot and --report (under Xvfb, started by the
-caller).
+and scipy oracles, through the viewer's --screenshot and --report (the runs of all cases in two
+--batch processes: every case's first run, then the second runs).
 
 Oracle: the cubic B-spline coefficients from scipy.ndimage.spline_filter (mode 'reflect', the
 viewer's half-sample symmetric boundary), or, for lambda > 0, the smoothing spline's from the
@@ -41,6 +41,7 @@ import numpy as np
 import scipy.ndimage as ndi
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from viewer_batch import run_batch  # noqa: E402
 from viewer_png import png_rgb  # noqa: E402
 
 U = 2.0 ** -24
@@ -50,13 +51,6 @@ SIZE = "1240x900"
 def fail(msg):
     print("FAIL: " + msg)
     sys.exit(1)
-
-
-def run(cmd):
-    r = subprocess.run(cmd, capture_output=True, text=True)
-    if r.returncode != 0:
-        fail("%s exited %d: %s%s" % (" ".join(cmd), r.returncode, r.stdout, r.stderr))
-    return r.stdout + r.stderr
 
 
 # ---- the numpy spline -------------------------------------------------------------------------
@@ -222,9 +216,9 @@ def case_quadratic_image(viewer, outdir):
     # check below uses a pure quadratic image instead.
     rng = 0.004
     shot, rep = os.path.join(outdir, "quad.png"), os.path.join(outdir, "quad.json")
-    run([viewer, path, "--mode", "zoom", "--headless", "--screenshot", shot, "--report", rep,
-         "--size", SIZE, "--layout", "grid", "--methods", "precise,precise,otf,lut",
-         "--quantity", "laplacian,dxy,dx,dx", "--quantity-range", str(rng)])
+    yield [path, "--mode", "zoom", "--headless", "--screenshot", shot, "--report", rep,
+           "--size", SIZE, "--layout", "grid", "--methods", "precise,precise,otf,lut",
+           "--quantity", "laplacian,dxy,dx,dx", "--quantity-range", str(rng)]
     report = json.load(open(rep))
     img = png_rgb(shot)
     c = coefficients(f32)
@@ -270,9 +264,9 @@ def case_quadratic_image(viewer, outdir):
     lap = 2 * (a + b)
     rng = 2.5 * abs(lap)
     shot, rep = os.path.join(outdir, "pure.png"), os.path.join(outdir, "pure.json")
-    run([viewer, path, "--mode", "zoom", "--headless", "--screenshot", shot, "--report", rep,
-         "--size", SIZE, "--layout", "pair", "--methods", "precise,precise",
-         "--quantity", "laplacian,hessian-det", "--quantity-range", str(rng)])
+    yield [path, "--mode", "zoom", "--headless", "--screenshot", shot, "--report", rep,
+           "--size", SIZE, "--layout", "pair", "--methods", "precise,precise",
+           "--quantity", "laplacian,hessian-det", "--quantity-range", str(rng)]
     report = json.load(open(rep))
     img = png_rgb(shot)
     c = coefficients(g32)
@@ -290,10 +284,10 @@ def case_ramp(viewer, outdir):
     np.save(path, f)
     rng = 0.01
     shot, rep = os.path.join(outdir, "ramp.png"), os.path.join(outdir, "ramp.json")
-    run([viewer, path, "--mode", "zoom", "--headless", "--screenshot", shot, "--report", rep,
-         "--size", SIZE, "--layout", "grid", "--methods", "precise,otf,precise,nearest",
-         "--quantity", "dx,dy,gradient-magnitude,dy", "--quantity-range", str(rng),
-         "--probe", "47.3,38.6"])
+    yield [path, "--mode", "zoom", "--headless", "--screenshot", shot, "--report", rep,
+           "--size", SIZE, "--layout", "grid", "--methods", "precise,otf,precise,nearest",
+           "--quantity", "dx,dy,gradient-magnitude,dy", "--quantity-range", str(rng),
+           "--probe", "47.3,38.6"]
     report = json.load(open(rep))
     img = png_rgb(shot)
     c = coefficients(f)
@@ -343,11 +337,11 @@ def case_volume(viewer, outdir):
     lap_mm = 2 * sum(k[d] / spacing[d] ** 2 for d in range(3))
     rng = 2.5 * abs(lap_mm)
     shot, rep = os.path.join(outdir, "volume.png"), os.path.join(outdir, "volume.json")
-    run([viewer, path, "--mode", "volume", "--headless", "--screenshot", shot, "--report", rep,
-         "--size", SIZE, "--zoom", "8", "--methods", "precise,precise,precise,otf",
-         "--crosshair", "23.3,20.7,18.4",  # I, J, K: between voxels on every axis
-         "--quantity", "laplacian,laplacian,dz,gradient-magnitude",
-         "--quantity-range", str(rng)])
+    yield [path, "--mode", "volume", "--headless", "--screenshot", shot, "--report", rep,
+           "--size", SIZE, "--zoom", "8", "--methods", "precise,precise,precise,otf",
+           "--crosshair", "23.3,20.7,18.4",  # I, J, K: between voxels on every axis
+           "--quantity", "laplacian,laplacian,dz,gradient-magnitude",
+           "--quantity-range", str(rng)]
     report = json.load(open(rep))
     img = png_rgb(shot)
     c = coefficients(f32)
@@ -406,8 +400,8 @@ def case_lambda(viewer, outdir):
     for l in (0.0, lam):
         shot = os.path.join(outdir, "lambda_%g.png" % l)
         rep = os.path.join(outdir, "lambda_%g.json" % l)
-        run([viewer, path, "--mode", "zoom", "--headless", "--screenshot", shot, "--report", rep,
-             "--size", SIZE, "--methods", "precise", "--lambda", str(l)])
+        yield [path, "--mode", "zoom", "--headless", "--screenshot", shot, "--report", rep,
+               "--size", SIZE, "--methods", "precise", "--lambda", str(l)]
         shots[l] = (png_rgb(shot), json.load(open(rep)))
     img, report = shots[lam]
     if report["lambda"] != lam or report["smoothing"]["lambda"] != lam:
@@ -454,9 +448,9 @@ def case_volume_lambda(viewer, outdir):
     write_nrrd(path, f, (1.0, 1.0, 1.0))
     lam = 2.0
     shot, rep = os.path.join(outdir, "vlambda.png"), os.path.join(outdir, "vlambda.json")
-    run([viewer, path, "--mode", "volume", "--headless", "--screenshot", shot, "--report", rep,
-         "--size", SIZE, "--zoom", "12", "--method", "precise", "--window", "1", "--level", "0.5",
-         "--lambda", str(lam)])
+    yield [path, "--mode", "volume", "--headless", "--screenshot", shot, "--report", rep,
+           "--size", SIZE, "--zoom", "12", "--method", "precise", "--window", "1", "--level", "0.5",
+           "--lambda", str(lam)]
     report = json.load(open(rep))
     img = png_rgb(shot)
     if report["lambda"] != lam or report["smoothing"]["lambda"] != lam:
@@ -488,6 +482,27 @@ def case_volume_lambda(viewer, outdir):
           (lam, max(v["accuracy"]["max_abs"] for v in report["views"])))
 
 
+def run_cases(viewer, outdir, cases):
+    """Runs the cases, generators that yield the viewer arguments of a screenshot run and check
+    its files once resumed: their first runs together in one viewer process (--batch), then
+    their second runs, and so on."""
+    pending = [(c, next(c)) for c in cases]
+    batch = 0
+    while pending:
+        batch += 1
+        r = run_batch(viewer, [job for _, job in pending],
+                      os.path.join(outdir, "jobs%d.txt" % batch))
+        if r.returncode != 0:
+            fail("splineview --batch exited %d: %s%s" % (r.returncode, r.stdout, r.stderr))
+        following = []
+        for case, _ in pending:
+            try:
+                following.append((case, next(case)))
+            except StopIteration:
+                pass
+        pending = following
+
+
 def main():
     if len(sys.argv) != 3:
         print(__doc__)
@@ -500,11 +515,8 @@ def main():
     r = subprocess.run([viewer, "--lambda", "-1"], capture_output=True, text=True)
     if r.returncode != 2:
         fail("--lambda -1: exit %d" % r.returncode)
-    case_quadratic_image(viewer, outdir)
-    case_ramp(viewer, outdir)
-    case_volume(viewer, outdir)
-    case_lambda(viewer, outdir)
-    case_volume_lambda(viewer, outdir)
+    run_cases(viewer, outdir, [case(viewer, outdir) for case in (
+        case_quadratic_image, case_ramp, case_volume, case_lambda, case_volume_lambda)])
     print("PASS")
 
 
