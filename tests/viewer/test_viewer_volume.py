@@ -6,7 +6,8 @@ volume over --texture-budget is shown as its overview (the report says so, with 
 dims and doubled spacing, and the picture shows the same anatomy), zoomed in the overview's
 views stream the file's full resolution (the report says so per view, with the box, and the
 views equal the full-resolution document's to a grey level where the overview's do not), and a
-bad file fails with exit status 1, one line, and nothing written.
+bad file fails with exit status 1, one line, and nothing written. The screenshot runs render in
+one viewer process (--batch, headless); the bad file is a run of its own (its exit status).
 
 usage: test_viewer_volume.py SPLINEVIEW VOLUME OUTDIR
 """
@@ -18,6 +19,7 @@ import sys
 import numpy as np
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from viewer_batch import run_batch  # noqa: E402
 from viewer_png import png_rgb  # noqa: E402
 
 
@@ -26,18 +28,50 @@ def fail(msg):
     sys.exit(1)
 
 
-def render(viewer, volume, outdir, method, extra=(), tag=""):
+def job(volume, outdir, method, extra=(), tag=""):
+    """A run's arguments and its screenshot and report paths."""
     shot = os.path.join(outdir, "volume_%s%s.png" % (method, tag))
     report = os.path.join(outdir, "volume_%s%s.json" % (method, tag))
-    for p in (shot, report):
-        if os.path.exists(p):
-            os.remove(p)
-    r = subprocess.run([viewer, volume, "--mode", "volume", "--method", method, "--size",
-                        "900x600", "--screenshot", shot, "--report", report] + list(extra),
-                       capture_output=True, text=True)
+    return ([volume, "--mode", "volume", "--method", method, "--size", "900x600", "--screenshot",
+             shot, "--report", report] + list(extra)), shot, report
+
+
+# The arguments of every run the checks read (method, extra arguments, tag), rendered in one
+# viewer process (--batch) before the checks.
+ZOOMED = ["--zoom", "3", "--crosshair", "66,60,30", "--window", "164", "--level", "82",
+          "--no-accuracy"]
+ZOOMED_ACC = [a for a in ZOOMED if a != "--no-accuracy"]
+RUNS = [("nearest", [], ""), ("precise", [], ""),
+        ("precise", ["--texture-budget", "2", "--detail-budget", "0"], "_overview"),
+        ("precise", ZOOMED, "_zoomed_full"),
+        ("precise", ZOOMED + ["--texture-budget", "2"], "_zoomed_streamed"),
+        ("precise", ZOOMED + ["--texture-budget", "2", "--detail-budget", "0"],
+         "_zoomed_overview"),
+        ("precise", ZOOMED_ACC, "_zoomed_full_acc"),
+        ("precise", ZOOMED_ACC + ["--texture-budget", "2"], "_zoomed_streamed_acc")]
+RENDERED = {}
+
+
+def render_all(viewer, volume, outdir):
+    jobs = []
+    for method, extra, tag in RUNS:
+        args, shot, report = job(volume, outdir, method, extra, tag)
+        for p in (shot, report):
+            if os.path.exists(p):
+                os.remove(p)
+        jobs.append(args)
+    r = run_batch(viewer, jobs, os.path.join(outdir, "jobs.txt"))
     if r.returncode != 0:
-        fail("splineview --mode volume --method %s exited %d: %s" % (method, r.returncode,
-                                                                     r.stderr))
+        fail("splineview --batch exited %d: %s%s" % (r.returncode, r.stdout, r.stderr))
+    for args in jobs:
+        RENDERED[tuple(args)] = True
+
+
+def render(viewer, volume, outdir, method, extra=(), tag=""):
+    """The screenshot (float grey levels) and report of a run that render_all made."""
+    args, shot, report = job(volume, outdir, method, extra, tag)
+    if tuple(args) not in RENDERED:
+        fail("the run %s is not in RUNS" % args)
     return png_rgb(shot).astype(np.float64), json.load(open(report))
 
 
@@ -55,8 +89,7 @@ def view_centres(image, report):
 def check_streaming(viewer, volume, outdir):
     """Zoomed in (3 px/mm about one file voxel, one window for all): the overview's views
     stream the file's full resolution and show what the full-resolution document shows."""
-    same = ["--zoom", "3", "--crosshair", "66,60,30", "--window", "164", "--level", "82",
-            "--no-accuracy"]
+    same = ZOOMED
     full, rep_f = render(viewer, volume, outdir, "precise", same, "_zoomed_full")
     streamed, rep_s = render(viewer, volume, outdir, "precise", same + ["--texture-budget", "2"],
                              "_zoomed_streamed")
@@ -103,7 +136,7 @@ def check_streaming(viewer, volume, outdir):
     # volume, measured by the whole volume's meter: both are the precise fetch's float error,
     # below the float bound 64 taps x 2^-24 x max|c| (max|c| <= 3 x 255 for the cubic's
     # coefficients of 0..255 data), and of one size.
-    acc = [a for a in same if a != "--no-accuracy"]
+    acc = ZOOMED_ACC
     _, rep_fa = render(viewer, volume, outdir, "precise", acc, "_zoomed_full_acc")
     _, rep_sa = render(viewer, volume, outdir, "precise", acc + ["--texture-budget", "2"],
                        "_zoomed_streamed_acc")
@@ -130,6 +163,7 @@ def main():
         fail(__doc__)
     viewer, volume, outdir = sys.argv[1:]
     os.makedirs(outdir, exist_ok=True)
+    render_all(viewer, volume, outdir)
     near, rep = render(viewer, volume, outdir, "nearest")
     cubic, rep_c = render(viewer, volume, outdir, "precise")
     if rep["mode"] != "volume":
