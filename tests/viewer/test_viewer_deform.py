@@ -25,6 +25,7 @@ import sys
 import numpy as np
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from viewer_batch import run_batch  # noqa: E402
 from viewer_png import png_rgb  # noqa: E402
 
 EPS = 2.0 ** -23
@@ -52,6 +53,28 @@ def run(viewer, args, outdir, tag, expect=0):
     if r.returncode != 0:
         fail("splineview %s exited %d: %s" % (" ".join(args), r.returncode, r.stderr))
     return png_rgb(shot), json.load(open(report))
+
+
+def run_all(viewer, runs, outdir):
+    """The screenshot runs {tag: arguments} in one viewer process (--batch):
+    {tag: (screenshot pixels, report)}."""
+    jobs = []
+    for tag, args in runs.items():
+        shot = os.path.join(outdir, tag + ".png")
+        report = os.path.join(outdir, tag + ".json")
+        for p in (shot, report):
+            if os.path.exists(p):
+                os.remove(p)
+        jobs.append(["--mode", "deform", "--headless", "--size", "1300x520", "--screenshot",
+                     shot, "--report", report] + args)
+    r = run_batch(viewer, jobs, os.path.join(outdir, "jobs.txt"), timeout=240 * len(jobs))
+    if r.returncode == 77 or "no headless GL" in r.stderr:
+        print("skipped: " + r.stderr.strip())
+        sys.exit(77)
+    if r.returncode != 0:
+        fail("splineview --batch exited %d: %s" % (r.returncode, r.stderr))
+    return {tag: (png_rgb(os.path.join(outdir, tag + ".png")),
+                  json.load(open(os.path.join(outdir, tag + ".json")))) for tag in runs}
 
 
 def beta3_weights(a):
@@ -115,10 +138,25 @@ def main():
     image = rng.random((ny, nx))
     path = os.path.join(outdir, "image.npy")
     np.save(path, image)
+    delta = (12, 10)
+    my, mx = (ny - 1) // delta[0] + 4, (nx - 1) // delta[1] + 4
+    grid = rng.uniform(-3, 3, (my, mx, 2))
+    gpath = os.path.join(outdir, "grid.npy")
+    np.save(gpath, grid)
+    # Every screenshot run, in one viewer process.
+    runs = run_all(viewer, {
+        "folding": [path, "--preset", "folding", "--spacing", "16", "--overlays", "detj",
+                    "--zoom", "1"],
+        "none": [path, "--preset", "none", "--spacing", "16", "--overlays", "detj", "--zoom",
+                 "1"],
+        "folding_plain": [path, "--preset", "folding", "--spacing", "8", "--overlays", "none",
+                          "--zoom", "1"],
+        "none_plain": [path, "--preset", "none", "--spacing", "8", "--overlays", "none",
+                       "--zoom", "1"],
+        "grid": [path, "--grid", gpath, "--spacing", "12x10"]}, outdir)
 
     # ---- folding: red pixels = folded voxels, fields within bounds ----
-    shot, rep = run(viewer, [path, "--preset", "folding", "--spacing", "16", "--overlays", "detj",
-                             "--zoom", "1"], outdir, "folding")
+    shot, rep = runs["folding"]
     if rep["rank"] != 2 or rep["shape"] != [ny, nx]:
         fail("report shape %s" % rep["shape"])
     cmax = rep["grid_max_abs"]
@@ -146,8 +184,7 @@ def main():
             fail("%s: %d folded against the CPU's %d" % (v["kernel"], v["folded"], ref["folded"]))
 
     # ---- none: no red, identical views; folding changes the middle only ----
-    shot0, rep0 = run(viewer, [path, "--preset", "none", "--spacing", "16", "--overlays", "detj",
-                               "--zoom", "1"], outdir, "none")
+    shot0, rep0 = runs["none"]
     crops0 = image_boxes(shot0, rep0, (ny, nx))
     for c in crops0:
         if np.any((c[..., 0] == 255) & (c[..., 1] == 0) & (c[..., 2] == 0)):
@@ -161,10 +198,8 @@ def main():
     # in the top and bottom rows: at spacing 8 the preset moves control rows within 0.6 of the
     # half height (45 rows) of the centre, and the spline reaches 2 spacings further (61 rows
     # of 75), so the first and last 14 rows of the image stay as they are.
-    shot1, rep1 = run(viewer, [path, "--preset", "folding", "--spacing", "8", "--overlays",
-                               "none", "--zoom", "1"], outdir, "folding_plain")
-    shot2, rep2 = run(viewer, [path, "--preset", "none", "--spacing", "8", "--overlays", "none",
-                               "--zoom", "1"], outdir, "none_plain")
+    shot1, rep1 = runs["folding_plain"]
+    shot2, rep2 = runs["none_plain"]
     inset = 2
     for a, b in zip(image_boxes(shot1, rep1, (ny, nx), inset),
                     image_boxes(shot2, rep2, (ny, nx), inset)):
@@ -175,13 +210,8 @@ def main():
             fail("the folding preset changes image rows %d..%d (expected within 14..%d)" %
                  (rows.min(), rows.max(), ny - 15))
 
-    # ---- a grid from numpy ----
-    delta = (12, 10)
-    my, mx = (ny - 1) // delta[0] + 4, (nx - 1) // delta[1] + 4
-    grid = rng.uniform(-3, 3, (my, mx, 2))
-    gpath = os.path.join(outdir, "grid.npy")
-    np.save(gpath, grid)
-    shot3, rep3 = run(viewer, [path, "--grid", gpath, "--spacing", "12x10"], outdir, "grid")
+    # ---- a grid from numpy (written above) ----
+    shot3, rep3 = runs["grid"]
     if not rep3["grid_source"].startswith("file grid.npy") or rep3["spacing"] != [12, 10]:
         fail("the --grid file was not used: %s" % rep3["grid_source"])
     detj = numpy_detj(grid, delta, (ny, nx))
