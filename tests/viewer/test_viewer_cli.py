@@ -16,7 +16,8 @@
 5. The CUDA notice is plain: no internal names ("GL texture"), and on a machine without an NVIDIA
    driver (no libcuda.so.1) it says so instead of "no NVIDIA driver new enough".
 6. Without --mode the file's content picks the mode (issue 13): a 2-D .npy -> zoom, a 3-D .npy
-   and the NRRD head -> volume, the clip -> video, a PNG -> zoom; 1-D data is one clear error.
+   and the NRRD head -> volume, the clip -> video, a PNG -> zoom (all files in one --batch
+   process, whose lines are parsed as command lines); 1-D data is one clear error.
 7. --reference (issue 13 item 6): a bad value is one line and exit 2; the zone plate with
    precise and truth reports that reference per view; truth on a file says why on one stderr
    line and in the report, and measures nothing.
@@ -283,16 +284,22 @@ def check_mode_from_content(viewer, assets, outdir):
         cases += [(series, "volume")]
     except (ImportError, SystemExit):
         print("mode from content: pydicom missing, DICOM series case skipped")
-    for src, want in cases:
-        shot, report = os.path.join(d, "s.png"), os.path.join(d, "r.json")
+    # All files in one viewer process (--batch: each line parsed as a command line of its own).
+    sys.path.insert(0, here)
+    from viewer_batch import run_batch
+    jobs = []
+    for i, (src, want) in enumerate(cases):
+        shot, report = os.path.join(d, "s%d.png" % i), os.path.join(d, "r%d.json" % i)
         for f in (shot, report):
             if os.path.exists(f):
                 os.remove(f)
-        r, _ = run([viewer, src, "--headless", "--size", "640x400", "--screenshot", shot,
-                    "--report", report])
-        if r.returncode != 0:
-            fail("no --mode, %s: exit %d: %s" % (src, r.returncode, r.stderr.strip()))
-        with open(report) as f:
+        jobs.append([src, "--headless", "--size", "640x400", "--screenshot", shot, "--report",
+                     report])
+    r = run_batch(viewer, jobs, os.path.join(d, "jobs.txt"))
+    if r.returncode != 0:
+        fail("no --mode: splineview --batch exit %d: %s" % (r.returncode, r.stderr.strip()))
+    for i, (src, want) in enumerate(cases):
+        with open(os.path.join(d, "r%d.json" % i)) as f:
             got = json.load(f).get("mode")
         if got != want:
             fail("no --mode, %s: mode %r, expected %r" % (src, got, want))
