@@ -445,19 +445,20 @@ TEST(RotateMode, ReportMatchesTheEngine) {
 }
 
 // The viewer's default experiment on the bundled photograph, timed; also prints the final PSNRs
-// with all digits for a comparison with splinetool.
+// with all digits for a comparison with splinetool. The three methods the ranking needs (the
+// on-the-fly cubic, whose figures nothing here checks, would add a third to the run).
 TEST(RotationRun, CoffeeFullTurnTimed) {
   const std::string path = sv::viewer::default_image_path();
   if (!std::filesystem::exists(path)) GTEST_SKIP() << "no " << path;
   const sv::ArrayD original = unit_image(path);
   const std::vector<gl::Fetch> methods = {gl::Fetch::Nearest, gl::Fetch::Linear,
-                                          gl::Fetch::CubicOtf, gl::Fetch::CubicPrecise};
+                                          gl::Fetch::CubicPrecise};
   const auto start = std::chrono::steady_clock::now();
   RotationRun run(original, methods, cpu_settings(10, 36));
   run.run_to_end();
   const double seconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-  std::printf("coffee.png, 36 x 10 deg, 4 methods (%s prefilter): %.2f s\n",
+  std::printf("coffee.png, 36 x 10 deg, %zu methods (%s prefilter): %.2f s\n", methods.size(),
               run.prefilter_backend(), seconds);
   for (std::size_t m = 0; m < methods.size(); ++m) {
     double prefilter = 0, total = 0;
@@ -468,8 +469,8 @@ TEST(RotationRun, CoffeeFullTurnTimed) {
     std::printf("  %-8s PSNR %.17g dB after 36 steps; %.1f ms per step (prefilter %.1f)\n",
                 gl::fetch_name(methods[m]), run.psnr(m).back(), total / 36, prefilter / 36);
   }
-  EXPECT_GT(run.psnr(3).back(), run.psnr(1).back());
-  EXPECT_GT(run.psnr(1).back(), run.psnr(0).back());
+  EXPECT_GT(run.psnr(2).back(), run.psnr(1).back());  // precise > linear
+  EXPECT_GT(run.psnr(1).back(), run.psnr(0).back());  // linear > nearest
 }
 
 }  // namespace
