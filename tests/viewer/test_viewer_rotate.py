@@ -3,9 +3,11 @@
 angle and number of steps, and behave as the experiment says they must.
 
 Runs `splineview IMAGE --mode rotate --cpu-prefilter --screenshot --report` (under Xvfb,
-started by the caller) and, for every method, `splinetool resample IMAGE --rotate DEG --repeat
-K --backend gl --fetch F --disc 0.35 --compare-original` for K = the full turn and one earlier
-step. The viewer prefilters each step on the CPU in float and renders through the same GLSL
+started by the caller) and, for every method, `splinetool resample UNIT --rotate DEG --repeat
+K --backend gl --fetch F --disc 0.35 --reference UNIT` (UNIT: the image's values in [0, 1])
+for K = 3, half and the full turn, each run continuing from the previous run's float32 result
+(3, 15 and 18 more steps: the same steps bit for bit as --repeat K from UNIT, each computed
+once). The viewer prefilters each step on the CPU in float and renders through the same GLSL
 fetch as splinetool's gl backend, so the PSNR and RMS must agree to 1e-9 relative. The second
 curve (against the original turned once by k x angle) is checked against an independent oracle:
 the same splinetool step images measured in Python against scipy.ndimage.map_coordinates (cubic,
@@ -106,12 +108,18 @@ def main():
         if len(m["psnr_rotated_db"]) != steps:
             fail("%s: %d rotated-reference PSNR values for %d steps"
                  % (name, len(m["psnr_rotated_db"]), steps))
+        # Each splinetool run continues from the previous one's result (k - previous more steps,
+        # measured against the original): the same steps bit for bit as --repeat k from the
+        # original, each step computed once.
+        previous, source = 0, unit
         for k in (3, steps // 2, steps):
             out = os.path.join(outdir, "%s_%d.npy" % (name, k))
-            j = json.loads(run([tool, "resample", unit, out, "--channels", "--rotate", str(step),
-                                "--repeat", str(k), "--method", CLI_METHOD[name], "--backend", "gl"]
+            j = json.loads(run([tool, "resample", source, out, "--channels", "--rotate", str(step),
+                                "--repeat", str(k - previous), "--method", CLI_METHOD[name],
+                                "--backend", "gl"]
                                + (["--fetch", name] if CLI_METHOD[name] == "cubic" else [])
-                               + ["--disc", "0.35", "--compare-original", "--json"]))
+                               + ["--disc", "0.35", "--reference", unit, "--json"]))
+            previous, source = k, out
             ours_psnr, ours_rms = m["psnr_db"][k - 1], m["rms"][k - 1]
             if ours_psnr is None or abs(ours_psnr - j["psnr_db"]) > 1e-9 * abs(j["psnr_db"]):
                 fail("%s step %d: viewer PSNR %r dB, splinetool %.12f dB"
