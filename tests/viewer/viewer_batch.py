@@ -20,3 +20,30 @@ def run_batch(viewer, jobs, job_file, timeout=900):
     write_jobs(job_file, jobs)
     return subprocess.run([viewer, "--batch", job_file], capture_output=True, text=True,
                           timeout=timeout)
+
+
+def tool_batch(tool, commands, job_file):
+    """Runs splinetool commands (argument lists without the program name) in order in one
+    `splinetool batch` process, each as its separate run would (app/splinetool/README.md,
+    "Batches"); returns each command's standard output, cut at the offsets of the batch's
+    --log. Raises RuntimeError naming the failing line when the batch fails."""
+    import json
+    write_jobs(job_file, commands)
+    log, out = job_file + ".log", job_file + ".out"
+    with open(out, "wb") as stdout:
+        r = subprocess.run([tool, "batch", job_file, "--log", log], stdout=stdout,
+                           stderr=subprocess.PIPE, text=False)
+    if r.returncode != 0:
+        raise RuntimeError("splinetool batch %s exited %d: %s" % (
+            job_file, r.returncode, r.stderr.decode(errors="replace")))
+    data = open(out, "rb").read()
+    with open(log) as f:
+        entries = [json.loads(line) for line in f if line.strip()]
+    if len(entries) != len(commands):
+        raise RuntimeError("splinetool batch %s ran %d of %d commands"
+                           % (job_file, len(entries), len(commands)))
+    outputs, start = [], 0
+    for e in entries:
+        outputs.append(data[start:e["stdout_end"]].decode())
+        start = e["stdout_end"]
+    return outputs
