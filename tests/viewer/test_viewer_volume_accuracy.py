@@ -2,8 +2,9 @@
 """The volume mode's accuracy overlay equals what splinetool reports for the same volume, method
 and view.
 
-Runs `splineview VOLUME --mode volume --screenshot --report` (under Xvfb, started by the caller)
-with several methods per view; for every slice view in the report, rebuilds the view's voxel
+Runs `splineview VOLUME --mode volume --screenshot --report` with several methods per view (all
+cases in one `splineview --batch` process, each case's splinetool runs in one `splinetool
+batch`); for every slice view in the report, rebuilds the view's voxel
 positions from the reported grid (origin + r * step_row + c * step_col in double, in the
 viewer's order, rounded once to float32, only positions inside the volume: the same 3-D
 arithmetic as test_viewer_accuracy.py does in 2-D), runs `splinetool sample` on the same volume
@@ -20,26 +21,19 @@ usage: test_viewer_volume_accuracy.py SPLINEVIEW SPLINETOOL VOLUME OUTDIR
 """
 import json
 import os
-import subprocess
 import sys
 
 import numpy as np
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from test_viewer_accuracy import reference_args  # noqa: E402
+from viewer_batch import run_batch, tool_batch  # noqa: E402
 from viewer_png import png_rgb  # noqa: E402
 
 
 def fail(msg):
     print("FAIL: " + msg)
     sys.exit(1)
-
-
-def run(cmd):
-    r = subprocess.run(cmd, capture_output=True, text=True)
-    if r.returncode != 0:
-        fail("%s exited %d: %s%s" % (" ".join(cmd), r.returncode, r.stdout, r.stderr))
-    return r.stdout
 
 
 def grid_positions(grid, dims):
@@ -58,19 +52,33 @@ def grid_positions(grid, dims):
     return p[inside]
 
 
-def check_case(viewer, tool, volume, outdir, name, method_args, size="1000x640"):
+def render_cases(viewer, outdir, cases):
+    """The cases' screenshots and reports, (name, volume, method arguments, size) each, in one
+    viewer process (--batch)."""
+    jobs = []
+    for name, volume, method_args, size in cases:
+        shot = os.path.join(outdir, name + ".png")
+        report = os.path.join(outdir, name + ".json")
+        for p in (shot, report):
+            if os.path.exists(p):
+                os.remove(p)
+        jobs.append([volume, "--mode", "volume", "--size", size, "--heat-map", "--screenshot",
+                     shot, "--report", report] + method_args)
+    r = run_batch(viewer, jobs, os.path.join(outdir, "jobs.txt"))
+    if r.returncode != 0:
+        fail("splineview --batch exited %d: %s%s" % (r.returncode, r.stdout, r.stderr))
+
+
+def check_case(tool, volume, outdir, name):
+    """A rendered case's views against splinetool (its runs in one splinetool batch)."""
     shot = os.path.join(outdir, name + ".png")
     report = os.path.join(outdir, name + ".json")
-    for p in (shot, report):
-        if os.path.exists(p):
-            os.remove(p)
-    run([viewer, volume, "--mode", "volume", "--size", size, "--heat-map",
-         "--screenshot", shot, "--report", report] + method_args)
     rep = json.load(open(report))
     if rep.get("accuracy") != "measured":
         fail("%s: accuracy %r, expected measured" % (name, rep.get("accuracy")))
     dims = rep["dims_zyx"]
     figures = {}
+    commands = []
     for v in rep["views"]:
         plane, method = v["plane"], v["method"]
         if "accuracy" not in v or "grid" not in v:
@@ -89,10 +97,18 @@ def check_case(viewer, tool, volume, outdir, name, method_args, size="1000x640")
         np.save(coords, pos)
         gl_out = os.path.join(outdir, "%s_%s_gl.npy" % (name, plane))
         ref_out = os.path.join(outdir, "%s_%s_ref.npy" % (name, plane))
-        run([tool, "sample", volume, coords, gl_out, "--backend", "gl", "--fetch", method])
-        run([tool, "sample", volume, coords, ref_out, "--backend", "cpu", "--precision",
-             "double"] + reference_args(method))
-        cmp = json.loads(run([tool, "compare", gl_out, ref_out, "--json"]))
+        commands += [["sample", volume, coords, gl_out, "--backend", "gl", "--fetch", method],
+                     ["sample", volume, coords, ref_out, "--backend", "cpu", "--precision",
+                      "double"] + reference_args(method),
+                     ["compare", gl_out, ref_out, "--json"]]
+    try:
+        outputs = tool_batch(tool, commands, os.path.join(outdir, name + "_splinetool.txt"))
+    except RuntimeError as e:
+        fail(str(e))
+    for i, v in enumerate(rep["views"]):
+        plane, method = v["plane"], v["method"]
+        acc = v["accuracy"]
+        cmp = json.loads(outputs[3 * i + 2])
         for key, theirs_key in (("rms", "rms"), ("max_abs", "max_abs"), ("sse", "sse"),
                                 ("sum_sq", "sse")):
             ours, theirs = acc[key], cmp[theirs_key]
@@ -146,18 +162,6 @@ def main():
     viewer, tool, mri, outdir = sys.argv[1:]
     os.makedirs(outdir, exist_ok=True)
 
-    # The bundled MRI head, default views: every method in some view, precise and otf in all.
-    _, precise = check_case(viewer, tool, mri, outdir, "mri_precise", ["--method", "precise"])
-    rep, otf = check_case(viewer, tool, mri, outdir, "mri_otf", ["--method", "otf"])
-    compare_precise_otf("mri", precise, otf)
-    _, other = check_case(viewer, tool, mri, outdir, "mri_mixed",
-                          ["--methods", "nearest,linear,cubic-unfiltered,lut"])
-    if other["axial"][1]["max_abs"] != 0.0:
-        fail("mri nearest: max error %.3g, but 8-bit samples are exact in float"
-             % other["axial"][1]["max_abs"])
-    print("mri default views: precise rms %s" % ", ".join(
-        "%s %.2e" % (k, v[1]["rms"]) for k, v in precise.items()))
-
     # A fresh random float volume with odd anisotropic spacing, all borders in view.
     rng = np.random.default_rng()
     seed = int(rng.integers(1 << 31))
@@ -169,13 +173,31 @@ def main():
                round(float(rng.uniform(0.8, 1.4)), 3))
     noise = os.path.join(outdir, "noise.nrrd")
     write_nrrd(noise, values, spacing)
-    _, n_precise = check_case(viewer, tool, noise, outdir, "noise_precise",
-                              ["--method", "precise"], "900x700")
-    _, n_otf = check_case(viewer, tool, noise, outdir, "noise_otf", ["--method", "otf"],
-                          "900x700")
+    # Every case's views in one viewer process.
+    render_cases(viewer, outdir, [
+        ("mri_precise", mri, ["--method", "precise"], "1000x640"),
+        ("mri_otf", mri, ["--method", "otf"], "1000x640"),
+        ("mri_mixed", mri, ["--methods", "nearest,linear,cubic-unfiltered,lut"], "1000x640"),
+        ("noise_precise", noise, ["--method", "precise"], "900x700"),
+        ("noise_otf", noise, ["--method", "otf"], "900x700"),
+        ("noise_mixed", noise, ["--methods", "lut,nearest,linear,cubic-unfiltered"], "900x700")])
+
+    # The bundled MRI head, default views: every method in some view, precise and otf in all.
+    _, precise = check_case(tool, mri, outdir, "mri_precise")
+    rep, otf = check_case(tool, mri, outdir, "mri_otf")
+    compare_precise_otf("mri", precise, otf)
+    _, other = check_case(tool, mri, outdir, "mri_mixed")
+    if other["axial"][1]["max_abs"] != 0.0:
+        fail("mri nearest: max error %.3g, but 8-bit samples are exact in float"
+             % other["axial"][1]["max_abs"])
+    print("mri default views: precise rms %s" % ", ".join(
+        "%s %.2e" % (k, v[1]["rms"]) for k, v in precise.items()))
+
+    # The random volume.
+    _, n_precise = check_case(tool, noise, outdir, "noise_precise")
+    _, n_otf = check_case(tool, noise, outdir, "noise_otf")
     compare_precise_otf("noise", n_precise, n_otf)
-    _, n_mixed = check_case(viewer, tool, noise, outdir, "noise_mixed",
-                            ["--methods", "lut,nearest,linear,cubic-unfiltered"], "900x700")
+    _, n_mixed = check_case(tool, noise, outdir, "noise_mixed")
     if n_mixed["coronal"][1]["max_abs"] != 0.0:
         fail("noise nearest: max error %.3g, float samples must be reproduced exactly"
              % n_mixed["coronal"][1]["max_abs"])
