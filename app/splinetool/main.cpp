@@ -693,7 +693,6 @@ int run_command(const std::vector<std::string>& args, const std::string& where, 
       "--compare-original\n"
       "  splinetool compare assets/ascent.png rotated.png\n"
       "  splinetool resample assets/mri_t1_head.nrrd head_half.nrrd --zoom 0.5 --json\n"
-      "  splinetool batch commands.txt --keep-going\n"
       "Run 'splinetool COMMAND --help' for the options of a command.\n" +
       exit_note);
 

@@ -125,21 +125,27 @@ class SampleContract(Base):
         np.testing.assert_allclose(load(self.w.path("v2.npy")), ref, rtol=0, atol=1e-14)
 
     def test_the_spline_interpolates_the_samples(self):
-        # s(k) = f[k] at every sample position, every degree and boundary, double precision.
-        for shape, channels in [((17,), False), ((8, 11), False), ((5, 6, 7), False),
-                                ((6, 9, 3), True)]:
+        # s(k) = f[k] at every sample position, every degree and boundary, double precision;
+        # every run through one `splinetool batch` process (each exactly as a separate run).
+        commands, cases = [], []
+        for k, (shape, channels) in enumerate([((17,), False), ((8, 11), False),
+                                               ((5, 6, 7), False), ((6, 9, 3), True)]):
             f = rng(12).random(shape)
             spatial = shape[:-1] if channels else shape
             grid = np.stack(np.meshgrid(*[np.arange(n, dtype=float) for n in spatial],
                                         indexing="ij"), axis=-1).reshape(-1, len(spatial))
-            x, p = self.w.save("f.npy", f), self.w.save("p.npy", grid)
+            x, p = self.w.save("f%d.npy" % k, f), self.w.save("p%d.npy" % k, grid)
             expect = f.reshape(len(grid), -1) if channels else f.reshape(-1)
             for n in range(0, 8):
                 for mode in ("reflect", "mirror", "periodic"):
-                    args = ["sample", x, p, self.w.path("v.npy"), "--degree", n, "--boundary", mode]
-                    TOOL.ok(*(args + (["--channels"] if channels else [])))
-                    err = np.abs(load(self.w.path("v.npy")) - expect).max()
-                    self.assertLessEqual(err, 1e-12, (shape, n, mode))
+                    v = self.w.path("v%d_%d_%s.npy" % (k, n, mode))
+                    args = ["sample", x, p, v, "--degree", n, "--boundary", mode]
+                    commands.append(args + (["--channels"] if channels else []))
+                    cases.append((v, expect, shape, n, mode))
+        TOOL.ok_all(commands)
+        for v, expect, shape, n, mode in cases:
+            err = np.abs(load(v) - expect).max()
+            self.assertLessEqual(err, 1e-12, (shape, n, mode))
 
     def test_single_precision_is_close_to_double(self):
         f = self.w.save("f.npy", rng(13).random((9, 10)))
