@@ -7,9 +7,10 @@ started by the caller) and, for every method, `splinetool resample UNIT --rotate
 K --backend gl --fetch F --disc 0.35 --reference UNIT` (UNIT: the image's values in [0, 1])
 for K = 3, half and the full turn, each run continuing from the previous run's float32 result
 (3, 15 and 18 more steps: the same steps bit for bit as --repeat K from UNIT, each computed
-once). The viewer prefilters each step on the CPU in float and renders through the same GLSL
-fetch as splinetool's gl backend, so the PSNR and RMS must agree to 1e-9 relative. The second
-curve (against the original turned once by k x angle) is checked against an independent oracle:
+once), all of them in one `splinetool batch` process. The viewer prefilters each step on the
+CPU in float and renders through the same GLSL fetch as splinetool's gl backend, so the PSNR
+and RMS must agree to 1e-9 relative. The second curve (against the original turned once by
+k x angle) is checked against an independent oracle:
 the same splinetool step images measured in Python against scipy.ndimage.map_coordinates (cubic,
 mode 'reflect', double) of the original at the rotated positions, inside the same disc. Also: after
 the full turn the prefiltered cubic beats linear, which beats nearest (docs/SOURCES.md section 3); every
@@ -24,6 +25,9 @@ from scipy import ndimage as ndi
 import os
 import subprocess
 import sys
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from viewer_batch import tool_batch  # noqa: E402
 
 CLI_METHOD = {"nearest": "nearest", "linear": "linear", "cubic-unfiltered": "cubic-unfiltered",
               "lut": "cubic", "otf": "cubic", "precise": "cubic"}
@@ -100,6 +104,26 @@ def main():
     unit = os.path.join(outdir, "original_unit.npy")
     np.save(unit, orig)
     mask = disc(orig.shape[0], orig.shape[1], 0.35)
+    # Each method's splinetool runs continue from the previous one's result (k - previous more
+    # steps, measured against the original): the same steps bit for bit as --repeat k from the
+    # original, each step computed once. All in one splinetool batch process, in this order.
+    ks = (3, steps // 2, steps)
+    commands = []
+    for m in rep["methods"]:
+        name = m["method"]
+        previous, source = 0, unit
+        for k in ks:
+            out = os.path.join(outdir, "%s_%d.npy" % (name, k))
+            commands.append(["resample", source, out, "--channels", "--rotate", str(step),
+                             "--repeat", str(k - previous), "--method", CLI_METHOD[name],
+                             "--backend", "gl"]
+                            + (["--fetch", name] if CLI_METHOD[name] == "cubic" else [])
+                            + ["--disc", "0.35", "--reference", unit, "--json"])
+            previous, source = k, out
+    try:
+        outputs = iter(tool_batch(tool, commands, os.path.join(outdir, "splinetool.txt")))
+    except RuntimeError as e:
+        fail(str(e))
     psnr_full = {}
     for m in rep["methods"]:
         name = m["method"]
@@ -108,18 +132,9 @@ def main():
         if len(m["psnr_rotated_db"]) != steps:
             fail("%s: %d rotated-reference PSNR values for %d steps"
                  % (name, len(m["psnr_rotated_db"]), steps))
-        # Each splinetool run continues from the previous one's result (k - previous more steps,
-        # measured against the original): the same steps bit for bit as --repeat k from the
-        # original, each step computed once.
-        previous, source = 0, unit
-        for k in (3, steps // 2, steps):
+        for k in ks:
             out = os.path.join(outdir, "%s_%d.npy" % (name, k))
-            j = json.loads(run([tool, "resample", source, out, "--channels", "--rotate", str(step),
-                                "--repeat", str(k - previous), "--method", CLI_METHOD[name],
-                                "--backend", "gl"]
-                               + (["--fetch", name] if CLI_METHOD[name] == "cubic" else [])
-                               + ["--disc", "0.35", "--reference", unit, "--json"]))
-            previous, source = k, out
+            j = json.loads(next(outputs))
             ours_psnr, ours_rms = m["psnr_db"][k - 1], m["rms"][k - 1]
             if ours_psnr is None or abs(ours_psnr - j["psnr_db"]) > 1e-9 * abs(j["psnr_db"]):
                 fail("%s step %d: viewer PSNR %r dB, splinetool %.12f dB"
