@@ -764,7 +764,8 @@ def run_batch(tool, lines, cwd, timeout):
     """Runs the command lines (argument lists, relative to cwd) through one `splinetool batch
     --keep-going --log` process with run_tool's environment, stderr in a file; stops it (the
     whole process group) when no command has ended for `timeout` seconds. Returns (status,
-    records, timed_out): the exit status (or -signal) and, for every command that ended, its
+    records, timed_out, tail): the exit status (or -signal), whether the watchdog stopped it,
+    what stderr holds after the last command that ended, and, for every command that ended, its
     log record with its own stderr ("stderr": the bytes between the previous command's end
     and its own, the batch's "batch FILE line N: " taken out of the error line), its peak
     resident growth ("rss": bytes above the process's size when it started, or above it in a
@@ -826,7 +827,7 @@ def run_batch(tool, lines, cwd, timeout):
         r["timed_out"] = r["seconds"] > timeout
     for name in (cmd_path, log_path, err_path):
         os.unlink(name)
-    return status, records, timed_out
+    return status, records, timed_out, stderr[begin:]
 
 
 SENTINEL = b"SENTINEL: an existing OUT that a failed run must leave byte for byte.\n" * 4
@@ -1068,7 +1069,7 @@ def main():
         for k, (entry, mapped) in enumerate(seed_jobs):
             lines.append(setup_case(entry, data[entry[0]], None, os.path.join(wd, "s%d" % k),
                                     False, check_mapped=mapped, folder="s%d" % k)[2])
-        status, records, _ = run_batch(tool, lines, wd, max(opts.timeout, 60))
+        status, records, _, _ = run_batch(tool, lines, wd, max(opts.timeout, 60))
         seed_results = []
         if status in (0, 1) and len(records) == len(lines):
             seed_results = [(r["status"], r["stderr"], r["rss"]) for r in records]
@@ -1199,7 +1200,8 @@ def main():
             a process of its own (status, its stderr, seconds, its peak resident growth, its
             folder), against its seed's line. Where the batch process itself dies (a sanitizer
             abort, a signal, the hang watchdog), the line it died on runs again in a process of
-            its own (judged as such: that names the culprit) and a new batch takes the rest;
+            its own (judged as such: that names the culprit; a line stopped by the watchdog is
+            judged a hang from the batch) and a new batch takes the rest;
             where every line ran but the process failed at its exit (a leak report), every case
             runs again in a process of its own."""
             bwd = tempfile.mkdtemp(dir=tmp_root)
@@ -1213,8 +1215,8 @@ def main():
                     folder = "c%05d" % i
                     setups.append(setup_case(entry, d, spec, os.path.join(bwd, folder),
                                              precreate, via_stdin, check_mapped, folder))
-                status, records, _ = run_batch(tool, [st[2] for st in setups], bwd,
-                                               opts.timeout)
+                status, records, hung, tail = run_batch(tool, [st[2] for st in setups], bwd,
+                                                        opts.timeout)
                 complete = status in (0, 1) and len(records) == len(items)
                 if not complete and len(records) == len(items):
                     for item in items:  # failed at its exit: each alone names the culprit
@@ -1226,8 +1228,15 @@ def main():
                            args, res, named, batch_baseline[item[1][0]])
                 if complete:
                     break
-                work(items[len(records)])  # the line the batch died on, alone
-                items = items[len(records) + 1:]
+                k = len(records)  # the line the batch died on
+                if hung:  # it ran longer than --timeout: judged from the batch as a hang
+                    case_name, out_name, args, named = setups[k]
+                    record(items[k], os.path.join(bwd, "c%05d" % items[k][0]), case_name,
+                           out_name, args, (status, tail, opts.timeout, 0, True), named,
+                           batch_baseline[items[k][1][0]])
+                else:  # alone, judged as such: that names the culprit
+                    work(items[k])
+                items = items[k + 1:]
             shutil.rmtree(bwd, ignore_errors=True)
 
         # The piped cases need standard input of their own: a process each. The others run in
