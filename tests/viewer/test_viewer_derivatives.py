@@ -41,7 +41,7 @@ import numpy as np
 import scipy.ndimage as ndi
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from viewer_batch import run_batch  # noqa: E402
+from viewer_batch import run_cases  # noqa: E402
 from viewer_png import png_rgb  # noqa: E402
 
 U = 2.0 ** -24
@@ -482,27 +482,6 @@ def case_volume_lambda(viewer, outdir):
           (lam, max(v["accuracy"]["max_abs"] for v in report["views"])))
 
 
-def run_cases(viewer, outdir, cases):
-    """Runs the cases, generators that yield the viewer arguments of a screenshot run and check
-    its files once resumed: their first runs together in one viewer process (--batch), then
-    their second runs, and so on."""
-    pending = [(c, next(c)) for c in cases]
-    batch = 0
-    while pending:
-        batch += 1
-        r = run_batch(viewer, [job for _, job in pending],
-                      os.path.join(outdir, "jobs%d.txt" % batch))
-        if r.returncode != 0:
-            fail("splineview --batch exited %d: %s%s" % (r.returncode, r.stdout, r.stderr))
-        following = []
-        for case, _ in pending:
-            try:
-                following.append((case, next(case)))
-            except StopIteration:
-                pass
-        pending = following
-
-
 def main():
     if len(sys.argv) != 3:
         print(__doc__)
@@ -515,8 +494,12 @@ def main():
     r = subprocess.run([viewer, "--lambda", "-1"], capture_output=True, text=True)
     if r.returncode != 2:
         fail("--lambda -1: exit %d" % r.returncode)
-    run_cases(viewer, outdir, [case(viewer, outdir) for case in (
-        case_quadratic_image, case_ramp, case_volume, case_lambda, case_volume_lambda)])
+    try:
+        run_cases(viewer, [case(viewer, outdir) for case in (
+            case_quadratic_image, case_ramp, case_volume, case_lambda, case_volume_lambda)],
+            outdir)
+    except RuntimeError as e:
+        fail(str(e))
     print("PASS")
 
 

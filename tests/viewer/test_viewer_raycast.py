@@ -29,6 +29,7 @@ import numpy as np
 from scipy import ndimage
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from viewer_batch import run_cases  # noqa: E402
 from viewer_png import png_rgb  # noqa: E402
 
 
@@ -37,21 +38,27 @@ def fail(msg):
     sys.exit(1)
 
 
-def run(viewer, args, outdir, tag, size="1140x420"):
+def job(args, outdir, tag, size="1140x420"):
+    """The viewer arguments of a screenshot run (its old files removed); the checks yield them
+    (run_cases: all checks' runs in one viewer process) and read the files with result()."""
     shot = os.path.join(outdir, tag + ".png")
     report = os.path.join(outdir, tag + ".json")
     for p in (shot, report):
         if os.path.exists(p):
             os.remove(p)
-    r = subprocess.run([viewer, "--mode", "volume", "--headless", "--size", size, "--screenshot",
-                        shot, "--report", report] + args, capture_output=True, text=True,
-                       timeout=280)
+    return ["--mode", "volume", "--headless", "--size", size, "--screenshot", shot, "--report",
+            report] + args
+
+
+def result(outdir, tag):
+    return (png_rgb(os.path.join(outdir, tag + ".png")),
+            json.load(open(os.path.join(outdir, tag + ".json"))))
+
+
+def skip_without_gl(r):
     if r.returncode == 77 or "no headless GL" in r.stderr:
         print("skipped: " + r.stderr.strip())
         sys.exit(77)
-    if r.returncode != 0:
-        fail("splineview %s exited %d: %s" % (" ".join(args), r.returncode, r.stderr))
-    return png_rgb(shot), json.load(open(report))
 
 
 def camera_basis(cam):
@@ -111,8 +118,9 @@ def check_mip(viewer, outdir):
     np.save(path, vol.astype(np.float32))
     vol32 = vol.astype(np.float32).astype(float)
     coeffs = ndimage.spline_filter(vol32, order=3, mode="reflect")
-    img, rep = run(viewer, [path, "--view3d", "mip", "--view3d-angles", "35,25", "--ray-step",
-                            "0.4", "--no-accuracy"], outdir, "mip")
+    yield job([path, "--view3d", "mip", "--view3d-angles", "35,25", "--ray-step", "0.4",
+               "--no-accuracy"], outdir, "mip")
+    img, rep = result(outdir, "mip")
     v3 = rep["view3d"]
     if not v3["active"] or v3["mode"] != "mip" or len(v3["panes"]) != 3:
         fail("MIP report: %s" % json.dumps(v3))
@@ -143,8 +151,9 @@ def check_mip(viewer, outdir):
 
 
 def check_iso(viewer, outdir):
-    img, rep = run(viewer, ["marschner-lobb", "--view3d", "iso", "--iso", "0.5",
-                            "--view3d-angles", "20,55"], outdir, "iso")
+    yield job(["marschner-lobb", "--view3d", "iso", "--iso", "0.5", "--view3d-angles", "20,55"],
+              outdir, "iso")
+    img, rep = result(outdir, "iso")
     v3 = rep["view3d"]
     methods = [p["method"] for p in v3["panes"]]
     if methods != ["precise", "otf", "linear"]:
@@ -171,8 +180,9 @@ def check_iso(viewer, outdir):
 
 
 def check_truth(viewer, outdir):
-    _, rep = run(viewer, ["marschner-lobb", "--view3d", "iso", "--iso", "0.5", "--view3d-angles",
-                          "20,55", "--reference", "truth"], outdir, "truth")
+    yield job(["marschner-lobb", "--view3d", "iso", "--iso", "0.5", "--view3d-angles", "20,55",
+               "--reference", "truth"], outdir, "truth")
+    _, rep = result(outdir, "truth")
     v3 = rep["view3d"]
     if v3.get("accuracy_reference") != "truth":
         fail("--reference truth: %s" % json.dumps(v3))
@@ -190,8 +200,9 @@ def check_truth(viewer, outdir):
 
 
 def check_dvr(viewer, outdir):
-    _, rep = run(viewer, ["--view3d", "dvr", "--tf", "CT bone", "--opacity", "0.1",
-                          "--view3d-methods", "precise,linear"], outdir, "dvr")
+    yield job(["--view3d", "dvr", "--tf", "CT bone", "--opacity", "0.1", "--view3d-methods",
+               "precise,linear"], outdir, "dvr")
+    _, rep = result(outdir, "dvr")
     v3 = rep["view3d"]
     tf = v3.get("transfer_function", {})
     if tf.get("preset") != "CT bone" or abs(tf.get("opacity_per_mm", 0) - 0.1) > 1e-6:
@@ -221,10 +232,12 @@ def main():
     viewer, outdir = sys.argv[1], sys.argv[2]
     os.makedirs(outdir, exist_ok=True)
     check_refusals(viewer)
-    check_mip(viewer, outdir)
-    check_iso(viewer, outdir)
-    check_truth(viewer, outdir)
-    check_dvr(viewer, outdir)
+    try:
+        run_cases(viewer, [check(viewer, outdir) for check in (check_mip, check_iso, check_truth,
+                                                               check_dvr)],
+                  outdir, skip_if=skip_without_gl)
+    except RuntimeError as e:
+        fail(str(e))
     print("PASS")
 
 

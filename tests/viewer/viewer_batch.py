@@ -47,3 +47,29 @@ def tool_batch(tool, commands, job_file):
         outputs.append(data[start:e["stdout_end"]].decode())
         start = e["stdout_end"]
     return outputs
+
+
+def run_cases(viewer, cases, outdir, skip_if=None):
+    """Runs test cases written as generators: each yields the viewer arguments of a screenshot
+    run (a list) and, resumed, checks its files (and may yield its next run). Every case's first
+    run renders in one viewer process (--batch), then every case's second run in another, and so
+    on. skip_if(CompletedProcess) may end the test (e.g. exit 77 without a GL context). Raises
+    RuntimeError when a batch fails."""
+    pending = [(c, next(c)) for c in cases]
+    batch = 0
+    while pending:
+        batch += 1
+        r = run_batch(viewer, [job for _, job in pending],
+                      os.path.join(outdir, "jobs%d.txt" % batch))
+        if skip_if is not None:
+            skip_if(r)
+        if r.returncode != 0:
+            raise RuntimeError("splineview --batch exited %d: %s%s"
+                               % (r.returncode, r.stdout, r.stderr))
+        following = []
+        for case, _ in pending:
+            try:
+                following.append((case, next(case)))
+            except StopIteration:
+                pass
+        pending = following
