@@ -683,6 +683,10 @@ int run_command(const std::vector<std::string>& args, const std::string& where, 
                    "the resident memory at its start and its peak, and the largest peak of the "
                    "child processes so far, in KiB (null where unknown)")
       ->type_name("LOG");
+  batch->footer(
+      "Exit status: 0 every line succeeded; else the first failing line's (1 the command failed,\n"
+      "2 its command line is wrong), or with --keep-going 1. A failing line's error is one line\n"
+      "'splinetool: batch FILE line N: <message>' on stderr; FILE missing or unreadable: exit 1.");
 
   // Every example here runs as written from the source folder (tests/cli/test_hardening.py runs
   // them in a folder holding a copy of assets/).
