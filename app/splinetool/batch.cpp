@@ -14,8 +14,8 @@
 #include <vector>
 
 #include "backend_gl.h"
-#include "batch_words.h"
 #include "commands.h"
+#include "splineview/command_words.h"
 #include "splineview/error.h"
 
 namespace splinetool {
@@ -178,7 +178,7 @@ int run_batch(const BatchArgs& args, const std::string& program, const CommandRu
     if (too_long)
       why = "longer than " + std::to_string(kMaxBatchLine) + " bytes";
     else
-      why = split_words(line, words);
+      why = sv::split_command_words(line, words);
     if (why.empty() && words.empty()) continue;  // blank or a comment
     ++ran;
     int status = 2;  // a line that cannot be split is a command-line error

@@ -1,7 +1,7 @@
 // `splinetool batch FILE`: many splinetool command lines run in one process, one a line of FILE
 // (README "Batches"). The runner reads FILE a line at a time, splits each line into words
-// (batch_words.h) and hands them to the same function main() runs for a separate process, which
-// builds a fresh command line parser for every line.
+// (splineview/command_words.h) and hands them to the same function main() runs for a separate
+// process, which builds a fresh command line parser for every line.
 #pragma once
 
 #include <functional>

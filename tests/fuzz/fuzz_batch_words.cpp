@@ -1,5 +1,5 @@
-// libFuzzer target: splinetool's batch-line splitter (app/splinetool/batch_words.cpp,
-// `splinetool batch`). The input is one line. Besides crashes and sanitizer reports, a finding
+// libFuzzer target: the batch-line splitter (lib/src/command_words.cpp, `splinetool batch` and
+// `splineview --batch`). The input is one line. Besides crashes and sanitizer reports, a finding
 // is a split that does not round-trip: every accepted line's words, each quoted back in single
 // quotes (' as '\''), must split again into the same words, and the same words quoted in double
 // quotes (with \" \\ \$ \` escaped) too; no word may hold a NUL byte.
@@ -11,7 +11,7 @@
 #include <string_view>
 #include <vector>
 
-#include "batch_words.h"
+#include "splineview/command_words.h"
 
 namespace {
 
@@ -40,7 +40,7 @@ std::string double_quoted(const std::vector<std::string>& words) {
 
 void check_round_trip(const std::string& line, const std::vector<std::string>& words) {
   std::vector<std::string> again;
-  const std::string why = splinetool::split_words(line, again);
+  const std::string why = sv::split_command_words(line, again);
   if (!why.empty() || again != words) {
     std::fprintf(stderr, "fuzz_batch_words: the words quoted back as [%s] split %s\n", line.c_str(),
                  why.empty() ? "into other words" : why.c_str());
@@ -53,7 +53,7 @@ void check_round_trip(const std::string& line, const std::vector<std::string>& w
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   const std::string_view line(reinterpret_cast<const char*>(data), size);
   std::vector<std::string> words;
-  const std::string why = splinetool::split_words(line, words);
+  const std::string why = sv::split_command_words(line, words);
   if (!why.empty()) return 0;
   for (const std::string& w : words)
     if (w.find('\0') != std::string::npos) {

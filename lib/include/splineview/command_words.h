@@ -1,13 +1,13 @@
-// The word splitter of `splinetool batch`: one line of a batch file into the words of one
-// command, as a POSIX shell splits a simple command, without any expansion. Kept apart from the
-// batch runner so that the fuzz target (tests/fuzz/fuzz_batch_words.cpp) can call it alone.
+// The word splitter of the batch files (`splinetool batch`, `splineview --batch`): one line into
+// the words of one command, as a POSIX shell splits a simple command, without any expansion.
+// Fuzzed alone by tests/fuzz/fuzz_batch_words.cpp.
 #pragma once
 
 #include <string>
 #include <string_view>
 #include <vector>
 
-namespace splinetool {
+namespace sv {
 
 // Splits `line` (one line, without its newline) into `words`:
 // - words are separated by blanks (spaces, tabs); an unquoted '#' that starts a word starts a
@@ -21,6 +21,6 @@ namespace splinetool {
 //   at the end of the line (no continuation lines), a NUL byte.
 // Returns "" on success, else why the line cannot be split (with the 1-based byte column); the
 // words are then unspecified. Globs (* ? [) and ~ are ordinary characters.
-std::string split_words(std::string_view line, std::vector<std::string>& words);
+std::string split_command_words(std::string_view line, std::vector<std::string>& words);
 
-}  // namespace splinetool
+}  // namespace sv

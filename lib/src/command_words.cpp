@@ -1,8 +1,8 @@
-#include "batch_words.h"
+#include "splineview/command_words.h"
 
 #include <cstring>
 
-namespace splinetool {
+namespace sv {
 
 namespace {
 
@@ -21,7 +21,7 @@ std::string shown_char(char c) {
 
 }  // namespace
 
-std::string split_words(std::string_view line, std::vector<std::string>& words) {
+std::string split_command_words(std::string_view line, std::vector<std::string>& words) {
   words.clear();
   std::string word;
   bool in_word = false;  // a word has started (it may still be empty: '')
@@ -97,4 +97,4 @@ std::string split_words(std::string_view line, std::vector<std::string>& words) 
   return {};
 }
 
-}  // namespace splinetool
+}  // namespace sv
