@@ -5,7 +5,8 @@
    CUDA and FFmpeg are compiled in.
 2. Every example of --help runs: each "  splineview ..." line of the Examples section, in a folder
    holding a copy of assets/ (and scan.raw of the size its --raw spec states), with --headless
-   --screenshot added where the line has none; and the --raw option's own "e.g." spec. Camera
+   --screenshot added where the line has none; and the --raw option's own "e.g." spec; all of
+   them as the lines of one --batch process. Camera
    lines (/dev/video*) are skipped where there is no such device.
 3. A bad video source fails fast with one message: a missing file, a text file, a directory and
    malformed synthetic specs each end the screenshot run within 15 s (it took 60 s) with exit 1,
@@ -120,7 +121,11 @@ def check_help_examples(viewer, assets, outdir):
     shutil.rmtree(workdir, ignore_errors=True)
     os.makedirs(workdir)
     shutil.copytree(assets, os.path.join(workdir, "assets"))
-    ran = 0
+    # All examples in one viewer process (--batch: each line parsed as its command line would
+    # be, each run as a process of its own runs it; check_batch checks that).
+    sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+    from viewer_batch import run_batch
+    jobs, lines = [], []
     for i, line in enumerate(examples):
         args = shlex.split(line)[1:]
         cameras = [a for a in args if a.startswith("/dev/video")]
@@ -134,15 +139,21 @@ def check_help_examples(viewer, assets, outdir):
             args += ["--headless"]
         if "--size" not in args:
             args += ["--size", "640x400"]
-        r, secs = run([viewer] + args, cwd=workdir)
-        if r.returncode != 0:
-            fail("the --help example '%s' exits %d: %s" % (line, r.returncode, r.stderr.strip()))
+        jobs.append(args)
+        lines.append(line)
+    t0 = time.monotonic()
+    r = run_batch(viewer, jobs, os.path.join(outdir, "examples.txt"), cwd=workdir)
+    if r.returncode != 0:
+        # The batch names the failing job's line (line 1 is the file's comment).
+        m = re.search(r"examples\.txt:(\d+) failed", r.stderr)
+        which = lines[int(m.group(1)) - 2] if m else "?"
+        fail("the --help example '%s' exits %d: %s" % (which, r.returncode, r.stderr.strip()))
+    for args, line in zip(jobs, lines):
         shot = args[args.index("--screenshot") + 1]
         if not os.path.getsize(os.path.join(workdir, shot)) > 0:
             fail("the --help example '%s' wrote no screenshot" % line)
-        ran += 1
-        print("ok (%.1f s): %s" % (secs, line))
-    print("--help: %d examples run" % ran)
+        print("ok: " + line)
+    print("--help: %d examples run (%.1f s in one process)" % (len(jobs), time.monotonic() - t0))
 
 
 def check_bad_video_sources(viewer, outdir):

@@ -13,13 +13,15 @@ def write_jobs(path, jobs):
             f.write(" ".join(shlex.quote(str(a)) for a in args) + "\n")
 
 
-def run_batch(viewer, jobs, job_file, timeout=900):
+def run_batch(viewer, jobs, job_file, timeout=900, cwd=None):
     """Runs the jobs (lists of viewer arguments, each with its --screenshot) in one viewer
-    process; returns the subprocess.CompletedProcess (the caller checks its status)."""
-    os.makedirs(os.path.dirname(os.path.abspath(job_file)), exist_ok=True)
+    process (in folder cwd, where relative paths of the jobs start); returns the
+    subprocess.CompletedProcess (the caller checks its status)."""
+    job_file = os.path.abspath(job_file)
+    os.makedirs(os.path.dirname(job_file), exist_ok=True)
     write_jobs(job_file, jobs)
     return subprocess.run([viewer, "--batch", job_file], capture_output=True, text=True,
-                          timeout=timeout)
+                          timeout=timeout, cwd=cwd)
 
 
 def tool_batch(tool, commands, job_file):
