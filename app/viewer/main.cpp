@@ -18,6 +18,7 @@
 #include "method_pass.h"
 #include "mode_choice.h"
 #include "rotate_mode.h"
+#include "splineview/command_words.h"
 #include "splineview/cuda_device.h"
 #include "splineview/error.h"
 #include "splineview/io.h"
@@ -643,48 +644,6 @@ int parse_command_line(int argc, char** argv, sv::viewer::ViewerOptions* out, st
   }
 }
 
-// Splits a batch line into words as a POSIX shell does without expansions: blanks separate,
-// '...' is literal, "..." keeps its blanks (a backslash there escapes " and \\ only), and a
-// backslash outside quotes escapes the next character. Throws sv::Error for an unterminated
-// quote or a trailing backslash.
-std::vector<std::string> split_words(const std::string& line) {
-  std::vector<std::string> words;
-  std::string word;
-  bool in_word = false;
-  for (std::size_t i = 0; i < line.size(); ++i) {
-    const char c = line[i];
-    if (c == ' ' || c == '\t' || c == '\r') {
-      if (in_word) words.push_back(word);
-      word.clear();
-      in_word = false;
-      continue;
-    }
-    in_word = true;
-    if (c == '\'') {
-      const std::size_t end = line.find('\'', i + 1);
-      if (end == std::string::npos) throw sv::Error("unterminated '");
-      word += line.substr(i + 1, end - i - 1);
-      i = end;
-    } else if (c == '"') {
-      std::size_t j = i + 1;
-      for (; j < line.size() && line[j] != '"'; ++j) {
-        if (line[j] == '\\' && j + 1 < line.size() && (line[j + 1] == '"' || line[j + 1] == '\\'))
-          ++j;
-        word += line[j];
-      }
-      if (j >= line.size()) throw sv::Error("unterminated \"");
-      i = j;
-    } else if (c == '\\') {
-      if (i + 1 >= line.size()) throw sv::Error("a backslash at the end of the line");
-      word += line[++i];
-    } else {
-      word += c;
-    }
-  }
-  if (in_word) words.push_back(word);
-  return words;
-}
-
 // --batch FILE: parses every line first (a bad line runs nothing: exit 2), then runs them.
 int run_batch(const std::string& path) {
   std::ifstream in(path);
@@ -696,14 +655,15 @@ int run_batch(const std::string& path) {
   std::string line;
   for (int number = 1; std::getline(in, line); ++number) {
     const std::string name = path + ":" + std::to_string(number);
+    // Words as splinetool batch splits them (a POSIX shell's simple words, no expansions; an
+    // unquoted # starts a comment; shell operators refused).
     std::vector<std::string> words;
-    try {
-      words = split_words(line);
-    } catch (const sv::Error& e) {
-      std::fprintf(stderr, "splineview: error: %s: %s\n", name.c_str(), e.what());
+    const std::string why = sv::split_command_words(line, words);
+    if (!why.empty()) {
+      std::fprintf(stderr, "splineview: error: %s: %s\n", name.c_str(), why.c_str());
       return 2;
     }
-    if (words.empty() || words[0][0] == '#') continue;
+    if (words.empty()) continue;
     words.insert(words.begin(), "splineview");
     std::vector<char*> argv;
     for (std::string& w : words) argv.push_back(w.data());
