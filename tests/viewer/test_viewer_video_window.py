@@ -98,7 +98,14 @@ def main():
     if ja["last_frame_index"] != jb["last_frame_index"]:
         fail("the two runs show different frames")
     x0 = view_box(ja, 0)[0]
-    diff = np.abs(a[:, x0:] - b[:, x0:])
+    # The status line at the foot of the views (clock, frame, measured display rate, drops)
+    # shows the display rate each run measured, which differs between two runs on a loaded
+    # machine (0.8 against 0.9 fps once): its band is left out, as in the check below.
+    keep = np.ones(a.shape[:2], dtype=bool)
+    for i in range(len(ja["views"])):
+        vx0, vy0, vx1, vy1 = view_box(ja, i)
+        keep[max(vy1 - 60, 0):vy1, vx0:vx1] = False
+    diff = np.abs(a - b).max(axis=-1)[:, x0:][keep[:, x0:]]
     print("identity: views of the default and of --window 255 --level 127.5 differ in %d "
           "values (max %d)" % ((diff > 0).sum(), diff.max()))
     if diff.max() != 0:
