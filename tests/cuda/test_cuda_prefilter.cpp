@@ -39,9 +39,10 @@ double ulps(const std::vector<float>& got, const ArrayD& ref) {
   return err / (std::max(range, 1e-30) * kFloatEps);
 }
 
-// Runs the CUDA prefilter (in place, in a buffer with NaN guard zones on both sides) and
-// returns the result; fails the test if a guard changed.
-std::vector<float> run_device(const ArrayF& in, const cu::PrefilterConfig& cfg, int axis = -1) {
+// Runs `filter(device pointer, layout)` on `in` in place, in a buffer with NaN guard zones on
+// both sides, and returns the result; fails the test if a guard changed.
+template <class Filter>
+std::vector<float> run_guarded(const ArrayF& in, Filter filter) {
   constexpr std::size_t kGuard = 4096;
   const cu::Layout layout = cu::Layout::of(in);
   cu::DeviceBuffer buf(in.size() + 2 * kGuard);
@@ -49,10 +50,7 @@ std::vector<float> run_device(const ArrayF& in, const cu::PrefilterConfig& cfg, 
   std::vector<float> host(buf.size(), std::numeric_limits<float>::quiet_NaN());
   std::copy(in.data(), in.data() + in.size(), host.begin() + kGuard);
   buf.upload(host.data(), host.size());
-  if (axis < 0)
-    cu::prefilter(buf.data() + kGuard, layout, cfg);
-  else
-    cu::prefilter_axis(buf.data() + kGuard, layout, static_cast<std::size_t>(axis), cfg);
+  filter(buf.data() + kGuard, layout);
   cu::synchronize("test");
   buf.download(host.data(), host.size());
   for (std::size_t i = 0; i < kGuard; ++i) {
@@ -60,6 +58,16 @@ std::vector<float> run_device(const ArrayF& in, const cu::PrefilterConfig& cfg, 
     EXPECT_TRUE(std::isnan(host[host.size() - 1 - i])) << "guard after the array written";
   }
   return {host.begin() + kGuard, host.begin() + kGuard + static_cast<long>(in.size())};
+}
+
+// The CUDA prefilter (all axes, or one) on `in`, guarded as above.
+std::vector<float> run_device(const ArrayF& in, const cu::PrefilterConfig& cfg, int axis = -1) {
+  return run_guarded(in, [&](float* data, const cu::Layout& layout) {
+    if (axis < 0)
+      cu::prefilter(data, layout, cfg);
+    else
+      cu::prefilter_axis(data, layout, static_cast<std::size_t>(axis), cfg);
+  });
 }
 
 ArrayD reference(const ArrayF& in, int degree, Boundary b, int axis = -1) {
@@ -242,25 +250,13 @@ TEST(CudaPrefilter, FusedPassEqualsTheAxisPassesBitForBitAndTheReference) {
   EXPECT_GT(fused, 0);
 }
 
-// The one-pass 3-D kernel (detail::prefilter_one_pass_3d, experimental) on `in`, with the same
-// NaN guards as run_device; `applied` says whether it ran.
+// The one-pass 3-D kernel (detail::prefilter_one_pass_3d, experimental) on `in`, guarded as
+// run_device; `applied` says whether it ran.
 std::vector<float> run_one_pass_3d(const ArrayF& in, const cu::PrefilterConfig& cfg,
                                    bool* applied) {
-  constexpr std::size_t kGuard = 4096;
-  const cu::Layout layout = cu::Layout::of(in);
-  cu::DeviceBuffer buf(in.size() + 2 * kGuard);
-  buf.fill(std::numeric_limits<float>::quiet_NaN());
-  std::vector<float> host(buf.size(), std::numeric_limits<float>::quiet_NaN());
-  std::copy(in.data(), in.data() + in.size(), host.begin() + kGuard);
-  buf.upload(host.data(), host.size());
-  *applied = cu::detail::prefilter_one_pass_3d(buf.data() + kGuard, layout, cfg);
-  cu::synchronize("test");
-  buf.download(host.data(), host.size());
-  for (std::size_t i = 0; i < kGuard; ++i) {
-    EXPECT_TRUE(std::isnan(host[i])) << "guard before the array written at " << i;
-    EXPECT_TRUE(std::isnan(host[host.size() - 1 - i])) << "guard after the array written";
-  }
-  return {host.begin() + kGuard, host.begin() + kGuard + static_cast<long>(in.size())};
+  return run_guarded(in, [&](float* data, const cu::Layout& layout) {
+    *applied = cu::detail::prefilter_one_pass_3d(data, layout, cfg);
+  });
 }
 
 TEST(CudaPrefilter, OnePass3DEqualsTheReferenceAndDoesNotDependOnTheOrderOfWork) {
