@@ -641,6 +641,10 @@ struct StreamTaps {
   int term_x[kMaxTerms];
   int sets_x;
   int chunk;  // output planes per block
+  // The merged Laplacian (kLap kernels): every axis's second-derivative FIR is lap * (b - delta)
+  // with b its value FIR (row 0 of each table) and delta at the window's centre.
+  double lap;
+  float flap;
 };
 
 // Tap u of row q of a tap table (x FIR s, or term q's y or z FIR), in T: the float copy for
@@ -661,9 +665,15 @@ struct StreamShape {
 // kStages > 0: the planes travel by cp.async into a ring of kStages plane buffers, kStages - 1
 // planes ahead of the one being filtered (no registers held for them); kStages == 0: one plane
 // ahead through registers.
-template <class T, int S, bool k3D, int NT, int kStages, int kRows = 0>
+// kLap (NT = 1): the Laplacian of a degree whose second-derivative FIRs are lap (b - delta) on
+// every axis (degrees 2 and 3), merged into one term (DESIGN, "The merged Laplacian"): with d =
+// lap (b - delta) the sum of the rank terms is, in 3-D,
+//   lap (bz (3 by bx - by delta_x - delta_y bx) - delta_z (by bx)),
+// one x FIR, two y FIRs and one z FIR an output where the terms take two, three and three.
+template <class T, int S, bool k3D, int NT, int kStages, int kRows = 0, bool kLap = false>
 __global__ void __launch_bounds__(256)
     stream_stencil_kernel(const T* __restrict__ src, const Stencil St, const StreamTaps K) {
+  static_assert(!kLap || NT == 1, "the merged Laplacian is one term");
   constexpr int RY = k3D ? (kRows > 0 ? kRows : StreamShape<T, S, NT>::RY) : 1;
   constexpr int BXT = k3D ? 32 : 256;   // threads along x
   constexpr int TY = k3D ? 8 * RY : 1;  // outputs along y of a tile
@@ -745,6 +755,13 @@ __global__ void __launch_bounds__(256)
     for (int r = 0; r < RY; ++r)
 #pragma unroll
       for (int j = 0; j < S; ++j) acc[q][r][j] = T(0);
+  // kLap: the smoothed value by bx of the planes whose delta_z is still to come (like acc: slot j
+  // for output plane i - S + 1 + j).
+  T cen[kLap ? RY : 1][kLap ? S : 1];
+#pragma unroll
+  for (int r = 0; r < (kLap ? RY : 1); ++r)
+#pragma unroll
+    for (int j = 0; j < (kLap ? S : 1); ++j) cen[r][j] = T(0);
 
   const int gx = x0 + tx;
   const long long orow = static_cast<long long>(St.out[2]) * C;
@@ -785,14 +802,16 @@ __global__ void __launch_bounds__(256)
       // x FIRs of the rows this thread needs (RY + SY - 1 of them), each distinct x FIR once,
       // each row's S inputs read from shared memory once for all of them.
       T xs[kMaxSets][RY + SY - 1];
+      T raw[kLap ? RY + SY - 1 : 1];  // kLap: the rows' centre samples (delta_x)
 #pragma unroll
       for (int j = 0; j < RY + SY - 1; ++j) {
         const T* in = buf + (ty * RY + j) * IX + tx;
         T w[S];
 #pragma unroll
         for (int u = 0; u < S; ++u) w[u] = in[u];
+        if constexpr (kLap) raw[j] = w[S / 2];
 #pragma unroll
-        for (int s = 0; s < kMaxSets; ++s) {
+        for (int s = 0; s < (kLap ? 1 : kMaxSets); ++s) {
           if (s >= K.sets_x) break;
           T a = T(0);
 #pragma unroll
@@ -802,8 +821,31 @@ __global__ void __launch_bounds__(256)
       }
       // Per term: its y FIR, then into its running z sums (output plane i - S + 1 + j takes tap
       // S - 1 - j of this plane).
+      if constexpr (kLap) {
 #pragma unroll
-      for (int q = 0; q < NT; ++q) {
+        for (int r = 0; r < RY; ++r) {
+          T t1, v;
+          if constexpr (k3D) {
+            T a = T(0), b = T(0);
+#pragma unroll
+            for (int u = 0; u < SY; ++u) {
+              a = fmadd(tap<T>(K.ky, K.fy, 0, u), xs[0][r + u], a);
+              b = fmadd(tap<T>(K.ky, K.fy, 0, u), raw[r + u], b);
+            }
+            t1 = a;
+            v = T(3) * a - xs[0][r + SY / 2] - b;
+          } else {
+            t1 = xs[0][0];
+            v = T(2) * t1 - raw[0];
+          }
+#pragma unroll
+          for (int j = 0; j < S; ++j)
+            acc[0][r][j] = fmadd(tap<T>(K.kz, K.fz, 0, S - 1 - j), v, acc[0][r][j]);
+          cen[r][S - 1 - S / 2] = t1;
+        }
+      }
+#pragma unroll
+      for (int q = 0; q < (kLap ? 0 : NT); ++q) {
         const int sx = K.term_x[q];
 #pragma unroll
         for (int r = 0; r < RY; ++r) {
@@ -840,7 +882,11 @@ __global__ void __launch_bounds__(256)
           const int gy = k3D ? y0 + ty * RY + r : 0;
           if (gy >= St.out[1]) continue;
           const long long idx = ocur + r * orow;
-          if (St.combine == kEach) {
+          if constexpr (kLap) {
+            const T lap =
+                std::is_same<T, float>::value ? static_cast<T>(K.flap) : static_cast<T>(K.lap);
+            static_cast<T*>(St.dst[0])[idx] = lap * (acc[0][r][0] - cen[r][0]);
+          } else if (St.combine == kEach) {
 #pragma unroll
             for (int q = 0; q < NT; ++q) static_cast<T*>(St.dst[q])[idx] = acc[q][r][0];
           } else {
@@ -862,6 +908,14 @@ __global__ void __launch_bounds__(256)
           for (int j = 0; j + 1 < S; ++j) acc[q][r][j] = acc[q][r][j + 1];
           acc[q][r][S - 1] = T(0);
         }
+      if constexpr (kLap) {
+#pragma unroll
+        for (int r = 0; r < RY; ++r) {
+#pragma unroll
+          for (int j = 0; j + 1 < S; ++j) cen[r][j] = cen[r][j + 1];
+          cen[r][S - 1] = T(0);
+        }
+      }
     }
   }
 }
@@ -869,7 +923,8 @@ __global__ void __launch_bounds__(256)
 // The streamed kernel for S's filter when it fits (rank 2 or 3, spans <= 5, 1, 2, 3 or 6
 // terms); false to leave it to the tile kernels.
 template <class T, int S, bool k3D, int kStages, int kRows = 0>
-void launch_stream(const T* src, const Stencil& St, StreamTaps& K, const char* what) {
+void launch_stream(const T* src, const Stencil& St, StreamTaps& K, const char* what,
+                   bool lap = false) {
   // The kernel for the term count, and its rows of outputs a thread.
   void (*kernel)(const T*, const Stencil, const StreamTaps) = nullptr;
   int ry = 1;
@@ -878,20 +933,24 @@ void launch_stream(const T* src, const Stencil& St, StreamTaps& K, const char* w
     kernel = stream_stencil_kernel<T, S, k3D, NT, kStages, kRows>;
     ry = kRows > 0 ? kRows : StreamShape<T, S, NT>::RY;
   };
-  switch (St.terms) {
-    case 1:
-      pick(std::integral_constant<int, 1>{});
-      break;
-    case 2:
-      pick(std::integral_constant<int, 2>{});
-      break;
-    case 3:
-      pick(std::integral_constant<int, 3>{});
-      break;
-    default:
-      pick(std::integral_constant<int, 6>{});
-      break;
-  }
+  if (lap) {
+    kernel = stream_stencil_kernel<T, S, k3D, 1, kStages, kRows, true>;
+    ry = kRows > 0 ? kRows : StreamShape<T, S, 1>::RY;
+  } else
+    switch (St.terms) {
+      case 1:
+        pick(std::integral_constant<int, 1>{});
+        break;
+      case 2:
+        pick(std::integral_constant<int, 2>{});
+        break;
+      case 3:
+        pick(std::integral_constant<int, 3>{});
+        break;
+      default:
+        pick(std::integral_constant<int, 6>{});
+        break;
+    }
   const long long bx = k3D ? 32 : 256, ty = k3D ? 8 * ry : 1;
   const long long plane_tiles =
       (St.out[2] + bx - 1) / bx * ((St.out[1] + ty - 1) / ty) * St.channels;
@@ -912,6 +971,64 @@ void launch_stream(const T* src, const Stencil& St, StreamTaps& K, const char* w
   if (blocks >= (1LL << 31)) throw Error(std::string(what) + ": array too large");
   kernel<<<static_cast<unsigned>(blocks), 256>>>(src, St, K);
   check_launch(what);
+}
+
+// Whether S is a Laplacian (the sum of rank terms, each the second-derivative FIR d on its own
+// axis and the value FIR b on the others) whose d is lap (b - delta) on every axis, delta at the
+// centre of the kernel's window of kspan taps, with one lap: then K becomes the merged
+// Laplacian's taps (row 0: b on each axis, 2-D: y the identity and z the array's y) and lap
+// (DESIGN, "The merged Laplacian"). SV_STREAM_LAPLACIAN=terms keeps the terms (for the test
+// that compares the streamed and tile kernels bit for bit, and for measurements; read at every
+// call).
+bool merged_laplacian(const Stencil& S, std::size_t rank, int kspan, StreamTaps& K) {
+  const char* e = std::getenv("SV_STREAM_LAPLACIAN");
+  if (e && std::string(e) == "terms") return false;
+  if (S.combine != kSum || S.terms != static_cast<int>(rank) || S.channels < 1) return false;
+  const int lead = 3 - static_cast<int>(rank), p = kspan / 2;
+  int bset[3] = {0, 0, 0};
+  double c = 0;
+  for (int a = lead; a < 3; ++a) {
+    if (S.sets[a] != 2 || S.span[a] != kspan) return false;
+    double sum[2] = {0, 0};
+    for (int k = 0; k < 2; ++k)
+      for (int u = 0; u < kspan; ++u) sum[k] += S.taps[a][k][u];
+    const int b = std::fabs(sum[0] - 1) < 1e-12 ? 0 : 1, d = 1 - b;
+    if (std::fabs(sum[b] - 1) > 1e-12 || std::fabs(sum[d]) > 1e-12) return false;
+    const double* B = S.taps[a][b];
+    const double* D = S.taps[a][d];
+    if (B[p] == 1) return false;
+    const double ca = D[p] / (B[p] - 1);
+    for (int u = 0; u < kspan; ++u)
+      if (std::fabs(D[u] - ca * (B[u] - (u == p ? 1 : 0))) > 1e-12 * std::fabs(ca)) return false;
+    if (a > lead && std::fabs(ca - c) > 1e-12 * std::fabs(c)) return false;
+    c = ca;
+    bset[a] = b;
+  }
+  // Each term: d on one axis, b on the others, a different axis per term.
+  int seen = 0;
+  for (int q = 0; q < S.terms; ++q) {
+    const int pq = S.term_pair[q];
+    const int set[3] = {S.term_z[q], S.pair_y[pq], S.pair_x[pq]};
+    int daxis = -1;
+    for (int a = lead; a < 3; ++a)
+      if (set[a] != bset[a]) {
+        if (daxis >= 0) return false;
+        daxis = a;
+      }
+    if (daxis < 0 || (seen >> daxis) & 1) return false;
+    seen |= 1 << daxis;
+  }
+  const bool three = rank == 3;
+  K.sets_x = 1;
+  K.term_x[0] = 0;
+  for (int u = 0; u < 5; ++u) {
+    K.kx[0][u] = u < kspan ? S.taps[2][bset[2]][u] : 0.0;
+    K.ky[0][u] = three ? (u < kspan ? S.taps[1][bset[1]][u] : 0.0) : (u == 0 ? 1.0 : 0.0);
+    K.kz[0][u] = u < kspan ? (three ? S.taps[0][bset[0]][u] : S.taps[1][bset[1]][u]) : 0.0;
+  }
+  K.lap = c;
+  K.flap = static_cast<float>(c);
+  return true;
 }
 
 template <class T>
@@ -937,6 +1054,8 @@ bool run_stream(const T* src, const Stencil& S, std::size_t rank, const char* wh
       K.kz[q][u] = three ? S.taps[0][S.term_z[q]][u] : S.taps[1][S.pair_y[p]][u];
     }
   }
+  const int kspan = span <= 3 ? 3 : 5;  // the kernel's window
+  const bool lap = merged_laplacian(S, rank, kspan, K);
   for (int s = 0; s < kMaxSets; ++s)
     for (int u = 0; u < 5; ++u) K.fx[s][u] = static_cast<float>(K.kx[s][u]);
   for (int q = 0; q < kMaxTerms; ++q)
@@ -976,11 +1095,11 @@ bool run_stream(const T* src, const Stencil& S, std::size_t rank, const char* wh
             : launch_stream<T, 5, false, 0>(src, St, K, what);
   } else {
     if (span <= 3)
-      three ? launch_stream<T, 3, true, kStages>(src, St, K, what)
-            : launch_stream<T, 3, false, kStages>(src, St, K, what);
+      three ? launch_stream<T, 3, true, kStages>(src, St, K, what, lap)
+            : launch_stream<T, 3, false, kStages>(src, St, K, what, lap);
     else
-      three ? launch_stream<T, 5, true, kStages>(src, St, K, what)
-            : launch_stream<T, 5, false, kStages>(src, St, K, what);
+      three ? launch_stream<T, 5, true, kStages>(src, St, K, what, lap)
+            : launch_stream<T, 5, false, kStages>(src, St, K, what, lap);
   }
   return true;
 }
