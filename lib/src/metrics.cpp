@@ -22,11 +22,16 @@ ErrorStats compare(const Array<A>& a, const Array<B>& b, const std::vector<unsig
   ErrorStats s;
   const std::size_t ch = a.channels();
   std::size_t selected = 0;
-  for (std::size_t p = 0; p < a.points(); ++p) {
-    if (!mask.empty() && !mask[p]) continue;
+  // The point count (a product over the axes) and the raw data once, not per point.
+  const std::size_t points = a.points();
+  const A* da = a.data();
+  const B* db = b.data();
+  const unsigned char* m = mask.empty() ? nullptr : mask.data();
+  for (std::size_t p = 0; p < points; ++p) {
+    if (m && !m[p]) continue;
     for (std::size_t c = 0; c < ch; ++c) {
       const std::size_t i = p * ch + c;
-      const double x = static_cast<double>(a[i]), y = static_cast<double>(b[i]);
+      const double x = static_cast<double>(da[i]), y = static_cast<double>(db[i]);
       ++selected;
       const bool fx = std::isfinite(x), fy = std::isfinite(y);
       if (fx && fy) {

@@ -63,12 +63,14 @@ def weights(n, m, delta, deriv=False):
 
 
 def field_numpy(grid, delta, shape, deriv_axis=None):
-    """u (or du/dx_deriv_axis) at every voxel, shape (N..., R)."""
+    """u (or du/dx_deriv_axis) at every voxel, shape (N..., R). The tensor product one axis at
+    a time (optimize=True): without it einsum loops over every voxel and control point at once,
+    78 s for the 62x128x128 field of --reference, against 0.1 s (the same sums, to 2e-15)."""
     r = len(shape)
     ws = [weights(shape[a], grid.shape[a], delta[a], deriv_axis == a) for a in range(r)]
     if r == 3:
-        return np.einsum("zi,yj,xk,ijkc->zyxc", ws[0], ws[1], ws[2], grid)
-    return np.einsum("yi,xj,ijc->yxc", ws[0], ws[1], grid)
+        return np.einsum("zi,yj,xk,ijkc->zyxc", ws[0], ws[1], ws[2], grid, optimize=True)
+    return np.einsum("yi,xj,ijc->yxc", ws[0], ws[1], grid, optimize=True)
 
 
 def det_numpy(grid, delta, shape):

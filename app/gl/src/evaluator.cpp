@@ -9,6 +9,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <memory>
 
 #include "splineview/error.h"
 #include "splineview/gl/program.h"
@@ -457,7 +458,8 @@ SplineTexture::SplineTexture(const ArrayF& data, TexFormat format)
   texture_.set_filter(GL_LINEAR, GL_LINEAR);
   texture_.set_wrap(GL_MIRRORED_REPEAT);
 
-  // Texel data in the upload type, channels padded to RGBA with 0.
+  // Texel data in the upload type, channels padded to RGBA with 0. `convert` writes every
+  // texel, so the buffers are left uninitialised (new T[n], not a zero-filled vector).
   auto convert = [&](auto to_texel, auto* out) {
     for (std::size_t p = 0; p < points; ++p)
       for (std::size_t c = 0; c < texel_channels; ++c)
@@ -469,18 +471,18 @@ SplineTexture::SplineTexture(const ArrayF& data, TexFormat format)
     if (texel_channels == channels_) {
       texture_.upload(pixels, type, data.data());
     } else {
-      std::vector<float> texels(points * texel_channels);
-      convert([](float v) { return v; }, texels.data());
-      texture_.upload(pixels, type, texels.data());
+      const std::unique_ptr<float[]> texels(new float[points * texel_channels]);
+      convert([](float v) { return v; }, texels.get());
+      texture_.upload(pixels, type, texels.get());
     }
   } else {
-    std::vector<std::uint16_t> texels(points * texel_channels);
+    const std::unique_ptr<std::uint16_t[]> texels(new std::uint16_t[points * texel_channels]);
     if (format == TexFormat::R16F) {
-      convert(float_to_half, texels.data());
+      convert(float_to_half, texels.get());
     } else {
-      convert(float_to_unorm16, texels.data());
+      convert(float_to_unorm16, texels.get());
     }
-    texture_.upload(pixels, type, texels.data());
+    texture_.upload(pixels, type, texels.get());
   }
 }
 
