@@ -50,9 +50,19 @@ double worst_gradient_error(const Obj& obj, const sv::ArrayD& grid, int count, s
       m[i] -= h;
       return (obj.evaluate(p) - obj.evaluate(m)) / (2 * h);
     };
-    const double h = 1e-4;
-    const double fd = (4 * central(h / 2) - central(h)) / 3;
-    worst = std::max(worst, std::abs(fd - g[i]) / std::abs(g[i]));
+    const auto error_at = [&](double h) {
+      const double fd = (4 * central(h / 2) - central(h)) / 3;
+      return std::abs(fd - g[i]) / std::abs(g[i]);
+    };
+    // The NMI objective is only piecewise smooth: a warped value that overshoots the intensity
+    // range is clamped, which puts a kink where it crosses the end. A kink within h of the point
+    // spoils the difference at h and every larger step, not the smaller ones (seed 2828534222,
+    // 2-D 5 x 7, 64 bins, w 0.05: the error stayed near 3e-4 from h = 1e-2 to 1e-4 and fell to
+    // 1e-7 at h = 3e-5). So a component is also checked at a five times smaller step; a wrong
+    // gradient is wrong at both.
+    double e = error_at(1e-4);
+    if (e >= 1e-6) e = std::min(e, error_at(2e-5));
+    worst = std::max(worst, e);
     ++checked;
   }
   EXPECT_EQ(checked, count);
