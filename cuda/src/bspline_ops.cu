@@ -923,8 +923,7 @@ __global__ void __launch_bounds__(256)
 // The streamed kernel for S's filter when it fits (rank 2 or 3, spans <= 5, 1, 2, 3 or 6
 // terms); false to leave it to the tile kernels.
 template <class T, int S, bool k3D, int kStages, int kRows = 0>
-void launch_stream(const T* src, const Stencil& St, StreamTaps& K, const char* what,
-                   bool lap = false) {
+void launch_stream(const T* src, const Stencil& St, StreamTaps& K, const char* what, bool lap) {
   // The kernel for the term count, and its rows of outputs a thread.
   void (*kernel)(const T*, const Stencil, const StreamTaps) = nullptr;
   int ry = 1;
@@ -1055,6 +1054,7 @@ bool run_stream(const T* src, const Stencil& S, std::size_t rank, const char* wh
     }
   }
   const int kspan = span <= 3 ? 3 : 5;  // the kernel's window
+  // (K then holds the merged taps: every launch below must take `lap`.)
   const bool lap = merged_laplacian(S, rank, kspan, K);
   for (int s = 0; s < kMaxSets; ++s)
     for (int u = 0; u < 5; ++u) K.fx[s][u] = static_cast<float>(K.kx[s][u]);
@@ -1080,19 +1080,19 @@ bool run_stream(const T* src, const Stencil& S, std::size_t rank, const char* wh
   }();
   if (!registers && one_row && three) {
     if (span <= 3)
-      launch_stream<T, 3, true, 4, 1>(src, St, K, what);
+      launch_stream<T, 3, true, 4, 1>(src, St, K, what, lap);
     else
-      launch_stream<T, 5, true, 4, 1>(src, St, K, what);
+      launch_stream<T, 5, true, 4, 1>(src, St, K, what, lap);
     return true;
   }
   constexpr int kStages = 4;
   if (registers) {
     if (span <= 3)
-      three ? launch_stream<T, 3, true, 0>(src, St, K, what)
-            : launch_stream<T, 3, false, 0>(src, St, K, what);
+      three ? launch_stream<T, 3, true, 0>(src, St, K, what, lap)
+            : launch_stream<T, 3, false, 0>(src, St, K, what, lap);
     else
-      three ? launch_stream<T, 5, true, 0>(src, St, K, what)
-            : launch_stream<T, 5, false, 0>(src, St, K, what);
+      three ? launch_stream<T, 5, true, 0>(src, St, K, what, lap)
+            : launch_stream<T, 5, false, 0>(src, St, K, what, lap);
   } else {
     if (span <= 3)
       three ? launch_stream<T, 3, true, kStages>(src, St, K, what, lap)
