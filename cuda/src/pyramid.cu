@@ -794,6 +794,178 @@ void run_plan(const T* src, T* dst, std::vector<std::size_t> dims, std::size_t c
   }
 }
 
+// ---- expand2 by phases: the last two axes in one pass ------------------------------------------
+
+// A block's tile of fine outputs: 64 columns by 32 rows (256 threads: each column of the tile is
+// a thread's for every row, so the x weights and the y phase stay in its registers).
+constexpr int kPhaseTX = 64, kPhaseTY = 32;
+// Coarse columns and rows a tile reads: half its outputs, plus the phases' offsets (0 or 1)
+// and the taps (at most kMaxDegree + 1).
+constexpr int kPhaseCoarseX = kPhaseTX / 2 + 1 + kMaxDegree;
+constexpr int kPhaseRows = kPhaseTY;  // >= kPhaseTY / 2 + 1 + kMaxDegree; the identity axis's rows
+
+// pyramid_detail::ExpandPhases on the device, with the tile's coarse span.
+struct PhaseAxis {
+  int M = 1, N = 1;  // coarse and fine lengths
+  int lo = 0;        // min(first[0], first[1])
+  int width = 1;     // coarse samples a tile reads: tile / 2 + |first[1] - first[0]| + taps - 1
+  int first[2] = {0, 0};
+  double w[2][kMaxDegree + 1] = {};
+  Ends ends;
+};
+
+PhaseAxis phase_axis(const pyramid_detail::ExpandPhases& e, int tile) {
+  PhaseAxis a;
+  a.M = static_cast<int>(e.coarse);
+  a.N = static_cast<int>(e.fine);
+  a.first[0] = static_cast<int>(e.first[0]);
+  a.first[1] = static_cast<int>(e.first[1]);
+  a.lo = std::min(a.first[0], a.first[1]);
+  a.width = tile / 2 + std::abs(a.first[1] - a.first[0]) + e.taps - 1;
+  for (int p = 0; p < 2; ++p)
+    for (int k = 0; k < e.taps; ++k) a.w[p][k] = e.w[p][k];
+  a.ends = e.ends;
+  return a;
+}
+
+struct PhaseArgs {
+  PhaseAxis x, y;  // the last axis; the one before (up_y), else rows that stay as they are
+  bool up_y = true;
+  int channels = 1;
+  long long rows = 1;  // output rows of a plane (y.N, or the identity's rows)
+};
+
+// Fine (plane, y, x, c) from coarse (plane, y, x, c) (up_y; else y stays), blockIdx.z = plane *
+// channels + c: the tile's coarse samples, extended by fold, into shared memory in double; the
+// x sums of every coarse row; then each output's y sum, rounded to T once.
+template <class T, int K>
+__global__ void __launch_bounds__(256)
+    expand_phases_kernel(const T* __restrict__ src, T* __restrict__ dst, const PhaseArgs a) {
+  __shared__ double tile[kPhaseRows][kPhaseCoarseX + 1];
+  __shared__ double xs[kPhaseRows][kPhaseTX];
+  const int tid = static_cast<int>(threadIdx.x);
+  const int x0 = static_cast<int>(blockIdx.x) * kPhaseTX;
+  const long long y0 = static_cast<long long>(blockIdx.y) * kPhaseTY;
+  const long long C = a.channels;
+  const long long c = blockIdx.z % C, plane = blockIdx.z / C;
+  const long long rows_in = a.up_y ? a.y.M : a.rows;
+  const T* in = src + plane * rows_in * a.x.M * C + c;
+  T* out = dst + plane * a.rows * a.x.N * C + c;
+  const long qx0 = x0 / 2 + a.x.lo;
+  const long qy0 = a.up_y ? static_cast<long>(y0 / 2) + a.y.lo : static_cast<long>(y0);
+  const int WX = a.x.width;
+  const int WY =
+      a.up_y ? a.y.width : static_cast<int>(min(static_cast<long long>(kPhaseTY), a.rows - y0));
+  for (int i = tid; i < WY * WX; i += 256) {
+    const int r = i / WX, col = i - r * WX;
+    const long ly = a.up_y ? pyramid_detail::fold(qy0 + r, a.y.M, a.y.ends) : qy0 + r;
+    const long lx = pyramid_detail::fold(qx0 + col, a.x.M, a.x.ends);
+    tile[r][col] = static_cast<double>(in[(ly * a.x.M + lx) * C]);
+  }
+  __syncthreads();
+  const int xf = tid & (kPhaseTX - 1);
+  {
+    const int p = xf & 1;  // x0 is even
+    double w[K];
+#pragma unroll
+    for (int k = 0; k < K; ++k) w[k] = a.x.w[p][k];
+    const int base = (xf >> 1) + a.x.first[p] - a.x.lo;
+    for (int r = tid / kPhaseTX; r < WY; r += 256 / kPhaseTX) {
+      double s = 0;
+#pragma unroll
+      for (int k = 0; k < K; ++k) s = fma(w[k], tile[r][base + k], s);
+      xs[r][xf] = s;
+    }
+  }
+  __syncthreads();
+  const long long x = x0 + xf;
+  if (x >= a.x.N) return;
+  const int yb = tid / kPhaseTX;  // 0..3: the rows yb, yb + 4, ... (one y phase)
+  if (!a.up_y) {
+    for (int r = yb; r < WY; r += 256 / kPhaseTX)
+      out[((y0 + r) * a.x.N + x) * C] = static_cast<T>(xs[r][xf]);
+    return;
+  }
+  const int p = yb & 1;  // y0 is even
+  double w[K];
+#pragma unroll
+  for (int k = 0; k < K; ++k) w[k] = a.y.w[p][k];
+  for (int yf = yb; yf < kPhaseTY; yf += 256 / kPhaseTX) {
+    const long long y = y0 + yf;
+    if (y >= a.y.N) break;
+    const int base = (yf >> 1) + a.y.first[p] - a.y.lo;
+    double s = 0;
+#pragma unroll
+    for (int k = 0; k < K; ++k) s = fma(w[k], xs[base + k][xf], s);
+    out[(y * a.x.N + x) * C] = static_cast<T>(s);
+  }
+}
+
+template <class T>
+void launch_phases(const T* src, T* dst, const PhaseArgs& a, long long planes, int taps,
+                   const char* what) {
+  const dim3 grid(static_cast<unsigned>((a.x.N + kPhaseTX - 1) / kPhaseTX),
+                  static_cast<unsigned>((a.rows + kPhaseTY - 1) / kPhaseTY),
+                  static_cast<unsigned>(planes * a.channels));
+  switch (taps) {
+#define SV_PHASES_CASE(K)                                   \
+  case K:                                                   \
+    expand_phases_kernel<T, K><<<grid, 256>>>(src, dst, a); \
+    break;
+    SV_PHASES_CASE(1)
+    SV_PHASES_CASE(2)
+    SV_PHASES_CASE(3)
+    SV_PHASES_CASE(4)
+    SV_PHASES_CASE(5)
+    SV_PHASES_CASE(6)
+    SV_PHASES_CASE(7)
+    SV_PHASES_CASE(8)
+#undef SV_PHASES_CASE
+    default:
+      throw Error(std::string(what) + ": no phase kernel for " + std::to_string(taps) + " taps");
+  }
+  check_launch(what);
+}
+
+// expand2 by phases (the default; SV_PYRAMID_EXPAND=passes runs the plan's passes, for
+// measurements and the test that compares the two): 1-D and 2-D arrays in one pass, 3-D the
+// last two axes in one pass into a scratch array of the coarse planes, then the plan's z pass.
+// False where it does not apply (switched off, or a grid dimension past CUDA's limits).
+template <class T>
+bool expand_by_phases(const T* coarse, T* dst, const std::vector<std::size_t>& cdims,
+                      const std::vector<std::size_t>& fdims, std::size_t channels,
+                      const DevicePlan& plan, const PyramidOptions& opt, const char* what) {
+  const char* e = std::getenv("SV_PYRAMID_EXPAND");
+  if (e && std::string(e) == "passes") return false;
+  const std::size_t R = cdims.size();
+  if (R < 1 || R > 3 || plan.passes.size() != R) return false;
+  auto phases = [&](std::size_t d, int tile) {
+    return phase_axis(pyramid_detail::expand_phases(sv::reduce2_axis(fdims[d], opt), opt.degree),
+                      tile);
+  };
+  PhaseArgs a;
+  a.channels = static_cast<int>(channels);
+  a.x = phases(R - 1, kPhaseTX);
+  a.up_y = R >= 2;
+  if (a.up_y) a.y = phases(R - 2, kPhaseTY);
+  a.rows = a.up_y ? a.y.N : 1;
+  const long long planes = R == 3 ? static_cast<long long>(cdims[0]) : 1;
+  if ((a.rows + kPhaseTY - 1) / kPhaseTY > 65535 || planes * a.channels > 65535 ||
+      fdims[R - 1] > (1u << 30))
+    return false;
+  const int taps = opt.degree + 1;
+  if (R < 3) {
+    launch_phases<T>(coarse, dst, a, planes, taps, what);
+    return true;
+  }
+  keep_pool_memory();
+  const std::vector<std::size_t> mid{cdims[0], fdims[1], fdims[2]};
+  Scratch<T> tmp(count_of(mid, channels), what);
+  launch_phases<T>(coarse, tmp.get(), a, planes, taps, what);
+  run_pass<T>(tmp.get(), dst, mid, channels, *plan.passes[0], what);
+  return true;
+}
+
 void check_layout(const Layout& layout, const char* what) {
   layout.check(what);
   if (layout.size() >= (std::size_t{1} << 40)) throw Error(std::string(what) + ": array too large");
@@ -904,7 +1076,9 @@ void expand2(const T* coarse, const Layout& coarse_layout,
              const std::vector<std::size_t>& fine_dims, T* dst, const PyramidOptions& opt) {
   const char* what = "CUDA expand2";
   const auto plan = expand_device_plan(coarse_layout, fine_dims, opt, what);
-  run_plan<T>(coarse, dst, coarse_layout.dims, coarse_layout.channels, *plan, what);
+  if (!expand_by_phases<T>(coarse, dst, coarse_layout.dims, fine_dims, coarse_layout.channels,
+                           *plan, opt, what))
+    run_plan<T>(coarse, dst, coarse_layout.dims, coarse_layout.channels, *plan, what);
 }
 
 template <class T>
@@ -935,7 +1109,8 @@ Array<T> expand2(const Array<T>& coarse, const std::vector<std::size_t>& fine_di
   const auto plan = expand_device_plan(cl, fine_dims, opt, what);
   Array<T> out(fine_dims, coarse.channels());
   DeviceCopy<T> src(coarse, what), dst(out.size(), what);
-  run_plan<T>(src.get(), dst.get(), cl.dims, cl.channels, *plan, what);
+  if (!expand_by_phases<T>(src.get(), dst.get(), cl.dims, fine_dims, cl.channels, *plan, opt, what))
+    run_plan<T>(src.get(), dst.get(), cl.dims, cl.channels, *plan, what);
   synchronize(what);
   dst.download(out, what);
   return out;

@@ -540,6 +540,19 @@ std::vector<PyramidPass> expand_plan(const std::vector<std::size_t>& coarse_dims
   return plan;
 }
 
+ExpandPhases expand_phases(const PyramidAxis& a, int degree) {
+  check_degree(degree, 0, kMaxDegree, "expand2 degree");
+  if (a.spacing != 2) throw Error("expand2: the phases need an axis of spacing 2");
+  ExpandPhases e;
+  e.taps = degree + 1;
+  e.coarse = static_cast<long>(a.coarse);
+  e.fine = static_cast<long>(a.fine);
+  e.ends = ends_of(a);
+  for (int p = 0; p < 2; ++p)
+    e.first[p] = bspline_weights<double>(degree, (p - a.origin) / a.spacing, e.w[p]);
+  return e;
+}
+
 std::vector<PyramidAxis> reduce2_axes(std::size_t rank, std::size_t points,
                                       const std::vector<std::size_t>& dims,
                                       const ReduceOptions& opt) {

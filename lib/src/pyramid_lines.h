@@ -25,6 +25,7 @@
 #include <vector>
 
 #include "splineview/array.h"
+#include "splineview/bspline.h"
 #include "splineview/pyramid.h"
 
 #if defined(__CUDACC__)
@@ -1021,6 +1022,21 @@ std::vector<PyramidPass> sample_plan(const std::vector<PyramidAxis>& axes, int d
 std::vector<PyramidPass> expand_plan(const std::vector<std::size_t>& coarse_dims,
                                      const std::vector<std::size_t>& fine_dims,
                                      const PyramidOptions& opt);
+
+// expand2 along one axis of a reduce2 axis (spacing 2) as two phases: fine sample i = 2q + p is
+// sum_{k < taps} w[p][k] d~[q + first[p] + k], d~ the coarse coefficients extended by the axis's
+// ends (fold). These are the weights that expand_plan's table holds folded and merged: u = (i -
+// origin) / 2 = q + (p - origin) / 2 exactly, so the B-spline weights of u are those of (p -
+// origin) / 2 and its first index is q more. CUDA's expand2 runs them in one pass over the last
+// two axes (docs/DESIGN.md, "expand2 by phases").
+struct ExpandPhases {
+  int taps = 1;  // degree + 1
+  long first[2] = {0, 0};
+  double w[2][kMaxDegree + 1] = {};
+  long coarse = 1, fine = 1;
+  Ends ends;
+};
+ExpandPhases expand_phases(const PyramidAxis& a, int degree);
 
 // The checks and axes of reduce2 / reduce / reduce_to_shape (the same sv::Error sentences);
 // `what` names the operation in messages.

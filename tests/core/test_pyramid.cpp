@@ -15,6 +15,7 @@
 #include <string>
 #include <vector>
 
+#include "../../lib/src/pyramid_lines.h"
 #include "splineview/bspline.h"
 #include "splineview/prefilter.h"
 #include "splineview/pyramid.h"
@@ -832,6 +833,49 @@ TEST(Pyramid, RefusesBadInputWithASentence) {
       "axis 0 has 3 coarse coefficients, but reduce2 makes 4 of 8");
   expect_error([&] { sv::expand2(Array<double>({4, 3}), {8}, o); }, "fine shape has 1 axes");
   expect_error([&] { sv::reduce_response(3, 0.5, 1); }, "spacing must be at least 1");
+}
+
+// expand2's two phases (pyramid_detail::expand_phases, what CUDA's expand2 runs) are the table
+// of expand_plan: for every fine sample, its taps extended by fold and merged give the same
+// folded indices and the same weights, for every degree, mode, grid and length 1-41.
+TEST(Pyramid, ExpandPhasesAreTheExpandTables) {
+  namespace pd = sv::pyramid_detail;
+  std::size_t rows = 0;
+  for (int n = 0; n <= sv::kMaxDegree; ++n)
+    for (Boundary b : {Boundary::Reflect, Boundary::Mirror, Boundary::Periodic})
+      for (PyramidGrid g : {PyramidGrid::ByBoundary, PyramidGrid::Cells, PyramidGrid::Nodes})
+        for (std::size_t N = 1; N <= 41; ++N) {
+          if (b == Boundary::Periodic && (N % 2 != 0 || g == PyramidGrid::ByBoundary)) continue;
+          if (b != Boundary::Periodic && g != PyramidGrid::ByBoundary) continue;
+          sv::PyramidOptions o;
+          o.degree = n;
+          o.boundary = b;
+          o.grid = g;
+          const sv::PyramidAxis ax = sv::reduce2_axis(N, o);
+          const pd::Taps t = pd::expand_plan({ax.coarse}, {N}, o).front().taps;
+          const pd::ExpandPhases e = pd::expand_phases(ax, n);
+          ASSERT_EQ(e.taps, n + 1);
+          ASSERT_EQ(t.out(), N);
+          for (std::size_t i = 0; i < N; ++i) {
+            const long q = static_cast<long>(i / 2);
+            const int p = static_cast<int>(i % 2);
+            std::map<long, double> merged;
+            for (int k = 0; k < e.taps; ++k)
+              if (e.w[p][k] != 0)
+                merged[pd::fold(q + e.first[p] + k, e.coarse, e.ends)] += e.w[p][k];
+            std::map<long, double> want;
+            for (std::size_t r = t.row[i]; r < t.row[i + 1]; ++r) want[t.index[r]] += t.weight[r];
+            SCOPED_TRACE("degree " + std::to_string(n) + " " + sv::boundary_name(b) + " N " +
+                         std::to_string(N) + " i " + std::to_string(i));
+            ASSERT_EQ(merged.size(), want.size());
+            for (const auto& [k, w] : want) {
+              ASSERT_EQ(merged.count(k), 1u) << "index " << k;
+              EXPECT_NEAR(merged[k], w, 1e-15);
+            }
+            ++rows;
+          }
+        }
+  EXPECT_GT(rows, 4000u);
 }
 
 }  // namespace

@@ -362,6 +362,68 @@ TEST(CudaPyramid, ExpandFloatMatchesTheCpu) {
   expand_sweep<float>("float");
 }
 
+// expand2 by phases (the default: the last two axes in one pass, 3-D then the plan's z pass)
+// against the plan's passes (SV_PYRAMID_EXPAND=passes) and the CPU, on shapes of several tiles
+// (64 x 32 outputs a block), odd and even, with channels and axes of one sample: both within the
+// expand bound of the CPU, and the phases taken (float rounds once instead of once an axis, so
+// its bits differ from the passes' somewhere on every shape of two axes or more).
+TEST(CudaPyramid, ExpandByPhasesEqualsThePasses) {
+  REQUIRE_CUDA();
+  const std::vector<Shape> shapes = {{{300}, 1},       {{45, 131}, 1}, {{33, 200}, 3},
+                                     {{1, 130}, 1},    {{131, 1}, 2},  {{9, 70, 133}, 1},
+                                     {{6, 40, 65}, 2}, {{2, 1, 3}, 1}};
+  Worst worst;
+  unsigned seed = 500;
+  for (int n = 0; n <= sv::kMaxDegree; ++n)
+    for (const ModeGrid& mg : kModeGrids)
+      for (const Shape& s : shapes) {
+        if (skip_degree(n)) continue;
+        bool even = true;
+        for (std::size_t d : s.dims) even = even && d % 2 == 0;
+        if (mg.b == Boundary::Periodic && !even) continue;
+        sv::PyramidOptions o;
+        o.degree = n;
+        o.boundary = mg.b;
+        o.grid = mg.g;
+        std::vector<std::size_t> cd;
+        for (std::size_t d : s.dims) cd.push_back(sv::reduce2_axis(d, o).coarse);
+        sv::ReduceOptions ro;
+        static_cast<sv::PyramidOptions&>(ro) = o;
+        const std::string what = describe(s.dims, s.channels, ro, "expand2 by phases");
+        SCOPED_TRACE(what);
+        const Array<float> cf = random_array<float>(cd, s.channels, ++seed);
+        const Array<double> cdb = random_array<double>(cd, s.channels, ++seed);
+        const Array<float> cpu_f = sv::expand2(cf, s.dims, o);
+        const Array<double> cpu_d = sv::expand2(cdb, s.dims, o);
+        const Array<float> ph_f = cu::expand2(cf, s.dims, o);
+        const Array<double> ph_d = cu::expand2(cdb, s.dims, o);
+        setenv("SV_PYRAMID_EXPAND", "passes", 1);
+        const Array<float> pa_f = cu::expand2(cf, s.dims, o);
+        const Array<double> pa_d = cu::expand2(cdb, s.dims, o);
+        unsetenv("SV_PYRAMID_EXPAND");
+        const double R = static_cast<double>(s.dims.size());
+        const double bf = R * (std::numeric_limits<float>::epsilon() + 1e-12) * max_abs(cf);
+        const double bd = R * 1e-12 * max_abs(cdb);
+        EXPECT_LE(max_diff(ph_f, cpu_f), bf);
+        EXPECT_LE(max_diff(pa_f, cpu_f), bf);
+        EXPECT_LE(max_diff(ph_f, pa_f), bf);
+        EXPECT_LE(max_diff(ph_d, cpu_d), bd);
+        EXPECT_LE(max_diff(ph_d, pa_d), bd);
+        worst.note(max_diff(ph_f, cpu_f), bf, what + " float");
+        worst.note(max_diff(ph_d, cpu_d), bd, what + " double");
+        std::size_t big = 0, points = 1;
+        for (std::size_t d : s.dims) {
+          big += d > 1;
+          points *= d;
+        }
+        if (big >= 2 && points >= 100 && n >= 1) {
+          EXPECT_GT(max_diff(ph_f, pa_f), 0.0) << "the phases did not run";
+        }
+      }
+  std::printf("[ cuda pyramid ] expand2 by phases: worst %.3g of the bound (%s)\n", worst.share,
+              worst.where.c_str());
+}
+
 // ---- The fused pass kernel's phases, emulated on the host (no GPU needed) --------------------
 
 // Runs each phase of a tile for every (lane, chunk) in turn, as the barriers order them on the
