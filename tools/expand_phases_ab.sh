@@ -1,27 +1,33 @@
 #!/bin/bash
-# expand2 by phases (the default) against the plan's passes (SV_PYRAMID_EXPAND=passes), the same
-# binary in one device call: test_cuda's CudaPyramid.* (the CPU references; the phases against
-# the passes), compute-sanitizer memcheck and racecheck on the expand tests (small shapes), then
-# splinebench-cuda pyramid with and without the switch, twice in turn. Carry
-# ["build-gpu/carry-me"]; outputs under $OUT.
+# expand2 by phases (the default: one pass for 1-3 D) against the plan's passes
+# (SV_PYRAMID_EXPAND=passes) and, for volumes, the plane kernel then the z pass
+# (SV_PYRAMID_EXPAND=planes), the same binary in one device call: test_cuda's CudaPyramid.* (the
+# CPU references; the phases against the passes), compute-sanitizer memcheck and racecheck on
+# the expand tests (small shapes), then splinebench-cuda pyramid with each setting, twice in
+# turn, and the volume kernel's chunk of fine planes (SV_PYRAMID_EXPAND_CZ) 8, 16 and 32.
+# Carry ["build-gpu/carry-me"]; outputs under $OUT.
 set -u
 source "$(dirname "$0")/carry_me.sh"  # B, T, LD_LIBRARY_PATH; prints the GPU
 timeout 240 $B/test_cuda --gtest_filter='CudaPyramid.*' > $OUT/test.txt 2>&1; echo "test rc=$?"
 grep -E "PASSED|FAILED|cuda pyramid \]" $OUT/test.txt | head -30
 grep -m 6 -A8 "Failure" $OUT/test.txt | head -50
 for tool in memcheck racecheck; do
-  SV_PYRAMID_SMALL=1 timeout 120 compute-sanitizer --tool $tool --print-limit 10 $B/test_cuda \
+  SV_PYRAMID_SMALL=1 timeout 150 compute-sanitizer --tool $tool --print-limit 10 $B/test_cuda \
     --gtest_filter='CudaPyramid.Expand*' > $OUT/$tool.txt 2>&1
   echo "$tool rc=$?"; grep -E "ERROR SUMMARY|RACECHECK SUMMARY|PASSED|FAILED" $OUT/$tool.txt | head -3
 done
 for run in 1 2; do
-  SV_PYRAMID_EXPAND=passes timeout 150 $B/splinebench-cuda pyramid --no-cpu --repeats 10 \
-    --out $OUT/pyramid_passes$run.json > $OUT/pyramid_passes$run.md 2>&1
-  echo "passes rc=$?"
-  timeout 150 $B/splinebench-cuda pyramid --no-cpu --repeats 10 \
-    --out $OUT/pyramid_phases$run.json > $OUT/pyramid_phases$run.md 2>&1
-  echo "phases rc=$?"
+  for mode in passes planes phases; do
+    SV_PYRAMID_EXPAND=$mode timeout 150 $B/splinebench-cuda pyramid --no-cpu --repeats 10 \
+      --out $OUT/pyramid_$mode$run.json > $OUT/pyramid_$mode$run.md 2>&1
+    echo "$mode rc=$?"
+  done
 done
-for f in $OUT/pyramid_passes1.md $OUT/pyramid_phases1.md $OUT/pyramid_passes2.md $OUT/pyramid_phases2.md; do
-  echo "== $(basename $f)"; grep -E "^\| (15257|400x300)" $f | cut -c1-120
+for cz in 8 32; do
+  SV_PYRAMID_EXPAND_CZ=$cz timeout 150 $B/splinebench-cuda pyramid --no-cpu --repeats 10 \
+    --only 400x300x151 --out $OUT/pyramid_cz$cz.json > $OUT/pyramid_cz$cz.md 2>&1
+  echo "cz $cz rc=$?"
+done
+for f in $OUT/pyramid_*.md; do
+  echo "== $(basename $f)"; grep -E "^\| (15257|400x300)" $f | grep -E "copy|expand2" | cut -c1-120
 done

@@ -927,9 +927,150 @@ void launch_phases(const T* src, T* dst, const PhaseArgs& a, long long planes, i
   check_launch(what);
 }
 
+// ---- expand2 by phases: a volume in one pass ----------------------------------------------------
+
+// A block's tile of fine outputs in a plane (64 x 16) and its chunk of fine planes (cz, even).
+constexpr int kPhase3TY = 16;
+constexpr int kPhase3Rows = kPhase3TY / 2 + 1 + kMaxDegree;  // coarse rows a tile reads, at most
+
+struct Phase3Args {
+  PhaseAxis x, y, z;
+  int channels = 1;
+  int cz = 16;
+};
+
+// Shared doubles of the volume kernel: the coarse tile, the x sums of its rows and a ring of K
+// planes of the tile's x-y sums.
+constexpr std::size_t phase3_shared_doubles(int K) {
+  return static_cast<std::size_t>(kPhase3Rows) * (kPhaseCoarseX + 1) +
+         static_cast<std::size_t>(kPhase3Rows) * kPhaseTX +
+         static_cast<std::size_t>(K) * kPhase3TY * kPhaseTX;
+}
+
+// Fine (z, y, x, c) from coarse (z, y, x, c), blockIdx.z = chunk * channels + c: the block walks
+// the coarse planes its chunk of fine planes needs; each plane's tile (extended by fold on all
+// three axes) gets its x sums and y sums as in the plane kernel, into slot l mod K of a ring;
+// after coarse plane l, the fine planes whose last z tap is l (one of each phase at most) are
+// the z sums over the ring, rounded to T once.
+template <class T, int K>
+__global__ void __launch_bounds__(256)
+    expand_phases3_kernel(const T* __restrict__ src, T* __restrict__ dst, const Phase3Args a) {
+  extern __shared__ double sm[];
+  auto tile = reinterpret_cast<double(*)[kPhaseCoarseX + 1]>(sm);
+  auto xs = reinterpret_cast<double(*)[kPhaseTX]>(sm + kPhase3Rows * (kPhaseCoarseX + 1));
+  auto ring = reinterpret_cast<double(*)[kPhase3TY][kPhaseTX]>(
+      sm + kPhase3Rows * (kPhaseCoarseX + 1) + kPhase3Rows * kPhaseTX);
+  const int tid = static_cast<int>(threadIdx.x);
+  const int x0 = static_cast<int>(blockIdx.x) * kPhaseTX;
+  const int y0 = static_cast<int>(blockIdx.y) * kPhase3TY;
+  const long long C = a.channels;
+  const long long c = blockIdx.z % C, chunk = blockIdx.z / C;
+  const long long z0 = chunk * a.cz, z1 = min(z0 + a.cz, static_cast<long long>(a.z.N));
+  const long long Mx = a.x.M, My = a.y.M, Nx = a.x.N, Ny = a.y.N;
+  const long qx0 = x0 / 2 + a.x.lo, qy0 = y0 / 2 + a.y.lo;
+  const int WX = a.x.width, WY = a.y.width;
+  const long lbeg = static_cast<long>(z0 / 2) + a.z.lo;
+  const long lend = static_cast<long>((z1 - 1) / 2) + max(a.z.first[0], a.z.first[1]) + K - 1;
+  const int xf = tid & (kPhaseTX - 1), yb = tid / kPhaseTX;  // yb: rows yb, yb + 4, ...
+  double wx[K], wy[K];
+  const int px = xf & 1, py = yb & 1;  // x0, y0 even
+#pragma unroll
+  for (int k = 0; k < K; ++k) {
+    wx[k] = a.x.w[px][k];
+    wy[k] = a.y.w[py][k];
+  }
+  const int bx = (xf >> 1) + a.x.first[px] - a.x.lo;
+  for (long l = lbeg; l <= lend; ++l) {
+    const long lz = pyramid_detail::fold(l, a.z.M, a.z.ends);
+    const T* in = src + lz * My * Mx * C + c;
+    for (int i = tid; i < WY * WX; i += 256) {
+      const int r = i / WX, col = i - r * WX;
+      const long ly = pyramid_detail::fold(qy0 + r, a.y.M, a.y.ends);
+      const long lx = pyramid_detail::fold(qx0 + col, a.x.M, a.x.ends);
+      tile[r][col] = static_cast<double>(in[(ly * Mx + lx) * C]);
+    }
+    __syncthreads();
+    for (int r = yb; r < WY; r += 256 / kPhaseTX) {
+      double s = 0;
+#pragma unroll
+      for (int k = 0; k < K; ++k) s = fma(wx[k], tile[r][bx + k], s);
+      xs[r][xf] = s;
+    }
+    __syncthreads();
+    const int slot = static_cast<int>((l - lbeg) % K);
+    for (int yf = yb; yf < kPhase3TY; yf += 256 / kPhaseTX) {
+      const int by = (yf >> 1) + a.y.first[py] - a.y.lo;
+      double s = 0;
+#pragma unroll
+      for (int k = 0; k < K; ++k) s = fma(wy[k], xs[by + k][xf], s);
+      ring[slot][yf][xf] = s;
+    }
+    __syncthreads();
+    const long long x = x0 + xf;
+    if (x >= Nx) continue;
+    for (int pz = 0; pz < 2; ++pz) {
+      const long long i = 2 * (static_cast<long long>(l) - a.z.first[pz] - K + 1) + pz;
+      if (i < z0 || i >= z1) continue;
+      const int s0 = static_cast<int>((l - K + 1 - lbeg) % K);
+      for (int yf = yb; yf < kPhase3TY; yf += 256 / kPhaseTX) {
+        const long long y = y0 + yf;
+        if (y >= Ny) break;
+        double s = 0;
+#pragma unroll
+        for (int k = 0; k < K; ++k) {
+          const int sl = s0 + k < K ? s0 + k : s0 + k - K;
+          s = fma(a.z.w[pz][k], ring[sl][yf][xf], s);
+        }
+        dst[((i * Ny + y) * Nx + x) * C + c] = static_cast<T>(s);
+      }
+    }
+  }
+}
+
+// SV_PYRAMID_EXPAND_CZ: the volume kernel's fine planes a block (even, default 16; for
+// measurements).
+int expand_chunk() {
+  const char* e = std::getenv("SV_PYRAMID_EXPAND_CZ");
+  const long v = e ? std::atol(e) : 16;
+  return static_cast<int>(std::max(2L, std::min(4096L, v / 2 * 2)));
+}
+
+template <class T>
+void launch_phases3(const T* src, T* dst, const Phase3Args& a, int taps, const char* what) {
+  const long long chunks = (a.z.N + a.cz - 1) / a.cz;
+  const dim3 grid(static_cast<unsigned>((a.x.N + kPhaseTX - 1) / kPhaseTX),
+                  static_cast<unsigned>((a.y.N + kPhase3TY - 1) / kPhase3TY),
+                  static_cast<unsigned>(chunks * a.channels));
+  switch (taps) {
+#define SV_PHASES3_CASE(K)                                                  \
+  case K: {                                                                 \
+    const std::size_t bytes = phase3_shared_doubles(K) * sizeof(double);    \
+    check(cudaFuncSetAttribute(expand_phases3_kernel<T, K>,                 \
+                               cudaFuncAttributeMaxDynamicSharedMemorySize, \
+                               static_cast<int>(bytes)),                    \
+          what);                                                            \
+    expand_phases3_kernel<T, K><<<grid, 256, bytes>>>(src, dst, a);         \
+    break;                                                                  \
+  }
+    SV_PHASES3_CASE(1)
+    SV_PHASES3_CASE(2)
+    SV_PHASES3_CASE(3)
+    SV_PHASES3_CASE(4)
+    SV_PHASES3_CASE(5)
+    SV_PHASES3_CASE(6)
+    SV_PHASES3_CASE(7)
+    SV_PHASES3_CASE(8)
+#undef SV_PHASES3_CASE
+    default:
+      throw Error(std::string(what) + ": no phase kernel for " + std::to_string(taps) + " taps");
+  }
+  check_launch(what);
+}
+
 // expand2 by phases (the default; SV_PYRAMID_EXPAND=passes runs the plan's passes, for
-// measurements and the test that compares the two): 1-D and 2-D arrays in one pass, 3-D the
-// last two axes in one pass into a scratch array of the coarse planes, then the plan's z pass.
+// measurements and the test that compares the two): 1-D and 2-D arrays in one pass (the plane
+// kernel), 3-D in one pass (the volume kernel; SV_PYRAMID_EXPAND=planes runs the plane kernel
+// over the coarse planes into a scratch array, then the plan's z pass).
 // False where it does not apply (switched off, or a grid dimension past CUDA's limits).
 template <class T>
 bool expand_by_phases(const T* coarse, T* dst, const std::vector<std::size_t>& cdims,
@@ -957,6 +1098,19 @@ bool expand_by_phases(const T* coarse, T* dst, const std::vector<std::size_t>& c
   if (R < 3) {
     launch_phases<T>(coarse, dst, a, planes, taps, what);
     return true;
+  }
+  if (!(e && std::string(e) == "planes")) {
+    Phase3Args b;
+    b.channels = a.channels;
+    b.x = a.x;
+    b.y = phases(1, kPhase3TY);
+    b.z = phases(0, 2);
+    b.cz = expand_chunk();
+    if ((b.z.N + b.cz - 1) / b.cz * b.channels <= 65535 &&
+        (b.y.N + kPhase3TY - 1) / kPhase3TY <= 65535) {
+      launch_phases3<T>(coarse, dst, b, taps, what);
+      return true;
+    }
   }
   keep_pool_memory();
   const std::vector<std::size_t> mid{cdims[0], fdims[1], fdims[2]};

@@ -364,14 +364,15 @@ TEST(CudaPyramid, ExpandFloatMatchesTheCpu) {
 
 // expand2 by phases (the default: the last two axes in one pass, 3-D then the plan's z pass)
 // against the plan's passes (SV_PYRAMID_EXPAND=passes) and the CPU, on shapes of several tiles
-// (64 x 32 outputs a block), odd and even, with channels and axes of one sample: both within the
-// expand bound of the CPU, and the phases taken (float rounds once instead of once an axis, so
-// its bits differ from the passes' somewhere on every shape of two axes or more).
+// (64 x 32 outputs a block; a volume's block 64 x 16 x 16), odd and even, with channels and axes
+// of one sample: both within the expand bound of the CPU, and the phases taken (float rounds once
+// instead of once an axis, so its bits differ from the passes' somewhere on every shape of two axes
+// or more).
 TEST(CudaPyramid, ExpandByPhasesEqualsThePasses) {
   REQUIRE_CUDA();
-  const std::vector<Shape> shapes = {{{300}, 1},       {{45, 131}, 1}, {{33, 200}, 3},
-                                     {{1, 130}, 1},    {{131, 1}, 2},  {{9, 70, 133}, 1},
-                                     {{6, 40, 65}, 2}, {{2, 1, 3}, 1}};
+  const std::vector<Shape> shapes = {
+      {{300}, 1},        {{45, 131}, 1},   {{33, 200}, 3}, {{1, 130}, 1},     {{131, 1}, 2},
+      {{9, 70, 133}, 1}, {{6, 40, 65}, 2}, {{2, 1, 3}, 1}, {{37, 20, 70}, 1}, {{20, 33, 66}, 2}};
   Worst worst;
   unsigned seed = 500;
   for (int n = 0; n <= sv::kMaxDegree; ++n)
@@ -402,6 +403,19 @@ TEST(CudaPyramid, ExpandByPhasesEqualsThePasses) {
         const Array<double> pa_d = cu::expand2(cdb, s.dims, o);
         unsetenv("SV_PYRAMID_EXPAND");
         const double R = static_cast<double>(s.dims.size());
+        if (s.dims.size() == 3) {
+          // The volume kernel with chunks of 6 fine planes, and the plane kernel then the z
+          // pass, against the same bound.
+          setenv("SV_PYRAMID_EXPAND_CZ", "6", 1);
+          const Array<float> c6 = cu::expand2(cf, s.dims, o);
+          unsetenv("SV_PYRAMID_EXPAND_CZ");
+          setenv("SV_PYRAMID_EXPAND", "planes", 1);
+          const Array<float> pl = cu::expand2(cf, s.dims, o);
+          unsetenv("SV_PYRAMID_EXPAND");
+          const double b3 = 3 * (std::numeric_limits<float>::epsilon() + 1e-12) * max_abs(cf);
+          EXPECT_LE(max_diff(c6, cpu_f), b3) << "chunks of 6";
+          EXPECT_LE(max_diff(pl, cpu_f), b3) << "planes, then z";
+        }
         const double bf = R * (std::numeric_limits<float>::epsilon() + 1e-12) * max_abs(cf);
         const double bd = R * 1e-12 * max_abs(cdb);
         EXPECT_LE(max_diff(ph_f, cpu_f), bf);
