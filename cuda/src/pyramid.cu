@@ -802,6 +802,7 @@ constexpr int kPhaseTX = 64, kPhaseTY = 32;
 // Coarse columns and rows a tile reads: half its outputs, plus the phases' offsets (0 or 1)
 // and the taps (at most kMaxDegree + 1).
 constexpr int kPhaseCoarseX = kPhaseTX / 2 + 1 + kMaxDegree;
+static_assert(kPhaseCoarseX <= 64, "the phase kernels load two columns a lane");
 constexpr int kPhaseRows = kPhaseTY;  // >= kPhaseTY / 2 + 1 + kMaxDegree; the identity axis's rows
 
 // pyramid_detail::ExpandPhases on the device, with the tile's coarse span.
@@ -856,11 +857,19 @@ __global__ void __launch_bounds__(256)
   const int WX = a.x.width;
   const int WY =
       a.up_y ? a.y.width : static_cast<int>(min(static_cast<long long>(kPhaseTY), a.rows - y0));
-  for (int i = tid; i < WY * WX; i += 256) {
-    const int r = i / WX, col = i - r * WX;
-    const long ly = a.up_y ? pyramid_detail::fold(qy0 + r, a.y.M, a.y.ends) : qy0 + r;
-    const long lx = pyramid_detail::fold(qx0 + col, a.x.M, a.x.ends);
-    tile[r][col] = static_cast<double>(in[(ly * a.x.M + lx) * C]);
+  {
+    // A warp a row (rows warp, warp + 8, ...), a lane columns lane and lane + 32: the folds of a
+    // thread's two columns once, of a row once for the warp.
+    const int lane = tid & 31, warp = tid >> 5;
+    const long long ox0 = pyramid_detail::fold(qx0 + lane, a.x.M, a.x.ends) * C;
+    const bool two = lane + 32 < WX;
+    const long long ox1 = two ? pyramid_detail::fold(qx0 + lane + 32, a.x.M, a.x.ends) * C : 0;
+    for (int r = warp; r < WY; r += 8) {
+      const long ly = a.up_y ? pyramid_detail::fold(qy0 + r, a.y.M, a.y.ends) : qy0 + r;
+      const T* row = in + ly * a.x.M * C;
+      tile[r][lane] = static_cast<double>(row[ox0]);
+      if (two) tile[r][lane + 32] = static_cast<double>(row[ox1]);
+    }
   }
   __syncthreads();
   const int xf = tid & (kPhaseTX - 1);
@@ -932,6 +941,7 @@ void launch_phases(const T* src, T* dst, const PhaseArgs& a, long long planes, i
 // A block's tile of fine outputs in a plane (64 x 16) and its chunk of fine planes (cz, even).
 constexpr int kPhase3TY = 16;
 constexpr int kPhase3Rows = kPhase3TY / 2 + 1 + kMaxDegree;  // coarse rows a tile reads, at most
+static_assert(kPhase3Rows <= 16, "the volume kernel loads two rows a warp");
 
 struct Phase3Args {
   PhaseAxis x, y, z;
@@ -980,14 +990,26 @@ __global__ void __launch_bounds__(256)
     wy[k] = a.y.w[py][k];
   }
   const int bx = (xf >> 1) + a.x.first[px] - a.x.lo;
+  // The loads: a warp a row (rows warp and warp + 8), a lane columns lane and lane + 32, their
+  // folded offsets in a plane found once.
+  const int lane = tid & 31, warp = tid >> 5;
+  const long long ox0 = pyramid_detail::fold(qx0 + lane, a.x.M, a.x.ends) * C;
+  const bool two = lane + 32 < WX;
+  const long long ox1 = two ? pyramid_detail::fold(qx0 + lane + 32, a.x.M, a.x.ends) * C : 0;
+  const bool row1 = warp + 8 < WY;
+  const long long oy0 = pyramid_detail::fold(qy0 + warp, a.y.M, a.y.ends) * Mx * C;
+  const long long oy1 = row1 ? pyramid_detail::fold(qy0 + warp + 8, a.y.M, a.y.ends) * Mx * C : 0;
+  const bool row0 = warp < WY;
   for (long l = lbeg; l <= lend; ++l) {
     const long lz = pyramid_detail::fold(l, a.z.M, a.z.ends);
     const T* in = src + lz * My * Mx * C + c;
-    for (int i = tid; i < WY * WX; i += 256) {
-      const int r = i / WX, col = i - r * WX;
-      const long ly = pyramid_detail::fold(qy0 + r, a.y.M, a.y.ends);
-      const long lx = pyramid_detail::fold(qx0 + col, a.x.M, a.x.ends);
-      tile[r][col] = static_cast<double>(in[(ly * Mx + lx) * C]);
+    if (row0) {
+      tile[warp][lane] = static_cast<double>(in[oy0 + ox0]);
+      if (two) tile[warp][lane + 32] = static_cast<double>(in[oy0 + ox1]);
+    }
+    if (row1) {
+      tile[warp + 8][lane] = static_cast<double>(in[oy1 + ox0]);
+      if (two) tile[warp + 8][lane + 32] = static_cast<double>(in[oy1 + ox1]);
     }
     __syncthreads();
     for (int r = yb; r < WY; r += 256 / kPhaseTX) {
