@@ -357,8 +357,10 @@ const PoleSet& gram_poles(int degree) {
 
 // reduce2's FIR (the right-hand side of the normal equations divided by T = 2) from the
 // two-scale relation beta_n(x/2) = 2^-n sum_i C(n+1, i) beta_n(x - i + (n+1)/2), which gives
-// for every real t: h_2(t) = 2^-n sum_i C(n+1, i) beta_{2n+1}(t + i - (n+1)/2).
-Taps reduce2_taps(const PyramidAxis& a, int n, Ends fine) {
+// for every real t: h_2(t) = 2^-n sum_i C(n+1, i) beta_{2n+1}(t + i - (n+1)/2). Output j reads
+// fine sample 2j - d with weight h_2(origin + d) / 2, |d| <= r (the support 3 (n + 1) / 2 of
+// h_2): returned as table[d + r].
+std::vector<double> reduce2_kernel(const PyramidAxis& a, int n, long& r) {
   const double half = (n + 1) / 2.0;
   auto h2 = [&](double t) {
     double s = 0, binom = 1;
@@ -368,11 +370,15 @@ Taps reduce2_taps(const PyramidAxis& a, int n, Ends fine) {
     }
     return std::ldexp(s, -n);
   };
-  // The offsets t = x_j - k = origin + 2j - k take the values origin + d, |d| within the
-  // support 3 (n + 1)/2 of h_2: tabulate them once.
-  const long r = static_cast<long>(std::ceil(3 * half)) + 1;
+  r = static_cast<long>(std::ceil(3 * half)) + 1;
   std::vector<double> table(static_cast<std::size_t>(2 * r + 1));
   for (long d = -r; d <= r; ++d) table[d + r] = h2(a.origin + static_cast<double>(d)) / 2;
+  return table;
+}
+
+Taps reduce2_taps(const PyramidAxis& a, int n, Ends fine) {
+  long r = 0;
+  const std::vector<double> table = reduce2_kernel(a, n, r);
   Taps taps;
   std::vector<std::pair<long, double>> row;
   for (std::size_t j = 0; j < a.coarse; ++j) {
@@ -551,6 +557,53 @@ ExpandPhases expand_phases(const PyramidAxis& a, int degree) {
   for (int p = 0; p < 2; ++p)
     e.first[p] = bspline_weights<double>(degree, (p - a.origin) / a.spacing, e.w[p]);
   return e;
+}
+
+ReducePhases reduce2_phases(const PyramidAxis& a, int n, bool input_is_coefficients) {
+  check_degree(n, 0, kMaxDegree, "reduce2 degree");
+  if (a.spacing != 2) throw Error("reduce2: the phases need an axis of spacing 2");
+  const Ends fine{end_of(a.left), end_of(a.left)};
+  long r = 0;
+  const std::vector<double> ht = reduce2_kernel(a, n, r);
+  // f = prod_i f_i (from samples): symmetric, taps -p..p.
+  std::vector<double> f{1.0};
+  std::vector<double> ez;
+  if (!input_is_coefficients) {
+    const Poles p = bspline_poles(n);
+    for (int i = 0; i < p.count; ++i) {
+      const double z = p.z[static_cast<std::size_t>(i)];
+      const double s = 1 / ((1 + z) * (1 + z));
+      const double fi[3] = {z * s, (1 + z * z) * s, z * s};
+      std::vector<double> next(f.size() + 2, 0.0);
+      for (std::size_t u = 0; u < f.size(); ++u)
+        for (int v = 0; v < 3; ++v) next[u + static_cast<std::size_t>(v)] += f[u] * fi[v];
+      f = std::move(next);
+      ez.push_back(z * z);
+    }
+  }
+  const long p = static_cast<long>(f.size() / 2);
+  // g[s] = sum_{d + e = s} ht[d] f[e], s = -(r + p)..(r + p); output j reads x~[2j - s].
+  const long rs = r + p;
+  std::vector<double> g(static_cast<std::size_t>(2 * rs + 1), 0.0);
+  for (long d = -r; d <= r; ++d)
+    for (long e = -p; e <= p; ++e)
+      g[static_cast<std::size_t>(d + e + rs)] +=
+          ht[static_cast<std::size_t>(d + r)] * f[static_cast<std::size_t>(e + p)];
+  // Ascending fine index k = 2j + first + i, i.e. s = -(first + i); trim the zero ends.
+  long lo = -rs, hi = rs;
+  while (lo < hi && g[static_cast<std::size_t>(lo + rs)] == 0) ++lo;
+  while (hi > lo && g[static_cast<std::size_t>(hi + rs)] == 0) --hi;
+  ReducePhases out;
+  out.first = -hi;
+  for (long s = hi; s >= lo; --s) out.w.push_back(g[static_cast<std::size_t>(s + rs)]);
+  out.taps = static_cast<int>(out.w.size());
+  out.fine = static_cast<long>(a.fine);
+  out.coarse = static_cast<long>(a.coarse);
+  out.fine_ends = fine;
+  out.coarse_ends = ends_of(a);
+  for (double z : gram_poles(n).z) ez.push_back(z);
+  out.poles = pole_set(ez);
+  return out;
 }
 
 std::vector<PyramidAxis> reduce2_axes(std::size_t rank, std::size_t points,

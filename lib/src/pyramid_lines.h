@@ -20,12 +20,14 @@
 #include <cstddef>
 #include <limits>
 #include <map>
+#include <string>
 #include <type_traits>
 #include <utility>
 #include <vector>
 
 #include "splineview/array.h"
 #include "splineview/bspline.h"
+#include "splineview/error.h"
 #include "splineview/pyramid.h"
 
 #if defined(__CUDACC__)
@@ -111,8 +113,9 @@ inline std::size_t horizon(double z) {
 }
 
 // The poles of a PoleSet with their exact starts for lines of n samples extended by `e`,
-// computed once on the host (beta_15 has 7 poles).
-constexpr int kMaxPoles = 7;
+// computed once on the host (beta_15 has 7 poles; reduce2 by phases adds the 3 squared poles of
+// the degree-7 prefilter).
+constexpr int kMaxPoles = 10;
 struct LinePole {
   double z = 0;
   long terms = 0;             // causal start: terms summed (the horizon or one period)
@@ -130,6 +133,9 @@ struct PoleLine {
 };
 
 inline PoleLine pole_line(const PoleSet& s, long n, Ends e) {
+  if (s.z.size() > static_cast<std::size_t>(kMaxPoles))
+    throw Error("pyramid: " + std::to_string(s.z.size()) + " poles in one filter, at most " +
+                std::to_string(kMaxPoles));
   PoleLine out;
   out.count = static_cast<int>(s.z.size());
   out.gain = s.gain;
@@ -1037,6 +1043,25 @@ struct ExpandPhases {
   Ends ends;
 };
 ExpandPhases expand_phases(const PyramidAxis& a, int degree);
+
+// reduce2 along one axis as one decimating FIR over the fine line and all-pole filters on the
+// coarse one (docs/DESIGN.md, "reduce2 by phases"). The fine prefilter factors as
+// 1/B_n(z) = prod_i f_i(z) A_{z_i^2}(z^2), f_i(z) = (z_i z + 1 + z_i^2 + z_i / z) / (1 + z_i)^2
+// and A_w the all-pole filter of pole w with DC gain 1, and decimation commutes with a filter
+// in z^2: [down 2] (G(z^2) X) = G(z) [down 2] X. So coarse output j is
+// y[j] = sum_{k < taps} w[k] x~[2 j + first + k] (x~ the fine line extended by its mode: the
+// reduce2 FIR convolved with the f_i), then the coarse line y through the poles z_i^2 and the
+// Gram poles of beta_{2n+1} with the coarse axis's two ends: no recursion runs on the fine grid.
+// From coefficients the f_i and z_i^2 are left out. `poles` holds both sets (at most 3 + 7).
+struct ReducePhases {
+  int taps = 1;
+  long first = 0;
+  std::vector<double> w;
+  PoleSet poles;
+  long fine = 1, coarse = 1;
+  Ends fine_ends, coarse_ends;
+};
+ReducePhases reduce2_phases(const PyramidAxis& a, int degree, bool input_is_coefficients);
 
 // The checks and axes of reduce2 / reduce / reduce_to_shape (the same sv::Error sentences);
 // `what` names the operation in messages.

@@ -878,4 +878,54 @@ TEST(Pyramid, ExpandPhasesAreTheExpandTables) {
   EXPECT_GT(rows, 4000u);
 }
 
+// reduce2 by phases (CUDA's route): one decimating FIR over the fine line, then the poles z_i^2
+// and the Gram poles on the coarse line, against reduce2's passes (prefilter, FIR, Gram filter)
+// for every degree, mode, grid and length 1-41, from samples and from coefficients.
+TEST(Pyramid, Reduce2ByPhasesEqualsReduce2) {
+  namespace pd = sv::pyramid_detail;
+  const std::uint32_t seed = svtest::fresh_seed();
+  SCOPED_TRACE("seed " + std::to_string(seed));
+  std::mt19937 rng(seed);
+  double worst = 0;
+  std::size_t cases = 0;
+  for (int n = 0; n <= sv::kMaxDegree; ++n)
+    for (Boundary b : {Boundary::Reflect, Boundary::Mirror, Boundary::Periodic})
+      for (PyramidGrid g : {PyramidGrid::ByBoundary, PyramidGrid::Cells, PyramidGrid::Nodes})
+        for (std::size_t N = 1; N <= 41; ++N)
+          for (int coef = 0; coef < 2; ++coef) {
+            if (b == Boundary::Periodic && (N % 2 != 0 || g == PyramidGrid::ByBoundary)) continue;
+            if (b != Boundary::Periodic && g != PyramidGrid::ByBoundary) continue;
+            sv::ReduceOptions o = options(n, b, g);
+            o.input_is_coefficients = coef == 1;
+            const sv::PyramidAxis ax = sv::reduce2_axis(N, o);
+            const pd::ReducePhases ph = pd::reduce2_phases(ax, n, o.input_is_coefficients);
+            ASSERT_EQ(ph.taps, static_cast<int>(ph.w.size()));
+            ASSERT_LE(ph.taps, 3 * (n + 1) + 2 * (n / 2) + 1);
+            ASSERT_LE(ph.poles.z.size(), static_cast<std::size_t>(pd::kMaxPoles));
+            const std::vector<double> x = random_line(N, rng);
+            std::vector<double> y(ax.coarse);
+            for (std::size_t j = 0; j < ax.coarse; ++j) {
+              double s = 0;
+              for (int k = 0; k < ph.taps; ++k)
+                s += ph.w[static_cast<std::size_t>(k)] *
+                     x[static_cast<std::size_t>(
+                         pd::fold(2 * static_cast<long>(j) + ph.first + k, ph.fine, ph.fine_ends))];
+              y[j] = s;
+            }
+            double acc = 0;
+            pd::filter_poles(y.data(), 1, 1, pd::pole_line(ph.poles, ph.coarse, ph.coarse_ends),
+                             &acc);
+            const Array<double> want = sv::reduce2(line_array(x), o).coefficients;
+            const double e = max_abs_diff(line_array(y), want);
+            SCOPED_TRACE("degree " + std::to_string(n) + " " + sv::boundary_name(b) + " N " +
+                         std::to_string(N) + (coef ? " coefficients-in" : " samples-in"));
+            EXPECT_LT(e, 1e-14 * gram_gain(n));
+            worst = std::max(worst, e / gram_gain(n));
+            ++cases;
+          }
+  EXPECT_GT(cases, 1500u);
+  std::printf("[ pyramid ] reduce2 by phases: %zu cases, worst %.3g of the Gram gain\n", cases,
+              worst);
+}
+
 }  // namespace
