@@ -1142,15 +1142,295 @@ bool expand_by_phases(const T* coarse, T* dst, const std::vector<std::size_t>& c
   return true;
 }
 
-void check_layout(const Layout& layout, const char* what) {
-  layout.check(what);
-  if (layout.size() >= (std::size_t{1} << 40)) throw Error(std::string(what) + ": array too large");
-}
-
 std::vector<std::size_t> coarse_dims(const std::vector<PyramidAxis>& axes) {
   std::vector<std::size_t> out;
   for (const PyramidAxis& a : axes) out.push_back(a.coarse);
   return out;
+}
+
+// ---- reduce2 by phases: one decimating FIR, then the poles on the coarse array only ----------
+
+// pyramid_detail::reduce2_phases on the device: coarse output j of an axis is
+// sum_{k < K} w[k] x~[2 j + first + k] (x~ extended by the fine ends), K a multiple of 8 (the
+// taps padded with zero weights: fma(0, x, s) == s for finite x).
+constexpr int kReduceMaxTaps = 32;
+struct ReduceAxis {
+  int N = 1, M = 1;  // fine and coarse lengths
+  int first = 0;
+  double w[kReduceMaxTaps] = {};
+  Ends ends;  // the fine line's
+};
+
+int padded_taps(int taps) {
+  return taps <= 8 ? 8 : taps <= 16 ? 16 : taps <= 24 ? 24 : 32;
+}
+
+ReduceAxis reduce_axis_of(const pyramid_detail::ReducePhases& p) {
+  ReduceAxis a;
+  a.N = static_cast<int>(p.fine);
+  a.M = static_cast<int>(p.coarse);
+  a.first = static_cast<int>(p.first);
+  for (int k = 0; k < p.taps; ++k) a.w[k] = p.w[static_cast<std::size_t>(k)];
+  a.ends = p.fine_ends;
+  return a;
+}
+
+// A block's tile of coarse outputs: 32 columns by 16 rows (256 threads).
+constexpr int kRedTX = 32, kRedTY = 16;
+
+struct ReduceArgs {
+  ReduceAxis x, y;  // the last axis; the one before (down_y), else rows that stay as they are
+  bool down_y = true;
+  int channels = 1;
+  long long rows_in = 1, rows = 1;  // input and output rows of a plane
+};
+
+// Shared memory of reduce_phases_kernel<T, K>: the fine tile split by column parity (even
+// columns, then odd: a thread's taps of one parity are consecutive) in T, and the x sums of its
+// rows in double.
+template <class T, int K>
+struct ReduceTile {
+  static constexpr int kCols = 2 * kRedTX + K - 1, kHalf = (kCols + 1) / 2 + 1;
+  static constexpr int kRows = 2 * kRedTY + K - 1;
+  static constexpr std::size_t bytes() {
+    return sizeof(T) * 2 * kRows * kHalf + sizeof(double) * kRows * kRedTX;
+  }
+};
+
+// Coarse (plane, y, x, c) of double from fine (plane, y, x, c) of T (down_y; else y stays),
+// blockIdx.z = plane * channels + c: the tile's fine samples (folded by the fine ends) into
+// shared memory, the x sums of its rows, then each output's y sum, all in double.
+template <class T, int K>
+__global__ void __launch_bounds__(256)
+    reduce_phases_kernel(const T* __restrict__ src, double* __restrict__ dst, const ReduceArgs a) {
+  using Tile = ReduceTile<T, K>;
+  extern __shared__ double sm_reduce[];
+  T* tile = reinterpret_cast<T*>(sm_reduce);  // [parity][row][kHalf]
+  double* xs = reinterpret_cast<double*>(tile + 2 * Tile::kRows * Tile::kHalf);  // [row][kRedTX]
+  const int tid = static_cast<int>(threadIdx.x);
+  const int x0 = static_cast<int>(blockIdx.x) * kRedTX;
+  const long long y0 = static_cast<long long>(blockIdx.y) * kRedTY;
+  const long long C = a.channels;
+  const long long c = blockIdx.z % C, plane = blockIdx.z / C;
+  const T* in = src + plane * a.rows_in * a.x.N * C + c;
+  double* out = dst + plane * a.rows * a.x.M * C + c;
+  const long fx0 = 2L * x0 + a.x.first;
+  const long fy0 = a.down_y ? 2L * static_cast<long>(y0) + a.y.first : static_cast<long>(y0);
+  const int WY =
+      a.down_y ? Tile::kRows : static_cast<int>(min(static_cast<long long>(kRedTY), a.rows - y0));
+  {
+    // A warp a row, a lane the columns lane, lane + 32, lane + 64 (folded once).
+    const int lane = tid & 31, warp = tid >> 5;
+    long long ox[3];
+#pragma unroll
+    for (int u = 0; u < 3; ++u) {
+      const int col = lane + 32 * u;
+      ox[u] = col < Tile::kCols ? pyramid_detail::fold(fx0 + col, a.x.N, a.x.ends) * C : 0;
+    }
+    for (int r = warp; r < WY; r += 8) {
+      const long ly = a.down_y ? pyramid_detail::fold(fy0 + r, a.y.N, a.y.ends) : fy0 + r;
+      const T* row = in + ly * a.x.N * C;
+#pragma unroll
+      for (int u = 0; u < 3; ++u) {
+        const int col = lane + 32 * u;
+        if (col < Tile::kCols)
+          tile[((col & 1) * Tile::kRows + r) * Tile::kHalf + (col >> 1)] = row[ox[u]];
+      }
+    }
+  }
+  __syncthreads();
+  const int cx = tid & (kRedTX - 1), rb = tid / kRedTX;  // rb: rows rb, rb + 8, ...
+  {
+    double w[K];
+#pragma unroll
+    for (int k = 0; k < K; ++k) w[k] = a.x.w[k];
+    for (int r = rb; r < WY; r += 256 / kRedTX) {
+      const T* e = tile + r * Tile::kHalf + cx;
+      const T* o = tile + (Tile::kRows + r) * Tile::kHalf + cx;
+      double s = 0;
+#pragma unroll
+      for (int k = 0; k < K; ++k)
+        s = fma(w[k], static_cast<double>((k & 1) ? o[k >> 1] : e[k >> 1]), s);
+      xs[r * kRedTX + cx] = s;
+    }
+  }
+  __syncthreads();
+  const long long x = x0 + cx;
+  if (x >= a.x.M) return;
+  if (!a.down_y) {
+    for (int r = rb; r < WY; r += 256 / kRedTX)
+      out[((y0 + r) * a.x.M + x) * C] = xs[r * kRedTX + cx];
+    return;
+  }
+  double w[K];
+#pragma unroll
+  for (int k = 0; k < K; ++k) w[k] = a.y.w[k];
+  for (int cy = rb; cy < kRedTY; cy += 256 / kRedTX) {
+    const long long y = y0 + cy;
+    if (y >= a.y.M) break;
+    const double* col = xs + 2 * cy * kRedTX + cx;
+    double s = 0;
+#pragma unroll
+    for (int k = 0; k < K; ++k) s = fma(w[k], col[k * kRedTX], s);
+    out[(y * a.x.M + x) * C] = s;
+  }
+}
+
+template <class T>
+void launch_reduce_phases(const T* src, double* dst, const ReduceArgs& a, long long planes,
+                          int taps, const char* what) {
+  const dim3 grid(static_cast<unsigned>((a.x.M + kRedTX - 1) / kRedTX),
+                  static_cast<unsigned>((a.rows + kRedTY - 1) / kRedTY),
+                  static_cast<unsigned>(planes * a.channels));
+  switch (padded_taps(taps)) {
+#define SV_REDUCE_CASE(K)                                                   \
+  case K: {                                                                 \
+    const std::size_t bytes = ReduceTile<T, K>::bytes();                    \
+    check(cudaFuncSetAttribute(reduce_phases_kernel<T, K>,                  \
+                               cudaFuncAttributeMaxDynamicSharedMemorySize, \
+                               static_cast<int>(bytes)),                    \
+          what);                                                            \
+    reduce_phases_kernel<T, K><<<grid, 256, bytes>>>(src, dst, a);          \
+    break;                                                                  \
+  }
+    SV_REDUCE_CASE(8)
+    SV_REDUCE_CASE(16)
+    SV_REDUCE_CASE(24)
+    SV_REDUCE_CASE(32)
+#undef SV_REDUCE_CASE
+    default:
+      throw Error(std::string(what) + ": no phase kernel for " + std::to_string(taps) + " taps");
+  }
+  check_launch(what);
+}
+
+// The z axis of a volume (planes of `inner` values, double): coarse plane j is
+// sum_k w[k] x~[2 j + first + k], a thread per output value.
+__global__ void reduce_z_kernel(const double* __restrict__ src, double* __restrict__ dst,
+                                const ReduceAxis z, int taps, long long inner) {
+  const long long t = static_cast<long long>(blockIdx.x) * blockDim.x + threadIdx.x;
+  if (t >= inner * z.M) return;
+  const long long j = t / inner, i = t % inner;
+  double s = 0;
+  for (int k = 0; k < taps; ++k)
+    s = fma(z.w[k], src[pyramid_detail::fold(2 * j + z.first + k, z.N, z.ends) * inner + i], s);
+  dst[t] = s;
+}
+
+// The device plan of reduce2 by phases: per axis (the fastest first) one pass of the poles
+// z_i^2 and the Gram poles on the coarse lines with the coarse ends (pyramid_detail::
+// reduce2_phases), and the axes' FIRs.
+struct PhasePlan {
+  std::shared_ptr<const DevicePlan> poles;
+  std::vector<pyramid_detail::ReducePhases> axes;
+};
+
+std::mutex phase_plan_mutex;
+std::list<std::pair<std::string, std::shared_ptr<const PhasePlan>>> phase_plans;
+
+std::shared_ptr<const PhasePlan> reduce_phase_plan(const std::vector<PyramidAxis>& axes,
+                                                   const std::vector<std::size_t>& fine,
+                                                   const ReduceOptions& opt, const char* what) {
+  const std::string key =
+      plan_key("reduce2 phases", fine, coarse_dims(axes), opt, opt.input_is_coefficients);
+  {
+    std::lock_guard<std::mutex> lock(phase_plan_mutex);
+    for (auto it = phase_plans.begin(); it != phase_plans.end(); ++it)
+      if (it->first == key) {
+        phase_plans.splice(phase_plans.begin(), phase_plans, it);
+        return phase_plans.front().second;
+      }
+  }
+  require(what);
+  auto p = std::make_shared<PhasePlan>();
+  std::vector<PyramidPass> passes;
+  for (std::size_t d = 0; d < axes.size(); ++d)
+    p->axes.push_back(
+        pyramid_detail::reduce2_phases(axes[d], opt.degree, opt.input_is_coefficients));
+  for (std::size_t d = axes.size(); d-- > 0;) {
+    const pyramid_detail::ReducePhases& ph = p->axes[d];
+    if (ph.poles.z.empty() || ph.coarse < 2) continue;
+    PyramidPass step;
+    step.axis = d;
+    step.in_length = axes[d].coarse;
+    step.has_pre = true;
+    step.pre = ph.poles;
+    step.pre_ends = ph.coarse_ends;
+    passes.push_back(std::move(step));
+  }
+  p->poles = upload_plan(passes, what);
+  std::lock_guard<std::mutex> lock(phase_plan_mutex);
+  phase_plans.emplace_front(key, p);
+  if (phase_plans.size() > kPlansKept) phase_plans.pop_back();
+  return p;
+}
+
+// reduce2 by phases (the default; SV_PYRAMID_REDUCE=passes runs the plan's passes, for
+// measurements and the test that compares the two): the FIR of the last two axes in one pass
+// (reduce_phases_kernel) into a double array of the coarse shape (3-D: of the fine planes, then
+// reduce_z_kernel), the pole passes on it in double (the tile kernel), rounded to T once. False
+// where it does not apply (switched off, or a grid dimension past CUDA's limits).
+template <class T>
+bool reduce_by_phases(const T* src, T* coefficients, const std::vector<std::size_t>& fdims,
+                      const std::vector<PyramidAxis>& axes, std::size_t channels,
+                      const ReduceOptions& opt, const char* what) {
+  const char* e = std::getenv("SV_PYRAMID_REDUCE");
+  if (e && std::string(e) == "passes") return false;
+  const std::size_t R = fdims.size();
+  if (R < 1 || R > 3) return false;
+  for (std::size_t d = 0; d < R; ++d)
+    if (fdims[d] >= (std::size_t{1} << 30)) return false;
+  const std::vector<std::size_t> cd = coarse_dims(axes);
+  ReduceArgs a;
+  a.channels = static_cast<int>(channels);
+  a.down_y = R >= 2;
+  a.rows_in = a.down_y ? static_cast<long long>(fdims[R - 2]) : 1;
+  a.rows = a.down_y ? static_cast<long long>(cd[R - 2]) : 1;
+  const long long planes = R == 3 ? static_cast<long long>(fdims[0]) : 1;
+  if ((a.rows + kRedTY - 1) / kRedTY > 65535 || planes * a.channels > 65535) return false;
+  const auto plan = reduce_phase_plan(axes, fdims, opt, what);
+  keep_pool_memory();
+  a.x = reduce_axis_of(plan->axes[R - 1]);
+  int taps = plan->axes[R - 1].taps;
+  if (a.down_y) {
+    a.y = reduce_axis_of(plan->axes[R - 2]);
+    taps = std::max(taps, plan->axes[R - 2].taps);
+  }
+  std::vector<std::size_t> mid = cd;
+  if (R == 3) mid[0] = fdims[0];
+  Scratch<double> y(count_of(cd, channels), what), m;
+  if (R == 3) {
+    m.allocate(count_of(mid, channels), what);
+    launch_reduce_phases<T>(src, m.get(), a, planes, taps, what);
+    const long long inner = static_cast<long long>(cd[1] * cd[2] * channels);
+    const ReduceAxis z = reduce_axis_of(plan->axes[0]);
+    reduce_z_kernel<<<blocks_for(inner * z.M, 256, what), 256>>>(m.get(), y.get(), z,
+                                                                 plan->axes[0].taps, inner);
+    check_launch(what);
+    m.allocate(0, what);
+  } else {
+    launch_reduce_phases<T>(src, y.get(), a, planes, taps, what);
+  }
+  const std::size_t count = count_of(cd, channels);
+  if constexpr (std::is_same<T, double>::value) {
+    run_plan<double>(y.get(), coefficients, cd, channels, *plan->poles, what);
+  } else {
+    Scratch<double> r(plan->poles->passes.empty() ? 0 : count, what);
+    const double* res = y.get();
+    if (!plan->poles->passes.empty()) {
+      run_plan<double>(y.get(), r.get(), cd, channels, *plan->poles, what);
+      res = r.get();
+    }
+    convert_kernel<double, T><<<blocks_for(static_cast<long long>(count), 256, what), 256>>>(
+        res, coefficients, static_cast<long long>(count));
+    check_launch(what);
+  }
+  return true;
+}
+
+void check_layout(const Layout& layout, const char* what) {
+  layout.check(what);
+  if (layout.size() >= (std::size_t{1} << 40)) throw Error(std::string(what) + ": array too large");
 }
 
 template <class T>
@@ -1161,10 +1441,13 @@ void reduce_device(const T* src, const Layout& fine, const std::vector<PyramidAx
   if (opt.samples && !samples)
     throw Error(std::string(what) + ": opt.samples is set but the samples pointer is null");
   const std::vector<std::size_t> cd = coarse_dims(axes);
-  const auto plan = cached_plan(
-      plan_key(halving ? "reduce2" : "reduce", fine.dims, cd, opt, opt.input_is_coefficients),
-      [&] { return pyramid_detail::reduce_plan(fine.dims, axes, opt, halving); }, what);
-  run_plan<T>(src, coefficients, fine.dims, fine.channels, *plan, what);
+  if (!halving ||
+      !reduce_by_phases<T>(src, coefficients, fine.dims, axes, fine.channels, opt, what)) {
+    const auto plan = cached_plan(
+        plan_key(halving ? "reduce2" : "reduce", fine.dims, cd, opt, opt.input_is_coefficients),
+        [&] { return pyramid_detail::reduce_plan(fine.dims, axes, opt, halving); }, what);
+    run_plan<T>(src, coefficients, fine.dims, fine.channels, *plan, what);
+  }
   if (opt.samples) {
     const auto sp = cached_plan(
         plan_key(halving ? "samples2" : "samples", fine.dims, cd, opt, false),

@@ -362,6 +362,60 @@ TEST(CudaPyramid, ExpandFloatMatchesTheCpu) {
   expand_sweep<float>("float");
 }
 
+// reduce2 by phases (the default: one decimating FIR over the last two axes, 3-D then a z FIR,
+// in double; the poles z_i^2 and the Gram poles on the coarse array in double; one rounding to
+// T) against the plan's passes (SV_PYRAMID_REDUCE=passes) and the CPU, on shapes of several
+// tiles (32 x 16 coarse outputs a block), odd and even (mixed coarse ends), with channels and
+// axes of one sample, from samples and from coefficients: within check_reduce's bound of the
+// CPU (the phases round once where the passes round once an axis), and the phases taken (their
+// float bits differ from the passes' somewhere on every shape of two axes or more).
+TEST(CudaPyramid, Reduce2ByPhasesEqualsThePasses) {
+  REQUIRE_CUDA();
+  const std::vector<Shape> shapes = {
+      {{300}, 1},        {{45, 131}, 1},   {{33, 200}, 3}, {{1, 130}, 1},     {{131, 1}, 2},
+      {{9, 70, 133}, 1}, {{6, 40, 66}, 2}, {{2, 1, 3}, 1}, {{37, 20, 70}, 1}, {{20, 34, 66}, 2}};
+  Worst worst;
+  unsigned seed = 900;
+  for (int n = 0; n <= sv::kMaxDegree; ++n)
+    for (const ModeGrid& mg : kModeGrids)
+      for (const Shape& s : shapes)
+        for (int in_coef = 0; in_coef < 2; ++in_coef) {
+          if (skip_degree(n)) continue;
+          bool even = true;
+          for (std::size_t d : s.dims) even = even && d % 2 == 0;
+          if (mg.b == Boundary::Periodic && !even) continue;
+          sv::ReduceOptions o;
+          o.degree = n;
+          o.boundary = mg.b;
+          o.grid = mg.g;
+          o.input_is_coefficients = in_coef == 1;
+          o.samples = (n + in_coef) % 2 == 0;
+          check_reduce<float>(s.dims, s.channels, o, {}, ++seed, worst);
+          check_reduce<double>(s.dims, s.channels, o, {}, ++seed, worst);
+          setenv("SV_PYRAMID_REDUCE", "passes", 1);
+          Worst passes;
+          check_reduce<float>(s.dims, s.channels, o, {}, ++seed, passes);
+          unsetenv("SV_PYRAMID_REDUCE");
+          const std::string what = describe(s.dims, s.channels, o, "reduce2 by phases");
+          SCOPED_TRACE(what);
+          const Array<float> a = random_array<float>(s.dims, s.channels, ++seed);
+          const sv::Reduced<float> ph = cu::reduce2(a, o);
+          setenv("SV_PYRAMID_REDUCE", "passes", 1);
+          const sv::Reduced<float> pa = cu::reduce2(a, o);
+          unsetenv("SV_PYRAMID_REDUCE");
+          std::size_t big = 0, points = 1;
+          for (std::size_t d : s.dims) {
+            big += d > 1;
+            points *= d;
+          }
+          if (big >= 2 && points >= 100 && n >= 1) {
+            EXPECT_GT(max_diff(ph.coefficients, pa.coefficients), 0.0) << "the phases did not run";
+          }
+        }
+  std::printf("[ cuda pyramid ] reduce2 by phases: worst %.3g of the bound (%s)\n", worst.share,
+              worst.where.c_str());
+}
+
 // expand2 by phases (the default: the last two axes in one pass, 3-D then the plan's z pass)
 // against the plan's passes (SV_PYRAMID_EXPAND=passes) and the CPU, on shapes of several tiles
 // (64 x 32 outputs a block; a volume's block 64 x 16 x 16), odd and even, with channels and axes

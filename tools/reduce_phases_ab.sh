@@ -1,0 +1,34 @@
+#!/bin/bash
+# reduce2 by phases (the default: one decimating FIR, then the poles on the coarse array) against
+# the plan's passes (SV_PYRAMID_REDUCE=passes), the same binary in one device call: test_cuda's
+# CudaPyramid.* (the CPU references; the phases against the passes), compute-sanitizer memcheck
+# and racecheck on the reduce tests (small shapes), then splinebench-cuda pyramid with each
+# setting, twice in turn, and Nsight Compute's kernel times for one reduce2 of 15257x3736.
+# Carry ["build-gpu/carry-me"]; outputs under $OUT.
+set -u
+source "$(dirname "$0")/carry_me.sh"  # B, T, LD_LIBRARY_PATH; prints the GPU
+timeout 240 $B/test_cuda --gtest_filter='CudaPyramid.*' > $OUT/test.txt 2>&1; echo "test rc=$?"
+grep -E "PASSED|FAILED|cuda pyramid \]" $OUT/test.txt | head -30
+grep -m 6 -A8 "Failure" $OUT/test.txt | head -50
+for tool in memcheck racecheck; do
+  SV_PYRAMID_SMALL=1 timeout 150 compute-sanitizer --tool $tool --print-limit 10 $B/test_cuda \
+    --gtest_filter='CudaPyramid.Reduce2By*' > $OUT/$tool.txt 2>&1
+  echo "$tool rc=$?"; grep -E "ERROR SUMMARY|RACECHECK SUMMARY|PASSED|FAILED" $OUT/$tool.txt | head -3
+done
+for run in 1 2; do
+  for mode in passes phases; do
+    SV_PYRAMID_REDUCE=$mode timeout 150 $B/splinebench-cuda pyramid --no-cpu --repeats 10 \
+      --out $OUT/pyramid_$mode$run.json > $OUT/pyramid_$mode$run.md 2>&1
+    echo "$mode rc=$?"
+  done
+done
+for f in $OUT/pyramid_*.md; do
+  echo "== $(basename $f)"; grep -E "^\| (15257|400x300)" $f | grep -E "copy|reduce2" | cut -c1-140
+done
+if command -v nsys > /dev/null; then
+  timeout 120 nsys profile -o $OUT/red --stats=false $B/splinebench-cuda pyramid --no-cpu \
+    --repeats 3 --only 15257x3736 > /dev/null 2>&1
+  timeout 60 nsys stats -r cuda_gpu_kern_sum $OUT/red.nsys-rep 2>/dev/null | head -30 | cut -c1-200
+  rm -f $OUT/red.nsys-rep $OUT/red.sqlite
+fi
+cd $OUT && tar czf all.tgz *.txt *.md *.json 2>/dev/null; ls $OUT | head
