@@ -250,6 +250,153 @@ inline void filter_poles(double* x, std::size_t width, std::size_t stride, const
   }
 }
 
+// ---- The same filters in parallel form, a lane and a segment per thread -----------------------
+//
+// filter_poles applies prod_i A_i, A_i = (1 - z_i)^2 / ((1 - z_i q)(1 - z_i / q)), one pole after
+// another. With a_i = z_i + 1/z_i and w = q + 1/q, (1 - z q)(1 - z / q) = -z (w - a), so the
+// product is K prod_i 1 / (w - a_i) = K sum_i c_i / (w - a_i) (partial fractions in w, the a_i
+// distinct), K = prod_i (1 - z_i)^2 / (-z_i), c_i = prod_{j != i} 1 / (a_i - a_j); and
+// 1 / ((1 - z q)(1 - z / q)) = (C_z + R_z - 1) / (1 - z^2), C_z x[k] = sum_{m >= 0} z^m x~[k - m]
+// (causal), R_z x[k] = sum_{m >= 0} z^m x~[k + m] (anticausal). So
+//   prod_i A_i x = sum_i beta_i (C_i x + R_i x - x),  beta_i = K c_i (-z_i) / (1 - z_i^2):
+// every recursion reads the input x itself, none another's output, so a thread can run all the
+// causal ones forwards and all the anticausal ones backwards over a segment of a line, each
+// started either exactly (the sum over one period of the extension, or over the horizon) or,
+// away from the line's ends, from zero a horizon early (the tail below half an ulp of double, the
+// CPU's own criterion). The sum of |beta_i| (2 / (1 - |z_i|) + 1) is 1.8-2.2 times the
+// filter's max-norm gain for reduce2 by phases' pole sets (degrees 1-7), so the form rounds
+// about as the cascade does (docs/DESIGN.md, "reduce2 by phases").
+struct ParallelPoles {
+  PoleLine line;  // the poles with their start sums (terms, causal_scale) for the line
+  double beta[kMaxPoles] = {};
+  double beta_sum = 0;
+  long warm = 0;  // the longest horizon
+};
+
+inline ParallelPoles parallel_poles(const PoleSet& s, long n, Ends e) {
+  ParallelPoles p;
+  p.line = pole_line(s, n, e);
+  const int P = p.line.count;
+  for (int i = 0; i < P; ++i) {
+    long double K = 1;
+    const long double zi = s.z[static_cast<std::size_t>(i)];
+    const long double ai = zi + 1 / zi;
+    for (int j = 0; j < P; ++j) {
+      const long double zj = s.z[static_cast<std::size_t>(j)];
+      K *= (1 - zj) * (1 - zj) / (-zj);
+      if (j != i) K /= ai - (zj + 1 / zj);
+    }
+    p.beta[i] = static_cast<double>(K * (-zi) / (1 - zi * zi));
+    p.beta_sum += p.beta[i];
+    p.warm = std::max(p.warm, p.line.p[i].horizon);
+  }
+  return p;
+}
+
+// sum_{m >= 0} z^m x~[pos + dir m] over the line x (element k at x[k * st]) extended by its ends:
+// the sum over one period (closed by 1 / (1 - z^P)) or over the horizon, as causal_start.
+SV_PYRAMID_HD inline double parallel_start(const double* x, long st, long n, const LinePole& P,
+                                           Ends e, long pos, int dir) {
+  double acc = 0, zk = 1;
+  for (long m = 0; m < P.terms; ++m) {
+    acc += zk * x[fold(pos + dir * m, n, e) * st];
+    zk *= P.z;
+  }
+  return P.causal_scale != 1 ? acc * P.causal_scale : acc;
+}
+
+// Outputs [a, b) of one line (element k at x[k * st], length p.line.n) into y[k * yst] (rounded to
+// Out), in chunks of S outputs: the causal states carried from one chunk to the next, the
+// anticausal ones started again for each chunk. PC: the number of poles when compiling (its
+// recursions in registers), p.line.count otherwise (PC 0: the host's reference runs).
+template <int PC, int S, class Out>
+SV_PYRAMID_HD inline void parallel_run(const double* x, long st, const ParallelPoles& p, long a,
+                                       long b, Out* y, long yst) {
+  constexpr int PM = PC > 0 ? PC : kMaxPoles;
+  const int P = PC > 0 ? PC : p.line.count;
+  const long n = p.line.n;
+  const Ends e = p.line.ends;
+  if (n == 1 || P == 0) {  // the identity (filter_poles leaves such lines as they are)
+    for (long k = a; k < b; ++k) y[k * yst] = static_cast<Out>(x[k * st]);
+    return;
+  }
+  double z[PM], bt[PM], s[PM];
+  SV_PYRAMID_UNROLL
+  for (int i = 0; i < PM; ++i) {
+    if (i < P) {
+      z[i] = p.line.p[i].z;
+      bt[i] = p.beta[i];
+    }
+  }
+  // The causal states at a - 1.
+  long k = a - p.warm;
+  if (k <= 0) {
+    SV_PYRAMID_UNROLL
+    for (int i = 0; i < PM; ++i)
+      if (i < P) s[i] = parallel_start(x, st, n, p.line.p[i], e, -1, -1);
+    k = 0;
+  } else {
+    SV_PYRAMID_UNROLL
+    for (int i = 0; i < PM; ++i) s[i] = 0;
+  }
+  for (; k < a; ++k) {
+    const double v = x[k * st];
+    SV_PYRAMID_UNROLL
+    for (int i = 0; i < PM; ++i)
+      if (i < P) s[i] = v + z[i] * s[i];
+  }
+  for (long c0 = a; c0 < b; c0 += S) {
+    const long c1 = c0 + S < b ? c0 + S : b;
+    double acc[S];
+    SV_PYRAMID_UNROLL
+    for (int u = 0; u < S; ++u) {
+      if (c0 + u < c1) {
+        const double v = x[(c0 + u) * st];
+        double t = 0;
+        SV_PYRAMID_UNROLL
+        for (int i = 0; i < PM; ++i)
+          if (i < P) {
+            s[i] = v + z[i] * s[i];
+            t += bt[i] * s[i];
+          }
+        acc[u] = t - p.beta_sum * v;
+      }
+    }
+    // The anticausal states at c1.
+    double r[PM];
+    long j = c1 - 1 + p.warm;
+    if (j >= n - 1) {
+      SV_PYRAMID_UNROLL
+      for (int i = 0; i < PM; ++i)
+        if (i < P) r[i] = parallel_start(x, st, n, p.line.p[i], e, n, 1);
+      j = n - 1;
+    } else {
+      SV_PYRAMID_UNROLL
+      for (int i = 0; i < PM; ++i) r[i] = 0;
+    }
+    for (; j >= c1; --j) {
+      const double v = x[j * st];
+      SV_PYRAMID_UNROLL
+      for (int i = 0; i < PM; ++i)
+        if (i < P) r[i] = v + z[i] * r[i];
+    }
+    SV_PYRAMID_UNROLL
+    for (int u = S - 1; u >= 0; --u) {
+      if (c0 + u < c1) {
+        const double v = x[(c0 + u) * st];
+        double t = acc[u];
+        SV_PYRAMID_UNROLL
+        for (int i = 0; i < PM; ++i)
+          if (i < P) {
+            r[i] = v + z[i] * r[i];
+            t += bt[i] * r[i];
+          }
+        y[(c0 + u) * yst] = static_cast<Out>(t);
+      }
+    }
+  }
+}
+
 // ---- FIR tables -------------------------------------------------------------------------
 
 // Output j = sum_{t in [row[j], row[j+1])} weight[t] * input[index[t]].

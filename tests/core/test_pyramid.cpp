@@ -928,4 +928,84 @@ TEST(Pyramid, Reduce2ByPhasesEqualsReduce2) {
               worst);
 }
 
+// The coarse pole filters of reduce2 by phases in parallel form (CUDA's coarse stage: a thread
+// per lane and segment, every recursion reading the input) against filter_poles (the cascade),
+// for every degree's pole set, every pair of ends, lengths 1-70 and 300, 1000, the lines cut
+// into segments of random lengths (started exactly at the line's ends, from zero a horizon early
+// elsewhere), in chunks of 8 outputs.
+TEST(Pyramid, PolesInParallelFormEqualTheCascade) {
+  namespace pd = sv::pyramid_detail;
+  using pd::End;
+  const std::uint32_t seed = svtest::fresh_seed();
+  SCOPED_TRACE("seed " + std::to_string(seed));
+  std::mt19937 rng(seed);
+  double worst = 0, worst_ratio = 0;
+  std::size_t cases = 0;
+  const std::vector<pd::Ends> ends = {{End::Half, End::Half},
+                                      {End::Whole, End::Whole},
+                                      {End::Half, End::Whole},
+                                      {End::Whole, End::Half},
+                                      {End::Periodic, End::Periodic}};
+  std::vector<long> lengths;
+  for (long n = 1; n <= 70; ++n) lengths.push_back(n);
+  lengths.push_back(300);
+  lengths.push_back(1000);
+  for (int n = 0; n <= sv::kMaxDegree; ++n) {
+    const sv::PyramidAxis ax = sv::reduce2_axis(64, options(n, Boundary::Reflect));
+    const pd::PoleSet set = pd::reduce2_phases(ax, n, false).poles;
+    for (const pd::Ends& e : ends)
+      for (long N : lengths) {
+        const std::vector<double> x = random_line(static_cast<std::size_t>(N), rng);
+        std::vector<double> want = x;
+        double acc = 0;
+        pd::filter_poles(want.data(), 1, 1, pd::pole_line(set, N, e), &acc);
+        const pd::ParallelPoles pp = pd::parallel_poles(set, N, e);
+        double form = 0;  // sum_i |beta_i| (2 / (1 - |z_i|) + 1): the terms' size per unit input
+        for (int i = 0; i < pp.line.count; ++i)
+          form += std::fabs(pp.beta[i]) * (2 / (1 - std::fabs(pp.line.p[i].z)) + 1);
+        std::vector<double> got(static_cast<std::size_t>(N), 0.0);
+        std::uniform_int_distribution<long> len(1, 50);
+        for (long a = 0; a < N;) {
+          const long b = std::min(N, a + len(rng));
+          pd::parallel_run<0, 8, double>(x.data(), 1, pp, a, b, got.data(), 1);
+          a = b;
+        }
+        double e_max = 0, m = 0;
+        for (long k = 0; k < N; ++k) {
+          e_max = std::max(e_max, std::fabs(got[static_cast<std::size_t>(k)] -
+                                            want[static_cast<std::size_t>(k)]));
+          m = std::max(m, std::fabs(x[static_cast<std::size_t>(k)]));
+        }
+        const double bound = 1e-14 * std::max(1.0, form) * m;
+        SCOPED_TRACE("degree " + std::to_string(n) + " N " + std::to_string(N) + " ends " +
+                     std::to_string(static_cast<int>(e.left)) +
+                     std::to_string(static_cast<int>(e.right)));
+        EXPECT_LE(e_max, bound);
+        worst = std::max(worst, e_max / bound);
+        ++cases;
+      }
+    if (!set.z.empty()) {
+      // The form's terms against the filter's max-norm gain (the l1 norm of its impulse
+      // response on a long periodic line).
+      const long L = 2001;
+      std::vector<double> d(static_cast<std::size_t>(L), 0.0);
+      d[L / 2] = 1;
+      double acc = 0;
+      pd::filter_poles(d.data(), 1, 1, pd::pole_line(set, L, {End::Periodic, End::Periodic}), &acc);
+      double gain = 0;
+      for (double v : d) gain += std::fabs(v);
+      const pd::ParallelPoles pp = pd::parallel_poles(set, L, {End::Periodic, End::Periodic});
+      double form = 0;
+      for (int i = 0; i < pp.line.count; ++i)
+        form += std::fabs(pp.beta[i]) * (2 / (1 - std::fabs(pp.line.p[i].z)) + 1);
+      EXPECT_LT(form / gain, 2.5) << "degree " << n;
+      worst_ratio = std::max(worst_ratio, form / gain);
+    }
+  }
+  std::printf(
+      "[ pyramid ] poles in parallel form: %zu lines, worst %.3g of 1e-14 x the form's size; "
+      "the form's size at most %.3g x the gain\n",
+      cases, worst, worst_ratio);
+}
+
 }  // namespace
