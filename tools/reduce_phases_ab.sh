@@ -3,7 +3,7 @@
 # the plan's passes (SV_PYRAMID_REDUCE=passes), the same binary in one device call: test_cuda's
 # CudaPyramid.* (the CPU references; the phases against the passes), compute-sanitizer memcheck
 # and racecheck on the reduce tests (small shapes), then splinebench-cuda pyramid with each
-# setting, twice in turn, and Nsight Compute's kernel times for one reduce2 of 15257x3736.
+# setting, twice in turn.
 # Carry ["build-gpu/carry-me"]; outputs under $OUT.
 set -u
 source "$(dirname "$0")/carry_me.sh"  # B, T, LD_LIBRARY_PATH; prints the GPU
@@ -25,10 +25,4 @@ done
 for f in $OUT/pyramid_*.md; do
   echo "== $(basename $f)"; grep -E "^\| (15257|400x300)" $f | grep -E "copy|reduce2" | cut -c1-140
 done
-if command -v nsys > /dev/null; then
-  timeout 120 nsys profile -o $OUT/red --stats=false $B/splinebench-cuda pyramid --no-cpu \
-    --repeats 3 --only 15257x3736 > /dev/null 2>&1
-  timeout 60 nsys stats -r cuda_gpu_kern_sum $OUT/red.nsys-rep 2>/dev/null | head -30 | cut -c1-200
-  rm -f $OUT/red.nsys-rep $OUT/red.sqlite
-fi
 cd $OUT && tar czf all.tgz *.txt *.md *.json 2>/dev/null; ls $OUT | head

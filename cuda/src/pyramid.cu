@@ -461,6 +461,9 @@ class DeviceArray {
 // One pass with its FIR table on the device and its pole filters' starts for its line lengths.
 struct DevicePass {
   std::size_t axis = 0, in_length = 0, out_length = 0;
+  // The fewest lanes of a tile on a strided axis where such a tiling fits (tile_plan's
+  // min_lanes; SV_PYRAMID_MIN_LANES overrides it).
+  int min_lanes = 1;
   bool has_pre = false, has_taps = false, has_post = false;
   PoleLine pre, post;
   DeviceArray<std::size_t> row;
@@ -688,8 +691,8 @@ bool run_fused(const T* src, T* dst, long long outer, long long inner, const Dev
   const int threads =
       static_cast<int>(std::max(32L, std::min(512L, env_long("SV_PYRAMID_THREADS", 512))));
   const std::size_t budget = static_cast<std::size_t>(kb) * 1024 / sizeof(double);
-  const int min_lanes =
-      static_cast<int>(std::max(1L, std::min(32L, env_long("SV_PYRAMID_MIN_LANES", 1))));
+  const int min_lanes = static_cast<int>(
+      std::max(1L, std::min(32L, env_long("SV_PYRAMID_MIN_LANES", pass.min_lanes))));
   const auto& t = pass.tiles_for(outer * inner, inner, budget, threads, min_lanes, what);
   if (!t.ok) return false;
   pyramid_detail::TileArgs a = t.args;
@@ -1175,8 +1178,9 @@ ReduceAxis reduce_axis_of(const pyramid_detail::ReducePhases& p) {
   return a;
 }
 
-// A block's tile of coarse outputs: 32 columns by 16 rows (256 threads).
-constexpr int kRedTX = 32, kRedTY = 16;
+// A block's tile of coarse outputs: 32 columns by 32 rows (256 threads; each thread makes four
+// adjacent x sums of a fine row, then four adjacent y sums of a column).
+constexpr int kRedTX = 32, kRedTY = 32, kRedR = 4;
 
 struct ReduceArgs {
   ReduceAxis x, y;  // the last axis; the one before (down_y), else rows that stay as they are
@@ -1185,28 +1189,32 @@ struct ReduceArgs {
   long long rows_in = 1, rows = 1;  // input and output rows of a plane
 };
 
-// Shared memory of reduce_phases_kernel<T, K>: the fine tile split by column parity (even
-// columns, then odd: a thread's taps of one parity are consecutive) in T, and the x sums of its
-// rows in double.
-template <class T, int K>
+// Shared memory of reduce_phases_kernel<T, K, S>: the fine tile in S (T, or double: converted
+// once at the load), rows of kStride, and the x sums of its rows in double.
+template <class S, int K>
 struct ReduceTile {
-  static constexpr int kCols = 2 * kRedTX + K - 1, kHalf = (kCols + 1) / 2 + 1;
+  static constexpr int kCols = 2 * kRedTX + K - 1 + 1;  // + 1: a thread's last pair is whole
+  static constexpr int kStride = kCols + 1;
   static constexpr int kRows = 2 * kRedTY + K - 1;
-  static constexpr std::size_t bytes() {
-    return sizeof(T) * 2 * kRows * kHalf + sizeof(double) * kRows * kRedTX;
-  }
+  // The x sums start at a 16-byte boundary (their stores are paired).
+  static constexpr std::size_t tile_bytes() { return (sizeof(S) * kRows * kStride + 15) / 16 * 16; }
+  static constexpr std::size_t bytes() { return tile_bytes() + sizeof(double) * kRows * kRedTX; }
 };
 
 // Coarse (plane, y, x, c) of double from fine (plane, y, x, c) of T (down_y; else y stays),
 // blockIdx.z = plane * channels + c: the tile's fine samples (folded by the fine ends) into
-// shared memory, the x sums of its rows, then each output's y sum, all in double.
-template <class T, int K>
+// shared memory; the x sums of its rows, a thread four adjacent outputs of a row from the
+// 2 x 4 + K - 2 samples they read (kept in registers); then the y sums, a thread four adjacent
+// outputs of a column; all in double, the taps read from the kernel's arguments.
+template <class T, int K, class S>
 __global__ void __launch_bounds__(256)
     reduce_phases_kernel(const T* __restrict__ src, double* __restrict__ dst, const ReduceArgs a) {
-  using Tile = ReduceTile<T, K>;
+  using Tile = ReduceTile<S, K>;
+  constexpr int V = 2 * kRedR + K - 2;  // fine samples of a thread's four x sums
   extern __shared__ double sm_reduce[];
-  T* tile = reinterpret_cast<T*>(sm_reduce);  // [parity][row][kHalf]
-  double* xs = reinterpret_cast<double*>(tile + 2 * Tile::kRows * Tile::kHalf);  // [row][kRedTX]
+  S* tile = reinterpret_cast<S*>(sm_reduce);  // [row][kStride]
+  double* xs = reinterpret_cast<double*>(sm_reduce) + Tile::tile_bytes() / sizeof(double);
+  // xs: [row][kRedTX]
   const int tid = static_cast<int>(threadIdx.x);
   const int x0 = static_cast<int>(blockIdx.x) * kRedTX;
   const long long y0 = static_cast<long long>(blockIdx.y) * kRedTY;
@@ -1233,45 +1241,47 @@ __global__ void __launch_bounds__(256)
 #pragma unroll
       for (int u = 0; u < 3; ++u) {
         const int col = lane + 32 * u;
-        if (col < Tile::kCols)
-          tile[((col & 1) * Tile::kRows + r) * Tile::kHalf + (col >> 1)] = row[ox[u]];
+        if (col < Tile::kCols) tile[r * Tile::kStride + col] = static_cast<S>(row[ox[u]]);
       }
     }
   }
   __syncthreads();
-  const int cx = tid & (kRedTX - 1), rb = tid / kRedTX;  // rb: rows rb, rb + 8, ...
   {
-    double w[K];
+    const int q = tid & (kRedTX / kRedR - 1);  // outputs 4q .. 4q + 3 of a row
+    for (int r = tid / (kRedTX / kRedR); r < WY; r += 256 / (kRedTX / kRedR)) {
+      const S* f = tile + r * Tile::kStride + 2 * kRedR * q;
+      double v[V];
 #pragma unroll
-    for (int k = 0; k < K; ++k) w[k] = a.x.w[k];
-    for (int r = rb; r < WY; r += 256 / kRedTX) {
-      const T* e = tile + r * Tile::kHalf + cx;
-      const T* o = tile + (Tile::kRows + r) * Tile::kHalf + cx;
-      double s = 0;
+      for (int j = 0; j < V; ++j) v[j] = static_cast<double>(f[j]);
 #pragma unroll
-      for (int k = 0; k < K; ++k)
-        s = fma(w[k], static_cast<double>((k & 1) ? o[k >> 1] : e[k >> 1]), s);
-      xs[r * kRedTX + cx] = s;
+      for (int u = 0; u < kRedR; ++u) {
+        double s = 0;
+#pragma unroll
+        for (int k = 0; k < K; ++k) s = fma(a.x.w[k], v[2 * u + k], s);
+        xs[r * kRedTX + kRedR * q + u] = s;
+      }
     }
   }
   __syncthreads();
+  const int cx = tid & (kRedTX - 1), g = tid / kRedTX;  // rows 4g .. 4g + 3 of column cx
   const long long x = x0 + cx;
   if (x >= a.x.M) return;
   if (!a.down_y) {
-    for (int r = rb; r < WY; r += 256 / kRedTX)
+    for (int r = g; r < WY; r += 256 / kRedTX)
       out[((y0 + r) * a.x.M + x) * C] = xs[r * kRedTX + cx];
     return;
   }
-  double w[K];
+  const double* col = xs + 2 * kRedR * g * kRedTX + cx;
+  double v[V];
 #pragma unroll
-  for (int k = 0; k < K; ++k) w[k] = a.y.w[k];
-  for (int cy = rb; cy < kRedTY; cy += 256 / kRedTX) {
-    const long long y = y0 + cy;
+  for (int j = 0; j < V; ++j) v[j] = col[j * kRedTX];
+#pragma unroll
+  for (int u = 0; u < kRedR; ++u) {
+    const long long y = y0 + kRedR * g + u;
     if (y >= a.y.M) break;
-    const double* col = xs + 2 * cy * kRedTX + cx;
     double s = 0;
 #pragma unroll
-    for (int k = 0; k < K; ++k) s = fma(w[k], col[k * kRedTX], s);
+    for (int k = 0; k < K; ++k) s = fma(a.y.w[k], v[2 * u + k], s);
     out[(y * a.x.M + x) * C] = s;
   }
 }
@@ -1282,16 +1292,28 @@ void launch_reduce_phases(const T* src, double* dst, const ReduceArgs& a, long l
   const dim3 grid(static_cast<unsigned>((a.x.M + kRedTX - 1) / kRedTX),
                   static_cast<unsigned>((a.rows + kRedTY - 1) / kRedTY),
                   static_cast<unsigned>(planes * a.channels));
+  // SV_REDUCE_TILE=double converts the fine tile to double at the load (for measurements).
+  const char* env = std::getenv("SV_REDUCE_TILE");
+  const bool tile_in_t = std::is_same<T, double>::value || !(env && std::string(env) == "double");
   switch (padded_taps(taps)) {
-#define SV_REDUCE_CASE(K)                                                   \
-  case K: {                                                                 \
-    const std::size_t bytes = ReduceTile<T, K>::bytes();                    \
-    check(cudaFuncSetAttribute(reduce_phases_kernel<T, K>,                  \
-                               cudaFuncAttributeMaxDynamicSharedMemorySize, \
-                               static_cast<int>(bytes)),                    \
-          what);                                                            \
-    reduce_phases_kernel<T, K><<<grid, 256, bytes>>>(src, dst, a);          \
-    break;                                                                  \
+#define SV_REDUCE_CASE(K)                                                     \
+  case K: {                                                                   \
+    if (tile_in_t) {                                                          \
+      const std::size_t bytes = ReduceTile<T, K>::bytes();                    \
+      check(cudaFuncSetAttribute(reduce_phases_kernel<T, K, T>,               \
+                                 cudaFuncAttributeMaxDynamicSharedMemorySize, \
+                                 static_cast<int>(bytes)),                    \
+            what);                                                            \
+      reduce_phases_kernel<T, K, T><<<grid, 256, bytes>>>(src, dst, a);       \
+    } else {                                                                  \
+      const std::size_t bytes = ReduceTile<double, K>::bytes();               \
+      check(cudaFuncSetAttribute(reduce_phases_kernel<T, K, double>,          \
+                                 cudaFuncAttributeMaxDynamicSharedMemorySize, \
+                                 static_cast<int>(bytes)),                    \
+            what);                                                            \
+      reduce_phases_kernel<T, K, double><<<grid, 256, bytes>>>(src, dst, a);  \
+    }                                                                         \
+    break;                                                                    \
   }
     SV_REDUCE_CASE(8)
     SV_REDUCE_CASE(16)
@@ -1358,7 +1380,11 @@ std::shared_ptr<const PhasePlan> reduce_phase_plan(const std::vector<PyramidAxis
     step.pre_ends = ph.coarse_ends;
     passes.push_back(std::move(step));
   }
-  p->poles = upload_plan(passes, what);
+  // The pole passes on strided axes take at least 16 lanes a tile (H100, 15257x3736: the tile
+  // model's choice of one lane 1.33 ms, 8 lanes 1.15, 16 lanes 1.05, 32 lanes 1.15).
+  auto up = upload_plan(passes, what);
+  for (auto& dp : std::const_pointer_cast<DevicePlan>(up)->passes) dp->min_lanes = 16;
+  p->poles = up;
   std::lock_guard<std::mutex> lock(phase_plan_mutex);
   phase_plans.emplace_front(key, p);
   if (phase_plans.size() > kPlansKept) phase_plans.pop_back();

@@ -363,17 +363,21 @@ TEST(CudaPyramid, ExpandFloatMatchesTheCpu) {
 }
 
 // reduce2 by phases (the default: one decimating FIR over the last two axes, 3-D then a z FIR,
-// in double; the poles z_i^2 and the Gram poles on the coarse array in double; one rounding to
-// T) against the plan's passes (SV_PYRAMID_REDUCE=passes) and the CPU, on shapes of several
-// tiles (32 x 16 coarse outputs a block), odd and even (mixed coarse ends), with channels and
-// axes of one sample, from samples and from coefficients: within check_reduce's bound of the
-// CPU (the phases round once where the passes round once an axis), and the phases taken (their
-// float bits differ from the passes' somewhere on every shape of two axes or more).
+// in double; the poles z_i^2 and the Gram poles on the coarse array in double through the tile
+// kernel; one rounding to T) against the
+// plan's passes (SV_PYRAMID_REDUCE=passes) and the CPU, on shapes of several tiles (32 x 16
+// coarse outputs a block), odd and even (mixed coarse ends), with channels, axes of one sample
+// and long lines (segments started from zero a horizon early), from samples and from
+// coefficients: within check_reduce's bound of the CPU (the phases round once where the passes
+// round once an axis), and the phases taken (their float bits differ from the passes'
+// somewhere on every shape of two axes or more).
 TEST(CudaPyramid, Reduce2ByPhasesEqualsThePasses) {
   REQUIRE_CUDA();
-  const std::vector<Shape> shapes = {
-      {{300}, 1},        {{45, 131}, 1},   {{33, 200}, 3}, {{1, 130}, 1},     {{131, 1}, 2},
-      {{9, 70, 133}, 1}, {{6, 40, 66}, 2}, {{2, 1, 3}, 1}, {{37, 20, 70}, 1}, {{20, 34, 66}, 2}};
+  std::vector<Shape> shapes = {
+      {{300}, 1},        {{45, 131}, 1},   {{33, 200}, 3},  {{1, 130}, 1},     {{131, 1}, 2},
+      {{9, 70, 133}, 1}, {{6, 40, 66}, 2}, {{2, 1, 3}, 1},  {{37, 20, 70}, 1}, {{20, 34, 66}, 2},
+      {{3, 2600}, 1},    {{700, 5}, 2},    {{300, 4, 6}, 1}};
+  if (small_sweep()) shapes = {{{45, 131}, 1}, {{6, 40, 66}, 2}, {{3, 2600}, 1}};
   Worst worst;
   unsigned seed = 900;
   for (int n = 0; n <= sv::kMaxDegree; ++n)
