@@ -23,6 +23,11 @@
 //  - fir_kernel: fir_lines for one output per thread, from lanes or from the array (T) to lanes
 //    or to the array; consecutive threads take consecutive outputs of the destination's order,
 //    so loads and stores coalesce in both.
+//  - expand_phases_kernel / expand_phases3_kernel: expand2 by phases, one pass over the fine
+//    array (docs/DESIGN.md, "expand2 by phases").
+//  - reduce_phases_kernel / reduce_z_kernel: reduce2 by phases, one decimating FIR into a double
+//    array of the coarse shape, whose pole passes (the squared prefilter poles and the Gram
+//    poles) then run in tile_kernel (docs/DESIGN.md, "reduce2 by phases").
 // Every pass rounds its result to T, as run_axis does on the CPU. Plans (the host's
 // reduce_plan / sample_plan / expand_plan with their FIR tables uploaded) are kept for the last
 // few shapes and options, so repeated calls (a pyramid's levels in a loop, benchmarks) do not

@@ -19,6 +19,14 @@
 // options: the first call of a shape builds it on the host (reduce's non-dyadic table takes a
 // quadrature per output sample), later calls only run kernels.
 //
+// reduce2 and expand2 run by phases by default (docs/DESIGN.md, "expand2 by phases", "reduce2
+// by phases"): expand2 in one pass over the fine array; reduce2 as one decimating FIR into a
+// double array of the coarse shape (the fine prefilter split into a three-tap FIR per pole and
+// its squared pole on the coarse grid), then the squared poles and the Gram poles as the plan's
+// pole passes on that array in double, rounded to T once (extra memory: at most three double
+// arrays of the coarse shape; a volume's FIR first writes one with the fine planes, twice that,
+// for its z taps).
+//
 // Extra device memory, per axis pass of an input of P values and an output of Q values: at most
 // 2 P doubles while the input lines are prefiltered (from samples), then P + Q doubles around
 // the FIR (2 Q from coefficients; none for a pass that is an FIR alone: expand2, the coarse
