@@ -645,9 +645,9 @@ struct DeviceExec {
 // (pyramid_detail::run_tile: loads, prefilter, FIR, Gram filter, stores) in shared memory.
 // LSC: the lanes' stride in the buffer, known when compiling (1, 3, 5, 9, 17, 33: tiles of 1,
 // 2, 4, 8, 16 or 32 lanes; the host emulation runs the same code with it given at run time).
-template <class T, int LSC>
+template <class T, int LSC, class Out = T>
 __global__ void __launch_bounds__(512, 2)
-    tile_kernel(const T* __restrict__ src, T* __restrict__ dst, pyramid_detail::TileArgs a,
+    tile_kernel(const T* __restrict__ src, Out* __restrict__ dst, pyramid_detail::TileArgs a,
                 const pyramid_detail::TileSeg* segs) {
   extern __shared__ double sm[];
   DeviceExec ex{static_cast<int>(threadIdx.x) % a.W,
@@ -661,16 +661,16 @@ __global__ void __launch_bounds__(512, 2)
                                    static_cast<long long>(blockIdx.x) * a.W);
 }
 
-template <class T, int LSC>
-void launch_tiles(dim3 grid, unsigned block, std::size_t bytes, const T* src, T* dst,
+template <class T, int LSC, class Out = T>
+void launch_tiles(dim3 grid, unsigned block, std::size_t bytes, const T* src, Out* dst,
                   const pyramid_detail::TileArgs& a, const pyramid_detail::TileSeg* segs) {
   static std::once_flag once;  // one per instantiation
   std::call_once(once, [] {
-    cudaFuncSetAttribute(tile_kernel<T, LSC>, cudaFuncAttributeMaxDynamicSharedMemorySize,
+    cudaFuncSetAttribute(tile_kernel<T, LSC, Out>, cudaFuncAttributeMaxDynamicSharedMemorySize,
                          220 * 1024);
     cudaGetLastError();
   });
-  tile_kernel<T, LSC><<<grid, block, bytes>>>(src, dst, a, segs);
+  tile_kernel<T, LSC, Out><<<grid, block, bytes>>>(src, dst, a, segs);
 }
 
 // The fused kernel's settings: SV_PYRAMID_FUSED=0 runs the separate kernels below instead (for
@@ -688,8 +688,8 @@ long env_long(const char* name, long fallback) {
 
 // Runs the pass with the fused kernel; false where it does not apply (switched off, or no tiling
 // fits: a periodic line too long for a block's shared memory).
-template <class T>
-bool run_fused(const T* src, T* dst, long long outer, long long inner, const DevicePass& pass,
+template <class T, class Out = T>
+bool run_fused(const T* src, Out* dst, long long outer, long long inner, const DevicePass& pass,
                const char* what) {
   if (env_long("SV_PYRAMID_FUSED", 1) == 0) return false;
   const long kb = std::max(4L, std::min(220L, env_long("SV_PYRAMID_TILE_KB", 200)));
@@ -711,7 +711,7 @@ bool run_fused(const T* src, T* dst, long long outer, long long inner, const Dev
   const dim3 grid(static_cast<unsigned>(bx), static_cast<unsigned>(t.segs));
   const unsigned block = static_cast<unsigned>(a.W * a.C);
   const bool launched = pyramid_detail::with_tile_stride(a.LS, [&](auto stride) {
-    launch_tiles<T, decltype(stride)::value>(grid, block, bytes, src, dst, a, t.dsegs.get());
+    launch_tiles<T, decltype(stride)::value, Out>(grid, block, bytes, src, dst, a, t.dsegs.get());
   });
   if (!launched)
     throw Error(std::string(what) + ": internal error: tile width " + std::to_string(a.W));
@@ -1396,6 +1396,40 @@ std::shared_ptr<const PhasePlan> reduce_phase_plan(const std::vector<PyramidAxis
   return p;
 }
 
+// The coarse pole passes of reduce2 by phases from y (double) into out (float): the passes
+// before the last in double through one scratch array, the last rounding to float as it stores
+// (the tile kernel with a float output), or where that kernel declines, in double and then
+// converted.
+template <class T>
+void run_poles_to(const double* y, T* out, std::vector<std::size_t> dims, std::size_t channels,
+                  const DevicePlan& plan, const char* what) {
+  const long long count = static_cast<long long>(count_of(dims, channels));
+  auto convert = [&](const double* from) {
+    convert_kernel<double, T><<<blocks_for(count, 256, what), 256>>>(from, out, count);
+    check_launch(what);
+  };
+  if (plan.passes.empty()) {
+    convert(y);
+    return;
+  }
+  Scratch<double> tmp[2];
+  const double* cur = y;
+  for (std::size_t p = 0; p < plan.passes.size(); ++p) {
+    const DevicePass& pass = *plan.passes[p];
+    const std::size_t axis = pass.axis;
+    if (p + 1 == plan.passes.size()) {
+      long long outer = 1, inner = static_cast<long long>(channels);
+      for (std::size_t d = 0; d < axis; ++d) outer *= static_cast<long long>(dims[d]);
+      for (std::size_t d = axis + 1; d < dims.size(); ++d) inner *= static_cast<long long>(dims[d]);
+      if (run_fused<double, T>(cur, out, outer, inner, pass, what)) return;
+    }
+    tmp[p % 2].allocate(static_cast<std::size_t>(count), what);
+    run_pass<double>(cur, tmp[p % 2].get(), dims, channels, pass, what);
+    cur = tmp[p % 2].get();
+  }
+  convert(cur);
+}
+
 // reduce2 by phases (the default; SV_PYRAMID_REDUCE=passes runs the plan's passes, for
 // measurements and the test that compares the two): the FIR of the last two axes in one pass
 // (reduce_phases_kernel) into a double array of the coarse shape (3-D: of the fine planes, then
@@ -1442,19 +1476,10 @@ bool reduce_by_phases(const T* src, T* coefficients, const std::vector<std::size
   } else {
     launch_reduce_phases<T>(src, y.get(), a, planes, taps, what);
   }
-  const std::size_t count = count_of(cd, channels);
   if constexpr (std::is_same<T, double>::value) {
     run_plan<double>(y.get(), coefficients, cd, channels, *plan->poles, what);
   } else {
-    Scratch<double> r(plan->poles->passes.empty() ? 0 : count, what);
-    const double* res = y.get();
-    if (!plan->poles->passes.empty()) {
-      run_plan<double>(y.get(), r.get(), cd, channels, *plan->poles, what);
-      res = r.get();
-    }
-    convert_kernel<double, T><<<blocks_for(static_cast<long long>(count), 256, what), 256>>>(
-        res, coefficients, static_cast<long long>(count));
-    check_launch(what);
+    run_poles_to<T>(y.get(), coefficients, cd, channels, *plan->poles, what);
   }
   return true;
 }

@@ -593,13 +593,14 @@ SV_PYRAMID_HD inline void tile_poles(Exec& ex, double* buf, long len, long L, in
 #endif
 // One tile of a pass: W lanes from lane l0 of the array src (lines (outer, n, inner), lane
 // l = o inner + i) through the prefilter, the FIR and the Gram filter into dst (lines (outer, m,
-// inner)), each value rounded to T once at the end, as run_axis does. `sm` holds
+// inner)), each value rounded to Out (T, as run_axis does, or float from double: the last pole
+// pass of reduce2 by phases) once at the end. `sm` holds
 // a.shared_doubles() doubles. Exec: each(f) runs f(w, c) for every lane and chunk, flat(f)
 // f(t, threads), each followed by a barrier; local, carries and sync as in tile_poles. LSC: a.LS
 // when compiling (the device), or 0.
-template <class T, int LSC = 0, class Exec>
+template <class T, int LSC = 0, class Exec, class Out>
 SV_PYRAMID_HD inline void run_tile(Exec& ex, double* sm, const TileArgs& a, const TileSeg& s,
-                                   const T* src, T* dst, long long l0) {
+                                   const T* src, Out* dst, long long l0) {
   const int W = LSC == 1 ? 1 : LSC > 0 ? LSC - 1 : a.W, C = a.C;
   const long LS = LSC > 0 ? LSC : a.LS;
   long long* base_in = reinterpret_cast<long long*>(sm);
@@ -683,7 +684,7 @@ SV_PYRAMID_HD inline void run_tile(Exec& ex, double* sm, const TileArgs& a, cons
       const int w = W == 1 ? 0 : a.k_fast ? idx / vl : idx % W;
       const long j = W == 1 ? idx : a.k_fast ? idx % vl : idx / W;
       const long long b = base_out[w];
-      if (b >= 0) dst[b + (s.v0 + j) * a.inner] = static_cast<T>(G[(off + j) * LS + w]);
+      if (b >= 0) dst[b + (s.v0 + j) * a.inner] = static_cast<Out>(G[(off + j) * LS + w]);
     }
   });
 }
