@@ -1194,8 +1194,8 @@ struct ReduceArgs {
   long long rows_in = 1, rows = 1;  // input and output rows of a plane
 };
 
-// Shared memory of reduce_phases_kernel<T, K, S>: the fine tile in S (T, or double: converted
-// once at the load), rows of kStride, and the x sums of its rows in double.
+// Shared memory of reduce_phases_kernel<T, K>: the fine tile in T, rows of kStride, and the x
+// sums of its rows in double.
 template <class S, int K>
 struct ReduceTile {
   static constexpr int kCols = 2 * kRedTX + K - 1 + 1;  // + 1: a thread's last pair is whole
@@ -1211,9 +1211,10 @@ struct ReduceTile {
 // shared memory; the x sums of its rows, a thread four adjacent outputs of a row from the
 // 2 x 4 + K - 2 samples they read (kept in registers); then the y sums, a thread four adjacent
 // outputs of a column; all in double, the taps read from the kernel's arguments.
-template <class T, int K, class S>
+template <class T, int K>
 __global__ void __launch_bounds__(256)
     reduce_phases_kernel(const T* __restrict__ src, double* __restrict__ dst, const ReduceArgs a) {
+  using S = T;  // the tile's type (in double: no faster, BENCHMARKS "reduce2 by phases")
   using Tile = ReduceTile<S, K>;
   constexpr int V = 2 * kRedR + K - 2;  // fine samples of a thread's four x sums
   extern __shared__ double sm_reduce[];
@@ -1297,28 +1298,16 @@ void launch_reduce_phases(const T* src, double* dst, const ReduceArgs& a, long l
   const dim3 grid(static_cast<unsigned>((a.x.M + kRedTX - 1) / kRedTX),
                   static_cast<unsigned>((a.rows + kRedTY - 1) / kRedTY),
                   static_cast<unsigned>(planes * a.channels));
-  // SV_REDUCE_TILE=double converts the fine tile to double at the load (for measurements).
-  const char* env = std::getenv("SV_REDUCE_TILE");
-  const bool tile_in_t = std::is_same<T, double>::value || !(env && std::string(env) == "double");
   switch (padded_taps(taps)) {
-#define SV_REDUCE_CASE(K)                                                     \
-  case K: {                                                                   \
-    if (tile_in_t) {                                                          \
-      const std::size_t bytes = ReduceTile<T, K>::bytes();                    \
-      check(cudaFuncSetAttribute(reduce_phases_kernel<T, K, T>,               \
-                                 cudaFuncAttributeMaxDynamicSharedMemorySize, \
-                                 static_cast<int>(bytes)),                    \
-            what);                                                            \
-      reduce_phases_kernel<T, K, T><<<grid, 256, bytes>>>(src, dst, a);       \
-    } else {                                                                  \
-      const std::size_t bytes = ReduceTile<double, K>::bytes();               \
-      check(cudaFuncSetAttribute(reduce_phases_kernel<T, K, double>,          \
-                                 cudaFuncAttributeMaxDynamicSharedMemorySize, \
-                                 static_cast<int>(bytes)),                    \
-            what);                                                            \
-      reduce_phases_kernel<T, K, double><<<grid, 256, bytes>>>(src, dst, a);  \
-    }                                                                         \
-    break;                                                                    \
+#define SV_REDUCE_CASE(K)                                                   \
+  case K: {                                                                 \
+    const std::size_t bytes = ReduceTile<T, K>::bytes();                    \
+    check(cudaFuncSetAttribute(reduce_phases_kernel<T, K>,                  \
+                               cudaFuncAttributeMaxDynamicSharedMemorySize, \
+                               static_cast<int>(bytes)),                    \
+          what);                                                            \
+    reduce_phases_kernel<T, K><<<grid, 256, bytes>>>(src, dst, a);          \
+    break;                                                                  \
   }
     SV_REDUCE_CASE(8)
     SV_REDUCE_CASE(16)

@@ -214,6 +214,25 @@ std::vector<Shape> shapes() {
   return kShapes;
 }
 
+// Calls f(o, s) for every degree (but skip_degree's), mode and grid of kModeGrids and shape,
+// in that order, except the periodic modes on shapes with an odd axis (reduce2 refuses them).
+template <class F>
+void each_case(const std::vector<Shape>& shapes, F f) {
+  for (int n = 0; n <= sv::kMaxDegree; ++n)
+    for (const ModeGrid& mg : kModeGrids)
+      for (const Shape& s : shapes) {
+        if (skip_degree(n)) continue;
+        bool even = true;
+        for (std::size_t d : s.dims) even = even && d % 2 == 0;
+        if (mg.b == Boundary::Periodic && !even) continue;
+        sv::PyramidOptions o;
+        o.degree = n;
+        o.boundary = mg.b;
+        o.grid = mg.g;
+        f(o, s);
+      }
+}
+
 template <class T>
 void reduce_sweep(const char* label) {
   Worst worst;
@@ -323,31 +342,21 @@ void expand_sweep(const char* label) {
   Worst worst;
   unsigned seed = 100;
   const double eps = std::is_same<T, float>::value ? std::numeric_limits<float>::epsilon() : 0.0;
-  for (int n = 0; n <= sv::kMaxDegree; ++n)
-    for (const ModeGrid& mg : kModeGrids)
-      for (const Shape& s : shapes()) {
-        if (skip_degree(n)) continue;
-        bool even = true;
-        for (std::size_t d : s.dims) even = even && d % 2 == 0;
-        if (mg.b == Boundary::Periodic && !even) continue;
-        sv::PyramidOptions o;
-        o.degree = n;
-        o.boundary = mg.b;
-        o.grid = mg.g;
-        std::vector<std::size_t> cd;
-        for (std::size_t d : s.dims) cd.push_back(sv::reduce2_axis(d, o).coarse);
-        const Array<T> c = random_array<T>(cd, s.channels, ++seed);
-        sv::ReduceOptions ro;
-        static_cast<sv::PyramidOptions&>(ro) = o;
-        const std::string what = describe(s.dims, s.channels, ro, "expand2");
-        SCOPED_TRACE(what);
-        const Array<T> cpu = sv::expand2(c, s.dims, o);
-        const Array<T> gpu = cu::expand2(c, s.dims, o);
-        const double bound = static_cast<double>(s.dims.size()) * (eps + 1e-12) * max_abs(c);
-        const double d = max_diff(gpu, cpu);
-        EXPECT_LE(d, bound);
-        worst.note(d, bound, what);
-      }
+  each_case(shapes(), [&](const sv::PyramidOptions& o, const Shape& s) {
+    std::vector<std::size_t> cd;
+    for (std::size_t d : s.dims) cd.push_back(sv::reduce2_axis(d, o).coarse);
+    const Array<T> c = random_array<T>(cd, s.channels, ++seed);
+    sv::ReduceOptions ro;
+    static_cast<sv::PyramidOptions&>(ro) = o;
+    const std::string what = describe(s.dims, s.channels, ro, "expand2");
+    SCOPED_TRACE(what);
+    const Array<T> cpu = sv::expand2(c, s.dims, o);
+    const Array<T> gpu = cu::expand2(c, s.dims, o);
+    const double bound = static_cast<double>(s.dims.size()) * (eps + 1e-12) * max_abs(c);
+    const double d = max_diff(gpu, cpu);
+    EXPECT_LE(d, bound);
+    worst.note(d, bound, what);
+  });
   std::printf("[ cuda pyramid ] %s expand2: worst %.3g of the bound (%s)\n", label, worst.share,
               worst.where.c_str());
 }
@@ -380,47 +389,41 @@ TEST(CudaPyramid, Reduce2ByPhasesEqualsThePasses) {
   if (small_sweep()) shapes = {{{45, 131}, 1}, {{6, 40, 66}, 2}, {{3, 2600}, 1}};
   Worst worst;
   unsigned seed = 900;
-  for (int n = 0; n <= sv::kMaxDegree; ++n)
-    for (const ModeGrid& mg : kModeGrids)
-      for (const Shape& s : shapes)
-        for (int in_coef = 0; in_coef < 2; ++in_coef) {
-          if (skip_degree(n)) continue;
-          bool even = true;
-          for (std::size_t d : s.dims) even = even && d % 2 == 0;
-          if (mg.b == Boundary::Periodic && !even) continue;
-          sv::ReduceOptions o;
-          o.degree = n;
-          o.boundary = mg.b;
-          o.grid = mg.g;
-          o.input_is_coefficients = in_coef == 1;
-          o.samples = (n + in_coef) % 2 == 0;
-          check_reduce<float>(s.dims, s.channels, o, {}, ++seed, worst);
-          check_reduce<double>(s.dims, s.channels, o, {}, ++seed, worst);
-          setenv("SV_PYRAMID_REDUCE", "passes", 1);
-          Worst passes;
-          check_reduce<float>(s.dims, s.channels, o, {}, ++seed, passes);
-          unsetenv("SV_PYRAMID_REDUCE");
-          // The pole passes where the tile kernel declines (a periodic line too long for a
-          // block; here every pass, SV_PYRAMID_FUSED=0): in double, then converted to float.
-          setenv("SV_PYRAMID_FUSED", "0", 1);
-          check_reduce<float>(s.dims, s.channels, o, {}, ++seed, passes);
-          unsetenv("SV_PYRAMID_FUSED");
-          const std::string what = describe(s.dims, s.channels, o, "reduce2 by phases");
-          SCOPED_TRACE(what);
-          const Array<float> a = random_array<float>(s.dims, s.channels, ++seed);
-          const sv::Reduced<float> ph = cu::reduce2(a, o);
-          setenv("SV_PYRAMID_REDUCE", "passes", 1);
-          const sv::Reduced<float> pa = cu::reduce2(a, o);
-          unsetenv("SV_PYRAMID_REDUCE");
-          std::size_t big = 0, points = 1;
-          for (std::size_t d : s.dims) {
-            big += d > 1;
-            points *= d;
-          }
-          if (big >= 2 && points >= 100 && n >= 1) {
-            EXPECT_GT(max_diff(ph.coefficients, pa.coefficients), 0.0) << "the phases did not run";
-          }
-        }
+  each_case(shapes, [&](const sv::PyramidOptions& po, const Shape& s) {
+    const int n = po.degree;
+    for (int in_coef = 0; in_coef < 2; ++in_coef) {
+      sv::ReduceOptions o;
+      static_cast<sv::PyramidOptions&>(o) = po;
+      o.input_is_coefficients = in_coef == 1;
+      o.samples = (n + in_coef) % 2 == 0;
+      check_reduce<float>(s.dims, s.channels, o, {}, ++seed, worst);
+      check_reduce<double>(s.dims, s.channels, o, {}, ++seed, worst);
+      setenv("SV_PYRAMID_REDUCE", "passes", 1);
+      Worst passes;
+      check_reduce<float>(s.dims, s.channels, o, {}, ++seed, passes);
+      unsetenv("SV_PYRAMID_REDUCE");
+      // The pole passes where the tile kernel declines (a periodic line too long for a
+      // block; here every pass, SV_PYRAMID_FUSED=0): in double, then converted to float.
+      setenv("SV_PYRAMID_FUSED", "0", 1);
+      check_reduce<float>(s.dims, s.channels, o, {}, ++seed, passes);
+      unsetenv("SV_PYRAMID_FUSED");
+      const std::string what = describe(s.dims, s.channels, o, "reduce2 by phases");
+      SCOPED_TRACE(what);
+      const Array<float> a = random_array<float>(s.dims, s.channels, ++seed);
+      const sv::Reduced<float> ph = cu::reduce2(a, o);
+      setenv("SV_PYRAMID_REDUCE", "passes", 1);
+      const sv::Reduced<float> pa = cu::reduce2(a, o);
+      unsetenv("SV_PYRAMID_REDUCE");
+      std::size_t big = 0, points = 1;
+      for (std::size_t d : s.dims) {
+        big += d > 1;
+        points *= d;
+      }
+      if (big >= 2 && points >= 100 && n >= 1) {
+        EXPECT_GT(max_diff(ph.coefficients, pa.coefficients), 0.0) << "the phases did not run";
+      }
+    }
+  });
   std::printf("[ cuda pyramid ] reduce2 by phases: worst %.3g of the bound (%s)\n", worst.share,
               worst.where.c_str());
 }
@@ -438,65 +441,56 @@ TEST(CudaPyramid, ExpandByPhasesEqualsThePasses) {
       {{9, 70, 133}, 1}, {{6, 40, 65}, 2}, {{2, 1, 3}, 1}, {{37, 20, 70}, 1}, {{20, 33, 66}, 2}};
   Worst worst;
   unsigned seed = 500;
-  for (int n = 0; n <= sv::kMaxDegree; ++n)
-    for (const ModeGrid& mg : kModeGrids)
-      for (const Shape& s : shapes) {
-        if (skip_degree(n)) continue;
-        bool even = true;
-        for (std::size_t d : s.dims) even = even && d % 2 == 0;
-        if (mg.b == Boundary::Periodic && !even) continue;
-        sv::PyramidOptions o;
-        o.degree = n;
-        o.boundary = mg.b;
-        o.grid = mg.g;
-        std::vector<std::size_t> cd;
-        for (std::size_t d : s.dims) cd.push_back(sv::reduce2_axis(d, o).coarse);
-        sv::ReduceOptions ro;
-        static_cast<sv::PyramidOptions&>(ro) = o;
-        const std::string what = describe(s.dims, s.channels, ro, "expand2 by phases");
-        SCOPED_TRACE(what);
-        const Array<float> cf = random_array<float>(cd, s.channels, ++seed);
-        const Array<double> cdb = random_array<double>(cd, s.channels, ++seed);
-        const Array<float> cpu_f = sv::expand2(cf, s.dims, o);
-        const Array<double> cpu_d = sv::expand2(cdb, s.dims, o);
-        const Array<float> ph_f = cu::expand2(cf, s.dims, o);
-        const Array<double> ph_d = cu::expand2(cdb, s.dims, o);
-        setenv("SV_PYRAMID_EXPAND", "passes", 1);
-        const Array<float> pa_f = cu::expand2(cf, s.dims, o);
-        const Array<double> pa_d = cu::expand2(cdb, s.dims, o);
-        unsetenv("SV_PYRAMID_EXPAND");
-        const double R = static_cast<double>(s.dims.size());
-        if (s.dims.size() == 3) {
-          // The volume kernel with chunks of 6 fine planes, and the plane kernel then the z
-          // pass, against the same bound.
-          setenv("SV_PYRAMID_EXPAND_CZ", "6", 1);
-          const Array<float> c6 = cu::expand2(cf, s.dims, o);
-          unsetenv("SV_PYRAMID_EXPAND_CZ");
-          setenv("SV_PYRAMID_EXPAND", "planes", 1);
-          const Array<float> pl = cu::expand2(cf, s.dims, o);
-          unsetenv("SV_PYRAMID_EXPAND");
-          const double b3 = 3 * (std::numeric_limits<float>::epsilon() + 1e-12) * max_abs(cf);
-          EXPECT_LE(max_diff(c6, cpu_f), b3) << "chunks of 6";
-          EXPECT_LE(max_diff(pl, cpu_f), b3) << "planes, then z";
-        }
-        const double bf = R * (std::numeric_limits<float>::epsilon() + 1e-12) * max_abs(cf);
-        const double bd = R * 1e-12 * max_abs(cdb);
-        EXPECT_LE(max_diff(ph_f, cpu_f), bf);
-        EXPECT_LE(max_diff(pa_f, cpu_f), bf);
-        EXPECT_LE(max_diff(ph_f, pa_f), bf);
-        EXPECT_LE(max_diff(ph_d, cpu_d), bd);
-        EXPECT_LE(max_diff(ph_d, pa_d), bd);
-        worst.note(max_diff(ph_f, cpu_f), bf, what + " float");
-        worst.note(max_diff(ph_d, cpu_d), bd, what + " double");
-        std::size_t big = 0, points = 1;
-        for (std::size_t d : s.dims) {
-          big += d > 1;
-          points *= d;
-        }
-        if (big >= 2 && points >= 100 && n >= 1) {
-          EXPECT_GT(max_diff(ph_f, pa_f), 0.0) << "the phases did not run";
-        }
-      }
+  each_case(shapes, [&](const sv::PyramidOptions& o, const Shape& s) {
+    const int n = o.degree;
+    std::vector<std::size_t> cd;
+    for (std::size_t d : s.dims) cd.push_back(sv::reduce2_axis(d, o).coarse);
+    sv::ReduceOptions ro;
+    static_cast<sv::PyramidOptions&>(ro) = o;
+    const std::string what = describe(s.dims, s.channels, ro, "expand2 by phases");
+    SCOPED_TRACE(what);
+    const Array<float> cf = random_array<float>(cd, s.channels, ++seed);
+    const Array<double> cdb = random_array<double>(cd, s.channels, ++seed);
+    const Array<float> cpu_f = sv::expand2(cf, s.dims, o);
+    const Array<double> cpu_d = sv::expand2(cdb, s.dims, o);
+    const Array<float> ph_f = cu::expand2(cf, s.dims, o);
+    const Array<double> ph_d = cu::expand2(cdb, s.dims, o);
+    setenv("SV_PYRAMID_EXPAND", "passes", 1);
+    const Array<float> pa_f = cu::expand2(cf, s.dims, o);
+    const Array<double> pa_d = cu::expand2(cdb, s.dims, o);
+    unsetenv("SV_PYRAMID_EXPAND");
+    const double R = static_cast<double>(s.dims.size());
+    if (s.dims.size() == 3) {
+      // The volume kernel with chunks of 6 fine planes, and the plane kernel then the z
+      // pass, against the same bound.
+      setenv("SV_PYRAMID_EXPAND_CZ", "6", 1);
+      const Array<float> c6 = cu::expand2(cf, s.dims, o);
+      unsetenv("SV_PYRAMID_EXPAND_CZ");
+      setenv("SV_PYRAMID_EXPAND", "planes", 1);
+      const Array<float> pl = cu::expand2(cf, s.dims, o);
+      unsetenv("SV_PYRAMID_EXPAND");
+      const double b3 = 3 * (std::numeric_limits<float>::epsilon() + 1e-12) * max_abs(cf);
+      EXPECT_LE(max_diff(c6, cpu_f), b3) << "chunks of 6";
+      EXPECT_LE(max_diff(pl, cpu_f), b3) << "planes, then z";
+    }
+    const double bf = R * (std::numeric_limits<float>::epsilon() + 1e-12) * max_abs(cf);
+    const double bd = R * 1e-12 * max_abs(cdb);
+    EXPECT_LE(max_diff(ph_f, cpu_f), bf);
+    EXPECT_LE(max_diff(pa_f, cpu_f), bf);
+    EXPECT_LE(max_diff(ph_f, pa_f), bf);
+    EXPECT_LE(max_diff(ph_d, cpu_d), bd);
+    EXPECT_LE(max_diff(ph_d, pa_d), bd);
+    worst.note(max_diff(ph_f, cpu_f), bf, what + " float");
+    worst.note(max_diff(ph_d, cpu_d), bd, what + " double");
+    std::size_t big = 0, points = 1;
+    for (std::size_t d : s.dims) {
+      big += d > 1;
+      points *= d;
+    }
+    if (big >= 2 && points >= 100 && n >= 1) {
+      EXPECT_GT(max_diff(ph_f, pa_f), 0.0) << "the phases did not run";
+    }
+  });
   std::printf("[ cuda pyramid ] expand2 by phases: worst %.3g of the bound (%s)\n", worst.share,
               worst.where.c_str());
 }
