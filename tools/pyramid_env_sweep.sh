@@ -1,6 +1,6 @@
 #!/bin/bash
 # splinebench-cuda pyramid on 15257x3736 and 400x300x151 under each environment setting given as
-# an argument ("" for none; e.g. "SV_PYRAMID_MIN_LANES=8 SV_REDUCE_TILE=t"), twice in turn, the
+# an argument ("" for none; e.g. "SV_PYRAMID_MIN_LANES=8 SV_PYRAMID_THREADS=256"), twice in turn, the
 # same binary in one device call; prints the copy and reduce2 rows. Carry ["build-gpu/carry-me"].
 set -u
 source "$(dirname "$0")/carry_me.sh"  # B, T, LD_LIBRARY_PATH; prints the GPU
