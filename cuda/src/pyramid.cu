@@ -507,13 +507,16 @@ struct DevicePass {
 
 struct DevicePlan {
   std::vector<std::unique_ptr<DevicePass>> passes;
+  // reduce2 by phases: each axis's decimating FIR (the passes are then its coarse pole passes).
+  std::vector<pyramid_detail::ReducePhases> phases;
 };
 
-std::shared_ptr<const DevicePlan> upload_plan(const std::vector<PyramidPass>& plan,
-                                              const char* what) {
+std::shared_ptr<DevicePlan> upload_plan(const std::vector<PyramidPass>& plan, const char* what,
+                                        int min_lanes = 1) {
   auto out = std::make_shared<DevicePlan>();
   for (const PyramidPass& p : plan) {
     auto d = std::make_unique<DevicePass>();
+    d->min_lanes = min_lanes;
     d->axis = p.axis;
     d->in_length = p.in_length;
     d->out_length = p.out_length();
@@ -719,6 +722,15 @@ bool run_fused(const T* src, Out* dst, long long outer, long long inner, const D
   return true;
 }
 
+// An axis of an array (dims, channels) as lines (outer, dims[axis], inner).
+void lines_of(const std::vector<std::size_t>& dims, std::size_t channels, std::size_t axis,
+              long long& outer, long long& inner) {
+  outer = 1;
+  inner = static_cast<long long>(channels);
+  for (std::size_t d = 0; d < axis; ++d) outer *= static_cast<long long>(dims[d]);
+  for (std::size_t d = axis + 1; d < dims.size(); ++d) inner *= static_cast<long long>(dims[d]);
+}
+
 // Runs `pass` on src (dims, channels) into dst (dims with the pass's axis at its output length).
 // Double scratch: the lanes before the FIR and a pole filter's second buffer (2 P values), then
 // the lanes after it (Q values, the first buffer reused as the second).
@@ -726,9 +738,8 @@ template <class T>
 void run_pass(const T* src, T* dst, const std::vector<std::size_t>& dims, std::size_t channels,
               const DevicePass& pass, const char* what) {
   const std::size_t axis = pass.axis;
-  long long outer = 1, inner = static_cast<long long>(channels);
-  for (std::size_t d = 0; d < axis; ++d) outer *= static_cast<long long>(dims[d]);
-  for (std::size_t d = axis + 1; d < dims.size(); ++d) inner *= static_cast<long long>(dims[d]);
+  long long outer, inner;
+  lines_of(dims, channels, axis, outer, inner);
   const long long n = static_cast<long long>(dims[axis]);
   const long long m = static_cast<long long>(pass.out_length);
   const bool inter = inner <= kInterleaveMaxInner;
@@ -774,14 +785,25 @@ std::size_t count_of(const std::vector<std::size_t>& dims, std::size_t channels)
 }
 
 // Runs the passes from src (dims, channels) into dst, through at most two T arrays between
-// passes; an empty plan copies.
-template <class T>
-void run_plan(const T* src, T* dst, std::vector<std::size_t> dims, std::size_t channels,
+// passes; an empty plan copies. With Out other than T (reduce2 by phases: double to float) the
+// last pass rounds to Out as it stores (the tile kernel with an Out output), or, where that
+// kernel declines, runs in T and is converted.
+template <class T, class Out = T>
+void run_plan(const T* src, Out* dst, std::vector<std::size_t> dims, std::size_t channels,
               const DevicePlan& plan, const char* what) {
+  constexpr bool same = std::is_same<T, Out>::value;
+  auto convert = [&](const T* from) {
+    const long long count = static_cast<long long>(count_of(dims, channels));
+    convert_kernel<T, Out><<<blocks_for(count, 256, what), 256>>>(from, dst, count);
+    check_launch(what);
+  };
   if (plan.passes.empty()) {
-    check(cudaMemcpyAsync(dst, src, count_of(dims, channels) * sizeof(T), cudaMemcpyDeviceToDevice,
-                          0),
-          what);
+    if constexpr (same)
+      check(cudaMemcpyAsync(dst, src, count_of(dims, channels) * sizeof(T),
+                            cudaMemcpyDeviceToDevice, 0),
+            what);
+    else
+      convert(src);
     return;
   }
   keep_pool_memory();
@@ -791,15 +813,23 @@ void run_plan(const T* src, T* dst, std::vector<std::size_t> dims, std::size_t c
     const DevicePass& pass = *plan.passes[p];
     std::vector<std::size_t> next = dims;
     next[pass.axis] = pass.out_length;
-    T* out = dst;
-    if (p + 1 < plan.passes.size()) {
-      tmp[p % 2].allocate(count_of(next, channels), what);
-      out = tmp[p % 2].get();
+    const bool last = p + 1 == plan.passes.size();
+    if constexpr (same) {
+      if (last) {
+        run_pass<T>(cur, dst, dims, channels, pass, what);
+        return;
+      }
+    } else if (last) {
+      long long outer, inner;
+      lines_of(dims, channels, pass.axis, outer, inner);
+      if (run_fused<T, Out>(cur, dst, outer, inner, pass, what)) return;
     }
-    run_pass<T>(cur, out, dims, channels, pass, what);
-    cur = out;
+    tmp[p % 2].allocate(count_of(next, channels), what);
+    run_pass<T>(cur, tmp[p % 2].get(), dims, channels, pass, what);
+    cur = tmp[p % 2].get();
     dims = std::move(next);
   }
+  convert(cur);  // Out != T, the last pass declined by the tile kernel
 }
 
 // ---- expand2 by phases: the last two axes in one pass ------------------------------------------
@@ -1333,38 +1363,23 @@ __global__ void reduce_z_kernel(const double* __restrict__ src, double* __restri
   dst[t] = s;
 }
 
-// The device plan of reduce2 by phases: per axis (the fastest first) one pass of the poles
-// z_i^2 and the Gram poles on the coarse lines with the coarse ends (pyramid_detail::
-// reduce2_phases), and the axes' FIRs.
-struct PhasePlan {
-  std::shared_ptr<const DevicePlan> poles;
-  std::vector<pyramid_detail::ReducePhases> axes;
-};
-
-std::mutex phase_plan_mutex;
-std::list<std::pair<std::string, std::shared_ptr<const PhasePlan>>> phase_plans;
-
-std::shared_ptr<const PhasePlan> reduce_phase_plan(const std::vector<PyramidAxis>& axes,
-                                                   const std::vector<std::size_t>& fine,
-                                                   const ReduceOptions& opt, const char* what) {
+// The device plan of reduce2 by phases (kept with the other plans): per axis (the fastest
+// first) one pass of the poles z_i^2 and the Gram poles on the coarse lines with the coarse ends,
+// and the axes' FIRs (pyramid_detail::reduce2_phases).
+std::shared_ptr<const DevicePlan> reduce_phase_plan(const std::vector<PyramidAxis>& axes,
+                                                    const std::vector<std::size_t>& fine,
+                                                    const ReduceOptions& opt, const char* what) {
   const std::string key =
       plan_key("reduce2 phases", fine, coarse_dims(axes), opt, opt.input_is_coefficients);
-  {
-    std::lock_guard<std::mutex> lock(phase_plan_mutex);
-    for (auto it = phase_plans.begin(); it != phase_plans.end(); ++it)
-      if (it->first == key) {
-        phase_plans.splice(phase_plans.begin(), phase_plans, it);
-        return phase_plans.front().second;
-      }
-  }
+  if (auto p = find_plan(key)) return p;
   require(what);
-  auto p = std::make_shared<PhasePlan>();
-  std::vector<PyramidPass> passes;
+  std::vector<pyramid_detail::ReducePhases> phases;
   for (std::size_t d = 0; d < axes.size(); ++d)
-    p->axes.push_back(
+    phases.push_back(
         pyramid_detail::reduce2_phases(axes[d], opt.degree, opt.input_is_coefficients));
+  std::vector<PyramidPass> passes;
   for (std::size_t d = axes.size(); d-- > 0;) {
-    const pyramid_detail::ReducePhases& ph = p->axes[d];
+    const pyramid_detail::ReducePhases& ph = phases[d];
     if (ph.poles.z.empty() || ph.coarse < 2) continue;
     PyramidPass step;
     step.axis = d;
@@ -1376,47 +1391,9 @@ std::shared_ptr<const PhasePlan> reduce_phase_plan(const std::vector<PyramidAxis
   }
   // The pole passes on strided axes take at least 16 lanes a tile (H100, 15257x3736: the tile
   // model's choice of one lane 1.33 ms, 8 lanes 1.15, 16 lanes 1.05, 32 lanes 1.15).
-  auto up = upload_plan(passes, what);
-  for (auto& dp : std::const_pointer_cast<DevicePlan>(up)->passes) dp->min_lanes = 16;
-  p->poles = up;
-  std::lock_guard<std::mutex> lock(phase_plan_mutex);
-  phase_plans.emplace_front(key, p);
-  if (phase_plans.size() > kPlansKept) phase_plans.pop_back();
-  return p;
-}
-
-// The coarse pole passes of reduce2 by phases from y (double) into out (float): the passes
-// before the last in double through one scratch array, the last rounding to float as it stores
-// (the tile kernel with a float output), or where that kernel declines, in double and then
-// converted.
-template <class T>
-void run_poles_to(const double* y, T* out, std::vector<std::size_t> dims, std::size_t channels,
-                  const DevicePlan& plan, const char* what) {
-  const long long count = static_cast<long long>(count_of(dims, channels));
-  auto convert = [&](const double* from) {
-    convert_kernel<double, T><<<blocks_for(count, 256, what), 256>>>(from, out, count);
-    check_launch(what);
-  };
-  if (plan.passes.empty()) {
-    convert(y);
-    return;
-  }
-  Scratch<double> tmp[2];
-  const double* cur = y;
-  for (std::size_t p = 0; p < plan.passes.size(); ++p) {
-    const DevicePass& pass = *plan.passes[p];
-    const std::size_t axis = pass.axis;
-    if (p + 1 == plan.passes.size()) {
-      long long outer = 1, inner = static_cast<long long>(channels);
-      for (std::size_t d = 0; d < axis; ++d) outer *= static_cast<long long>(dims[d]);
-      for (std::size_t d = axis + 1; d < dims.size(); ++d) inner *= static_cast<long long>(dims[d]);
-      if (run_fused<double, T>(cur, out, outer, inner, pass, what)) return;
-    }
-    tmp[p % 2].allocate(static_cast<std::size_t>(count), what);
-    run_pass<double>(cur, tmp[p % 2].get(), dims, channels, pass, what);
-    cur = tmp[p % 2].get();
-  }
-  convert(cur);
+  auto plan = upload_plan(passes, what, 16);
+  plan->phases = std::move(phases);
+  return keep_plan(key, plan);
 }
 
 // reduce2 by phases (the default; SV_PYRAMID_REDUCE=passes runs the plan's passes, for
@@ -1444,11 +1421,11 @@ bool reduce_by_phases(const T* src, T* coefficients, const std::vector<std::size
   if ((a.rows + kRedTY - 1) / kRedTY > 65535 || planes * a.channels > 65535) return false;
   const auto plan = reduce_phase_plan(axes, fdims, opt, what);
   keep_pool_memory();
-  a.x = reduce_axis_of(plan->axes[R - 1]);
-  int taps = plan->axes[R - 1].taps;
+  a.x = reduce_axis_of(plan->phases[R - 1]);
+  int taps = plan->phases[R - 1].taps;
   if (a.down_y) {
-    a.y = reduce_axis_of(plan->axes[R - 2]);
-    taps = std::max(taps, plan->axes[R - 2].taps);
+    a.y = reduce_axis_of(plan->phases[R - 2]);
+    taps = std::max(taps, plan->phases[R - 2].taps);
   }
   std::vector<std::size_t> mid = cd;
   if (R == 3) mid[0] = fdims[0];
@@ -1457,19 +1434,15 @@ bool reduce_by_phases(const T* src, T* coefficients, const std::vector<std::size
     m.allocate(count_of(mid, channels), what);
     launch_reduce_phases<T>(src, m.get(), a, planes, taps, what);
     const long long inner = static_cast<long long>(cd[1] * cd[2] * channels);
-    const ReduceAxis z = reduce_axis_of(plan->axes[0]);
+    const ReduceAxis z = reduce_axis_of(plan->phases[0]);
     reduce_z_kernel<<<blocks_for(inner * z.M, 256, what), 256>>>(m.get(), y.get(), z,
-                                                                 plan->axes[0].taps, inner);
+                                                                 plan->phases[0].taps, inner);
     check_launch(what);
     m.allocate(0, what);
   } else {
     launch_reduce_phases<T>(src, y.get(), a, planes, taps, what);
   }
-  if constexpr (std::is_same<T, double>::value) {
-    run_plan<double>(y.get(), coefficients, cd, channels, *plan->poles, what);
-  } else {
-    run_poles_to<T>(y.get(), coefficients, cd, channels, *plan->poles, what);
-  }
+  run_plan<double, T>(y.get(), coefficients, cd, channels, *plan, what);
   return true;
 }
 
