@@ -11,3 +11,21 @@ export LD_LIBRARY_PATH=$PWD/$C/rt
 B=$PWD/$C/bin
 T=$(mktemp -d)
 nvidia-smi --query-gpu=name,driver_version --format=csv,noheader
+
+# The pyramid scripts' checks: test_cuda's CudaPyramid.* (the CPU references), its summary lines
+# and first failures, then compute-sanitizer memcheck and racecheck on the tests matching $1
+# (small shapes, SV_PYRAMID_SMALL=1; skipped with SKIP_SANITIZERS=1), outputs under $OUT.
+# $2: the tests' time limit in seconds (default 240).
+pyramid_checks() {
+  timeout "${2:-240}" $B/test_cuda --gtest_filter='CudaPyramid.*' > $OUT/test.txt 2>&1
+  echo "test rc=$?"
+  grep -E "PASSED|FAILED|cuda pyramid \]" $OUT/test.txt | head -30
+  grep -m 6 -A8 "Failure" $OUT/test.txt | head -50
+  [ "${SKIP_SANITIZERS:-0}" = 1 ] && return
+  local tool
+  for tool in memcheck racecheck; do
+    SV_PYRAMID_SMALL=1 timeout 150 compute-sanitizer --tool $tool --print-limit 10 $B/test_cuda \
+      --gtest_filter="$1" > $OUT/$tool.txt 2>&1
+    echo "$tool rc=$?"; grep -E "ERROR SUMMARY|RACECHECK SUMMARY|PASSED|FAILED" $OUT/$tool.txt | head -3
+  done
+}

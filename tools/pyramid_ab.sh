@@ -7,16 +7,7 @@
 # ["build-gpu/carry-me"]; outputs under $OUT.
 set -u
 source "$(dirname "$0")/carry_me.sh"  # B, T, LD_LIBRARY_PATH; prints the GPU
-timeout 200 $B/test_cuda --gtest_filter='CudaPyramid.*' > $OUT/test.txt 2>&1; echo "test rc=$?"
-grep -E "PASSED|FAILED|cuda pyramid \]" $OUT/test.txt | head -30
-grep -m 6 -A6 "Failure" $OUT/test.txt | head -40
-if [ "${SKIP_SANITIZERS:-0}" != 1 ]; then
-  for tool in memcheck racecheck; do
-    SV_PYRAMID_SMALL=1 timeout 150 compute-sanitizer --tool $tool --print-limit 10 $B/test_cuda \
-      --gtest_filter='CudaPyramid.*' > $OUT/$tool.txt 2>&1
-    echo "$tool rc=$?"; grep -E "ERROR SUMMARY|RACECHECK SUMMARY|PASSED|FAILED" $OUT/$tool.txt | head -3
-  done
-fi
+pyramid_checks 'CudaPyramid.*' 200
 for run in 1 2; do
   env ${1:-SV_NONE=1} timeout 150 $B/splinebench-cuda-base pyramid --no-cpu --repeats 10 \
     --out $OUT/pyramid_base$run.json > $OUT/pyramid_base$run.md 2>&1

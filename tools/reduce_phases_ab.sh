@@ -7,14 +7,7 @@
 # Carry ["build-gpu/carry-me"]; outputs under $OUT.
 set -u
 source "$(dirname "$0")/carry_me.sh"  # B, T, LD_LIBRARY_PATH; prints the GPU
-timeout 240 $B/test_cuda --gtest_filter='CudaPyramid.*' > $OUT/test.txt 2>&1; echo "test rc=$?"
-grep -E "PASSED|FAILED|cuda pyramid \]" $OUT/test.txt | head -30
-grep -m 6 -A8 "Failure" $OUT/test.txt | head -50
-for tool in memcheck racecheck; do
-  SV_PYRAMID_SMALL=1 timeout 150 compute-sanitizer --tool $tool --print-limit 10 $B/test_cuda \
-    --gtest_filter='CudaPyramid.Reduce2By*' > $OUT/$tool.txt 2>&1
-  echo "$tool rc=$?"; grep -E "ERROR SUMMARY|RACECHECK SUMMARY|PASSED|FAILED" $OUT/$tool.txt | head -3
-done
+pyramid_checks 'CudaPyramid.Reduce2By*'
 for run in 1 2; do
   for mode in passes phases; do
     SV_PYRAMID_REDUCE=$mode timeout 150 $B/splinebench-cuda pyramid --no-cpu --repeats 10 \
