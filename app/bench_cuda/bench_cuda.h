@@ -114,6 +114,7 @@ struct PyramidBenchOptions {
   bool cpu = true;     // time our CPU too (every core)
   std::uint64_t seed = 1;
   std::string only;  // one size by its name (e.g. 400x300x151); empty: every size
+  std::string op;    // only the operations whose name contains this (the copy always runs)
 };
 
 Json run_bspline(const BsplineOptions& opt);

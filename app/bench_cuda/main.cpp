@@ -146,6 +146,10 @@ int main(int argc, char** argv) {
   pyramid->add_option("--seed", po.seed, "seed of the random data")->capture_default_str();
   pyramid->add_option("--only", po.only, "one size only (15257x3736 or 400x300x151)")
       ->type_name("SIZE");
+  pyramid
+      ->add_option("--op", po.op,
+                   "only the operations whose name contains this, e.g. 0.71 (and the copy)")
+      ->type_name("TEXT");
 
   cbench::GrbfBenchOptions gb;
   CLI::App* grbf = app.add_subcommand(

@@ -124,10 +124,18 @@ Json run_pyramid(const PyramidBenchOptions& opt) {
          [&] {
            sv::PyramidOptions o = ro;
            o.threads = threads;
+           if (coarse_host.size() == 0) coarse_host = sv::reduce2(samples, ro).coefficients;
            sv::expand2(coarse_host, c.dims, o);
          },
          {}},
     };
+    if (!opt.op.empty()) {
+      ops.erase(
+          std::remove_if(ops.begin() + 1, ops.end(),
+                         [&](const Op& o) { return o.name.find(opt.op) == std::string::npos; }),
+          ops.end());
+      if (ops.size() == 1) throw std::runtime_error("pyramid --op: no operation matches " + opt.op);
+    }
     cu::EventTimer timer;
     for (Op& op : ops)  // warm-up (and coef for expand2); plans are built and kept here
       op.first_ms = wall_ms(

@@ -480,7 +480,7 @@ struct DevicePass {
   struct Tiles {
     long long lanes, inner;
     std::size_t budget;
-    int threads, min_lanes;
+    int threads, min_lanes, min_lanes_fast;
     bool ok;
     pyramid_detail::TileArgs args;
     std::size_t segs;
@@ -489,17 +489,25 @@ struct DevicePass {
   mutable std::mutex tiles_mutex;
   mutable std::list<Tiles> tiles;
   const Tiles& tiles_for(long long lanes, long long inner, std::size_t budget, int threads,
-                         int min_lanes, const char* what) const {
+                         int min_lanes, int min_lanes_fast, const char* what) const {
     std::lock_guard<std::mutex> lock(tiles_mutex);
     for (const Tiles& t : tiles)
       if (t.lanes == lanes && t.inner == inner && t.budget == budget && t.threads == threads &&
-          t.min_lanes == min_lanes)
+          t.min_lanes == min_lanes && t.min_lanes_fast == min_lanes_fast)
         return t;
     pyramid_detail::TilePlan plan;
-    const bool ok =
-        pyramid_detail::tile_plan(host, pre, post, lanes, inner, budget, threads, plan, min_lanes);
-    tiles.push_back(
-        Tiles{lanes, inner, budget, threads, min_lanes, ok, plan.args, plan.segs.size(), {}});
+    const bool ok = pyramid_detail::tile_plan(host, pre, post, lanes, inner, budget, threads, plan,
+                                              min_lanes, min_lanes_fast);
+    tiles.push_back(Tiles{lanes,
+                          inner,
+                          budget,
+                          threads,
+                          min_lanes,
+                          min_lanes_fast,
+                          ok,
+                          plan.args,
+                          plan.segs.size(),
+                          {}});
     if (ok) tiles.back().dsegs = DeviceArray<pyramid_detail::TileSeg>(plan.segs, what);
     return tiles.back();
   }
@@ -680,7 +688,8 @@ void launch_tiles(dim3 grid, unsigned block, std::size_t bytes, const T* src, Ou
 // measurements); SV_PYRAMID_TILE_KB and SV_PYRAMID_THREADS bound the shared memory and the threads
 // of a block that tile_plan may choose (defaults 200 KB and 512, the kernel's launch bound; for
 // measurements and tests), SV_PYRAMID_MIN_LANES the fewest lanes of a tile on a strided axis
-// where some tiling with that many fits (default 1: the model's choice). Read on every call.
+// where some tiling with that many fits (default 1: the model's choice), SV_PYRAMID_MIN_LANES_FAST
+// the same on the fastest axis (its lines contiguous). Read on every call.
 long env_long(const char* name, long fallback) {
   const char* e = std::getenv(name);
   if (!e || !*e) return fallback;
@@ -701,7 +710,10 @@ bool run_fused(const T* src, Out* dst, long long outer, long long inner, const D
   const std::size_t budget = static_cast<std::size_t>(kb) * 1024 / sizeof(double);
   const int min_lanes = static_cast<int>(
       std::max(1L, std::min(32L, env_long("SV_PYRAMID_MIN_LANES", pass.min_lanes))));
-  const auto& t = pass.tiles_for(outer * inner, inner, budget, threads, min_lanes, what);
+  const int min_lanes_fast =
+      static_cast<int>(std::max(1L, std::min(32L, env_long("SV_PYRAMID_MIN_LANES_FAST", 1))));
+  const auto& t =
+      pass.tiles_for(outer * inner, inner, budget, threads, min_lanes, min_lanes_fast, what);
   if (!t.ok) return false;
   pyramid_detail::TileArgs a = t.args;
   const DeviceTaps taps = pass.taps();
@@ -1446,6 +1458,173 @@ bool reduce_by_phases(const T* src, T* coefficients, const std::vector<std::size
   return true;
 }
 
+// ---- The coarse samples in one pass -------------------------------------------------------------
+
+// The coarse samples are the coefficients through the sampled B-spline along every axis,
+// sum_{|m| <= r} beta_n(m) d[j + m] (r = n / 2, the coefficients extended by the coarse axis's two
+// ends): sample_plan's FIR, which the passes run an axis at a time, each rounded to T. Here the
+// last two axes go in one kernel (a 64 x 32 tile of outputs a block: the tile's coefficients,
+// extended by fold, into shared memory in double, the x sums of every row, then each output's y
+// sum) and a volume's z in a second one, rounded once at the end (2-D) or twice (3-D).
+constexpr int kSmpTX = 64, kSmpTY = 32, kSmpK = 2 * (kMaxDegree / 2) + 1;
+struct SampleAxis {
+  int M = 1, r = 0;
+  double w[kSmpK] = {};
+  Ends ends;
+};
+struct SampleArgs {
+  SampleAxis x, y;  // the last axis; the one before (filter_y), else rows left as they are
+  bool filter_y = true;
+  int channels = 1;
+  long long rows = 1;  // rows of a plane (y.M, or 1 for a line)
+};
+
+SampleAxis sample_axis_of(const PyramidAxis& ax, int degree) {
+  SampleAxis a;
+  a.M = static_cast<int>(ax.coarse);
+  a.r = degree / 2;
+  for (int m = -a.r; m <= a.r; ++m) a.w[m + a.r] = bspline(degree, static_cast<double>(m));
+  a.ends = pyramid_detail::ends_of(ax);
+  return a;
+}
+
+template <class In, class Out, int K>
+__global__ void __launch_bounds__(256)
+    samples_kernel(const In* __restrict__ src, Out* __restrict__ dst, const SampleArgs a) {
+  __shared__ double tile[kSmpTY + K - 1][kSmpTX + K];
+  __shared__ double xs[kSmpTY + K - 1][kSmpTX];
+  constexpr int R = K / 2;
+  const int tid = static_cast<int>(threadIdx.x);
+  const int x0 = static_cast<int>(blockIdx.x) * kSmpTX;
+  const long long y0 = static_cast<long long>(blockIdx.y) * kSmpTY;
+  const long long C = a.channels;
+  const long long c = blockIdx.z % C, plane = blockIdx.z / C;
+  const long long plane_size = a.rows * a.x.M * C;
+  const In* in = src + plane * plane_size + c;
+  Out* out = dst + plane * plane_size + c;
+  const int ry = a.filter_y ? R : 0;
+  const int WX = min(kSmpTX, a.x.M - x0) + 2 * R;
+  const int rows_out = static_cast<int>(min(static_cast<long long>(kSmpTY), a.rows - y0));
+  const int WY = rows_out + 2 * ry;
+  {
+    // A warp a row, a lane columns lane, lane + 32 and lane + 64, each folded once.
+    const int lane = tid & 31, warp = tid >> 5;
+    long long ox[3];
+#pragma unroll
+    for (int u = 0; u < 3; ++u)
+      ox[u] = lane + 32 * u < WX ? pyramid_detail::fold(x0 - R + lane + 32 * u, a.x.M, a.x.ends) * C
+                                 : 0;
+    for (int r = warp; r < WY; r += 8) {
+      const long ly = a.filter_y
+                          ? pyramid_detail::fold(static_cast<long>(y0) - ry + r, a.y.M, a.y.ends)
+                          : static_cast<long>(y0) + r;
+      const In* row = in + ly * a.x.M * C;
+#pragma unroll
+      for (int u = 0; u < 3; ++u)
+        if (lane + 32 * u < WX) tile[r][lane + 32 * u] = static_cast<double>(row[ox[u]]);
+    }
+  }
+  __syncthreads();
+  const int xf = tid & (kSmpTX - 1);
+  {
+    double w[K];
+#pragma unroll
+    for (int k = 0; k < K; ++k) w[k] = a.x.w[k];
+    for (int r = tid / kSmpTX; r < WY; r += 256 / kSmpTX) {
+      double s = 0;
+#pragma unroll
+      for (int k = 0; k < K; ++k) s = fma(w[k], tile[r][xf + k], s);
+      xs[r][xf] = s;
+    }
+  }
+  __syncthreads();
+  const int x = x0 + xf;
+  if (x >= a.x.M) return;
+  double w[K];
+#pragma unroll
+  for (int k = 0; k < K; ++k) w[k] = a.y.w[k];
+  for (int yf = tid / kSmpTX; yf < rows_out; yf += 256 / kSmpTX) {
+    double s;
+    if (a.filter_y) {
+      s = 0;
+#pragma unroll
+      for (int k = 0; k < K; ++k) s = fma(w[k], xs[yf + k][xf], s);
+    } else {
+      s = xs[yf][xf];
+    }
+    out[((y0 + yf) * a.x.M + x) * C] = static_cast<Out>(s);
+  }
+}
+
+// A volume's z sums (the planes' x and y sums in src, double), rounded to T.
+template <class T>
+__global__ void samples_z_kernel(const double* __restrict__ src, T* __restrict__ dst,
+                                 const SampleAxis z, long long inner) {
+  const long long t = static_cast<long long>(blockIdx.x) * blockDim.x + threadIdx.x;
+  if (t >= inner * z.M) return;
+  const long long j = t / inner, i = t % inner;
+  double s = 0;
+  for (int k = 0; k <= 2 * z.r; ++k)
+    s = fma(z.w[k], src[pyramid_detail::fold(j - z.r + k, z.M, z.ends) * inner + i], s);
+  dst[t] = static_cast<T>(s);
+}
+
+template <class In, class Out>
+void launch_samples(const In* src, Out* dst, const SampleArgs& a, long long planes, int degree,
+                    const char* what) {
+  const dim3 grid(static_cast<unsigned>((a.x.M + kSmpTX - 1) / kSmpTX),
+                  static_cast<unsigned>((a.rows + kSmpTY - 1) / kSmpTY),
+                  static_cast<unsigned>(planes * a.channels));
+  switch (2 * (degree / 2) + 1) {
+#define SV_SAMPLES_CASE(K)                                  \
+  case K:                                                   \
+    samples_kernel<In, Out, K><<<grid, 256>>>(src, dst, a); \
+    break;
+    SV_SAMPLES_CASE(3)
+    SV_SAMPLES_CASE(5)
+    SV_SAMPLES_CASE(7)
+#undef SV_SAMPLES_CASE
+    default:
+      throw Error(std::string(what) + ": no samples kernel for degree " + std::to_string(degree));
+  }
+  check_launch(what);
+}
+
+// The coarse samples from the coarse coefficients (both of the coarse shape cd) in one pass (a
+// volume: two); false where it does not apply (SV_PYRAMID_SAMPLES=passes, for measurements and the
+// test that compares the two; degrees 0 and 1, whose samples are the coefficients; grids past
+// CUDA's limits), and the caller runs sample_plan's passes.
+template <class T>
+bool samples_by_stencil(const T* coefficients, T* samples, const std::vector<std::size_t>& cd,
+                        const std::vector<PyramidAxis>& axes, std::size_t channels,
+                        const ReduceOptions& opt, const char* what) {
+  const char* e = std::getenv("SV_PYRAMID_SAMPLES");
+  if (e && std::string(e) == "passes") return false;
+  const std::size_t R = cd.size();
+  if (opt.degree < 2 || opt.degree > kMaxDegree || R < 1 || R > 3) return false;
+  for (std::size_t d = 0; d < R; ++d)
+    if (cd[d] >= (std::size_t{1} << 30)) return false;
+  SampleArgs a;
+  a.channels = static_cast<int>(channels);
+  a.filter_y = R >= 2;
+  a.rows = a.filter_y ? static_cast<long long>(cd[R - 2]) : 1;
+  a.x = sample_axis_of(axes[R - 1], opt.degree);
+  if (a.filter_y) a.y = sample_axis_of(axes[R - 2], opt.degree);
+  const long long planes = R == 3 ? static_cast<long long>(cd[0]) : 1;
+  if ((a.rows + kSmpTY - 1) / kSmpTY > 65535 || planes * a.channels > 65535) return false;
+  if (R < 3) {
+    launch_samples<T, T>(coefficients, samples, a, planes, opt.degree, what);
+    return true;
+  }
+  Scratch<double> m(count_of(cd, channels), what);
+  launch_samples<T, double>(coefficients, m.get(), a, planes, opt.degree, what);
+  const long long inner = static_cast<long long>(cd[1] * cd[2] * channels);
+  const SampleAxis z = sample_axis_of(axes[0], opt.degree);
+  samples_z_kernel<T><<<blocks_for(inner * z.M, 256, what), 256>>>(m.get(), samples, z, inner);
+  check_launch(what);
+  return true;
+}
+
 void check_layout(const Layout& layout, const char* what) {
   layout.check(what);
   if (layout.size() >= (std::size_t{1} << 40)) throw Error(std::string(what) + ": array too large");
@@ -1466,7 +1645,8 @@ void reduce_device(const T* src, const Layout& fine, const std::vector<PyramidAx
         [&] { return pyramid_detail::reduce_plan(fine.dims, axes, opt, halving); }, what);
     run_plan<T>(src, coefficients, fine.dims, fine.channels, *plan, what);
   }
-  if (opt.samples) {
+  if (opt.samples &&
+      !samples_by_stencil<T>(coefficients, samples, cd, axes, fine.channels, opt, what)) {
     const auto sp = cached_plan(
         plan_key(halving ? "samples2" : "samples", fine.dims, cd, opt, false),
         [&] { return pyramid_detail::sample_plan(axes, opt.degree); }, what);

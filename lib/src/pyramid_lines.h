@@ -768,7 +768,7 @@ inline bool starts_inside(const PoleLine& p, long t0, long t1) {
 
 inline bool tile_plan(const PyramidPass& pass, const PoleLine& pre, const PoleLine& post,
                       long long lanes, long long inner, std::size_t budget, int max_threads,
-                      TilePlan& out, int min_lanes = 1) {
+                      TilePlan& out, int min_lanes = 1, int min_lanes_fast = 1) {
   const long n = static_cast<long>(pass.in_length);
   const long m = static_cast<long>(pass.out_length());
   if (n < 1 || m < 1 || lanes < 1) return false;
@@ -895,6 +895,9 @@ inline bool tile_plan(const PyramidPass& pass, const PoleLine& pre, const PoleLi
   // (measured on an H100: reduce by 0.71 of 400x300x151 1.77 -> 1.44 ms; the model alone picked
   // 1-4 lanes there).
   if (strided && pass.has_taps && compact < 0.5) min_lanes = std::max(min_lanes, 8);
+  // On the fastest axis, at least 4 (H200, reduce by 0.71 of 400x300x151 1.42 -> 1.25 ms,
+  // 15257x3736 4.27 -> 4.22; 8 or more made the image slower).
+  if (!strided && pass.has_taps && compact < 0.5) min_lanes_fast = std::max(min_lanes_fast, 4);
   auto poles_of = [](const PoleLine& p) { return p.n < 2 ? 0 : p.count; };
   auto terms_of = [](const PoleLine& p) {
     long t = 0;
@@ -906,6 +909,7 @@ inline bool tile_plan(const PyramidPass& pass, const PoleLine& pre, const PoleLi
   for (int W : {32, 16, 8, 4, 2, 1}) {
     if (W > lanes && W > 1 && W / 2 >= lanes) continue;
     if (strided && W < min_lanes && lanes >= min_lanes && best >= 0) continue;
+    if (!strided && W < min_lanes_fast && lanes >= min_lanes_fast && best >= 0) continue;
     const long LS = W == 1 ? 1 : W + 1;
     const int max_c = std::max(1, max_threads / W);
     std::vector<TileSeg> segs;

@@ -428,6 +428,58 @@ TEST(CudaPyramid, Reduce2ByPhasesEqualsThePasses) {
               worst.where.c_str());
 }
 
+// The coarse samples in one pass (the default for degrees 2-7: the last two axes in one kernel,
+// a volume's z in a second) against sample_plan's passes (SV_PYRAMID_SAMPLES=passes) and the CPU,
+// for reduce2 and reduce by 0.71, on coarse shapes of several 64 x 32 tiles, odd and even, with
+// channels and axes of one sample: both within the reduce bound of the CPU, and the one pass taken
+// (float rounds once or twice instead of once an axis, so its bits differ from the passes'
+// somewhere on every shape of two axes or more).
+TEST(CudaPyramid, CoarseSamplesInOnePassEqualThePasses) {
+  REQUIRE_CUDA();
+  std::vector<Shape> shapes = {{{300}, 1},       {{70, 140}, 1}, {{33, 200}, 3},
+                               {{1, 130}, 1},    {{131, 1}, 2},  {{9, 70, 133}, 1},
+                               {{6, 40, 66}, 2}, {{2, 1, 3}, 1}, {{37, 20, 70}, 1}};
+  if (small_sweep()) shapes = {{{70, 140}, 1}, {{6, 40, 66}, 2}};
+  Worst worst;
+  unsigned seed = 1300;
+  each_case(shapes, [&](const sv::PyramidOptions& po, const Shape& s) {
+    if (po.degree < 2) return;
+    for (int in_coef = 0; in_coef < 2; ++in_coef)
+      for (int op = 0; op < 2; ++op) {
+        sv::ReduceOptions o;
+        static_cast<sv::PyramidOptions&>(o) = po;
+        o.input_is_coefficients = in_coef == 1;
+        o.samples = true;
+        const std::vector<double> f =
+            op == 0 ? std::vector<double>{} : std::vector<double>(s.dims.size(), 0.71);
+        check_reduce<float>(s.dims, s.channels, o, f, ++seed, worst);
+        check_reduce<double>(s.dims, s.channels, o, f, ++seed, worst);
+        setenv("SV_PYRAMID_SAMPLES", "passes", 1);
+        Worst passes;
+        check_reduce<float>(s.dims, s.channels, o, f, ++seed, passes);
+        unsetenv("SV_PYRAMID_SAMPLES");
+        const std::string what = describe(s.dims, s.channels, o, "coarse samples in one pass");
+        SCOPED_TRACE(what);
+        const Array<float> a = random_array<float>(s.dims, s.channels, ++seed);
+        const sv::Reduced<float> one = op == 0 ? cu::reduce2(a, o) : cu::reduce(a, f, o);
+        setenv("SV_PYRAMID_SAMPLES", "passes", 1);
+        const sv::Reduced<float> pa = op == 0 ? cu::reduce2(a, o) : cu::reduce(a, f, o);
+        unsetenv("SV_PYRAMID_SAMPLES");
+        EXPECT_EQ(max_diff(one.coefficients, pa.coefficients), 0.0) << "the coefficients differ";
+        std::size_t big = 0, points = 1;
+        for (const sv::PyramidAxis& ax : one.axes) {
+          big += ax.coarse > 1;
+          points *= ax.coarse;
+        }
+        if (big >= 2 && points >= 100) {
+          EXPECT_GT(max_diff(one.samples, pa.samples), 0.0) << "the one pass did not run";
+        }
+      }
+  });
+  std::printf("[ cuda pyramid ] coarse samples in one pass: worst %.3g of the bound (%s)\n",
+              worst.share, worst.where.c_str());
+}
+
 // expand2 by phases (the default: the last two axes in one pass, 3-D then the plan's z pass)
 // against the plan's passes (SV_PYRAMID_EXPAND=passes) and the CPU, on shapes of several tiles
 // (64 x 32 outputs a block; a volume's block 64 x 16 x 16), odd and even, with channels and axes
