@@ -28,6 +28,9 @@
 //  - reduce_phases_kernel / reduce_z_kernel: reduce2 by phases, one decimating FIR into a double
 //    array of the coarse shape, whose pole passes (the squared prefilter poles and the Gram
 //    poles) then run in tile_kernel (docs/DESIGN.md, "reduce2 by phases").
+//  - samples_kernel / samples_z_kernel: the coarse samples from the coarse coefficients, the
+//    last two axes in one pass and a volume's z in a second (docs/DESIGN.md, "The coarse
+//    samples in one pass").
 // Every pass rounds its result to T, as run_axis does on the CPU. Plans (the host's
 // reduce_plan / sample_plan / expand_plan with their FIR tables uploaded) are kept for the last
 // few shapes and options, so repeated calls (a pyramid's levels in a loop, benchmarks) do not

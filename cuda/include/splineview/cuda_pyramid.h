@@ -25,7 +25,9 @@
 // its squared pole on the coarse grid), then the squared poles and the Gram poles as the plan's
 // pole passes on that array in double, rounded to T once (extra memory: at most three double
 // arrays of the coarse shape; a volume's FIR first writes one with the fine planes, twice that,
-// for its z taps).
+// for its z taps). The coarse samples (degrees 2-7) run in one pass over the coarse array, a
+// volume's in two through a double array of the coarse shape (docs/DESIGN.md, "The coarse
+// samples in one pass").
 //
 // Extra device memory, per axis pass of an input of P values and an output of Q values: at most
 // 2 P doubles while the input lines are prefiltered (from samples), then P + Q doubles around
