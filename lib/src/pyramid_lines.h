@@ -619,16 +619,24 @@ SV_PYRAMID_HD inline void run_tile(Exec& ex, double* sm, const TileArgs& a, cons
       base_out[t] = l < a.lanes ? o * a.m * a.inner + i : -1;
     }
   });
+  // Contiguous lines (k_fast) go a lane at a time, consecutive threads on consecutive samples
+  // (no division by the tile's length per element); strided lanes interleave (W a power of 2).
   ex.flat([&](int t, int threads) {
-    const int total = static_cast<int>(flen) * W, fl = static_cast<int>(flen);
-    for (int idx = t; idx < total; idx += threads) {
-      const int w = W == 1 ? 0 : a.k_fast ? idx / fl : idx % W;
-      const long k = W == 1 ? idx : a.k_fast ? idx % fl : idx / W;
+    const int fl = static_cast<int>(flen);
+    auto load = [&](int w, long k) {
       const long long b = base_in[w];
       double v = b < 0 ? 0.0 : static_cast<double>(src[b + (s.e0 + k) * a.inner]);
       if (pre) v *= a.pre.gain;
       F[k * LS + w] = v;
+    };
+    if (W > 1 && a.k_fast) {
+      for (int w = 0; w < W; ++w)
+        for (int k = t; k < fl; k += threads) load(w, k);
+      return;
     }
+    const int total = fl * W;
+    for (int idx = t; idx < total; idx += threads)
+      load(W == 1 ? 0 : idx % W, W == 1 ? idx : idx / W);
   });
   if (a.has_pre) tile_poles<LSC>(ex, F, flen, a.lf, W, C, LS, a.pre, s.e0 == 0, s.e1 == a.n, K);
   if (a.has_taps) {
@@ -678,14 +686,20 @@ SV_PYRAMID_HD inline void run_tile(Exec& ex, double* sm, const TileArgs& a, cons
     if (a.has_post) tile_poles<LSC>(ex, G, glen, a.lg, W, C, LS, a.post, s.c0 == 0, s.c1 == a.m, K);
   }
   ex.flat([&](int t, int threads) {
-    const int total = static_cast<int>(vlen) * W, vl = static_cast<int>(vlen);
+    const int vl = static_cast<int>(vlen);
     const long off = s.v0 - s.c0;
-    for (int idx = t; idx < total; idx += threads) {
-      const int w = W == 1 ? 0 : a.k_fast ? idx / vl : idx % W;
-      const long j = W == 1 ? idx : a.k_fast ? idx % vl : idx / W;
+    auto store = [&](int w, long j) {
       const long long b = base_out[w];
       if (b >= 0) dst[b + (s.v0 + j) * a.inner] = static_cast<Out>(G[(off + j) * LS + w]);
+    };
+    if (W > 1 && a.k_fast) {  // as the loads
+      for (int w = 0; w < W; ++w)
+        for (int j = t; j < vl; j += threads) store(w, j);
+      return;
     }
+    const int total = vl * W;
+    for (int idx = t; idx < total; idx += threads)
+      store(W == 1 ? 0 : idx % W, W == 1 ? idx : idx / W);
   });
 }
 
