@@ -124,7 +124,6 @@ Json run_pyramid(const PyramidBenchOptions& opt) {
          [&] {
            sv::PyramidOptions o = ro;
            o.threads = threads;
-           if (coarse_host.size() == 0) coarse_host = sv::reduce2(samples, ro).coefficients;
            sv::expand2(coarse_host, c.dims, o);
          },
          {}},
@@ -135,6 +134,8 @@ Json run_pyramid(const PyramidBenchOptions& opt) {
                          [&](const Op& o) { return o.name.find(opt.op) == std::string::npos; }),
           ops.end());
       if (ops.size() == 1) throw std::runtime_error("pyramid --op: no operation matches " + opt.op);
+      // The CPU's expand2 takes the coarse coefficients the CPU's reduce2 would have made.
+      if (opt.cpu) coarse_host = sv::reduce2(samples, ro).coefficients;
     }
     cu::EventTimer timer;
     for (Op& op : ops)  // warm-up (and coef for expand2); plans are built and kept here

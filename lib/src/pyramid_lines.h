@@ -922,8 +922,8 @@ inline bool tile_plan(const PyramidPass& pass, const PoleLine& pre, const PoleLi
   double best = -1;
   for (int W : {32, 16, 8, 4, 2, 1}) {
     if (W > lanes && W > 1 && W / 2 >= lanes) continue;
-    if (strided && W < min_lanes && lanes >= min_lanes && best >= 0) continue;
-    if (!strided && W < min_lanes_fast && lanes >= min_lanes_fast && best >= 0) continue;
+    const int fewest = strided ? min_lanes : min_lanes_fast;
+    if (W < fewest && lanes >= fewest && best >= 0) continue;
     const long LS = W == 1 ? 1 : W + 1;
     const int max_c = std::max(1, max_threads / W);
     std::vector<TileSeg> segs;
