@@ -8,8 +8,11 @@ cd "$(dirname "$0")/.."
 C=build-gpu/carry-me
 rm -rf "$C/bin" "$C/rt"
 mkdir -p "$C/bin" "$C/rt"
-for b in build-gpu/tests/cuda/test_cuda build-gpu/app/splinetool/splinetool \
-         build-gpu/app/bench_cuda/splinebench-cuda "$@"; do
+# NO_TOOL=1 leaves splinetool out (the pack and the working tree must stay under the device's
+# 64 MiB together).
+TOOL=build-gpu/app/splinetool/splinetool
+[ "${NO_TOOL:-0}" = 1 ] && TOOL=
+for b in build-gpu/tests/cuda/test_cuda $TOOL build-gpu/app/bench_cuda/splinebench-cuda "$@"; do
   strip -o "$C/bin/$(basename "$b")" "$b"
 done
 for lib in $(ldd "$C"/bin/* | awk '/=> \// {print $3}' | sort -u); do

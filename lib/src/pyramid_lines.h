@@ -620,23 +620,33 @@ SV_PYRAMID_HD inline void run_tile(Exec& ex, double* sm, const TileArgs& a, cons
     }
   });
   // Contiguous lines (k_fast) go a lane at a time, consecutive threads on consecutive samples
-  // (no division by the tile's length per element); strided lanes interleave (W a power of 2).
+  // (no division by the tile's length per element); strided lanes interleave (W a power of 2),
+  // thread t on lane t % W. Either way a thread walks a lane through a pointer (no 64-bit
+  // multiply per element).
   ex.flat([&](int t, int threads) {
     const int fl = static_cast<int>(flen);
-    auto load = [&](int w, long k) {
+    auto lane = [&](int w, int k0, int dk) {
       const long long b = base_in[w];
-      double v = b < 0 ? 0.0 : static_cast<double>(src[b + (s.e0 + k) * a.inner]);
-      if (pre) v *= a.pre.gain;
-      F[k * LS + w] = v;
+      double* f = F + w;
+      if (b < 0) {
+        for (int k = k0; k < fl; k += dk) f[k * LS] = 0.0;
+        return;
+      }
+      const T* p = src + b + (s.e0 + k0) * a.inner;
+      const long long step = static_cast<long long>(dk) * a.inner;
+      for (int k = k0; k < fl; k += dk, p += step) {
+        double v = static_cast<double>(*p);
+        if (pre) v *= a.pre.gain;
+        f[k * LS] = v;
+      }
     };
-    if (W > 1 && a.k_fast) {
-      for (int w = 0; w < W; ++w)
-        for (int k = t; k < fl; k += threads) load(w, k);
-      return;
+    if (W == 1) {
+      lane(0, t, threads);
+    } else if (a.k_fast) {
+      for (int w = 0; w < W; ++w) lane(w, t, threads);
+    } else {
+      lane(t % W, t / W, threads / W);  // threads = W C
     }
-    const int total = fl * W;
-    for (int idx = t; idx < total; idx += threads)
-      load(W == 1 ? 0 : idx % W, W == 1 ? idx : idx / W);
   });
   if (a.has_pre) tile_poles<LSC>(ex, F, flen, a.lf, W, C, LS, a.pre, s.e0 == 0, s.e1 == a.n, K);
   if (a.has_taps) {
@@ -685,21 +695,24 @@ SV_PYRAMID_HD inline void run_tile(Exec& ex, double* sm, const TileArgs& a, cons
     });
     if (a.has_post) tile_poles<LSC>(ex, G, glen, a.lg, W, C, LS, a.post, s.c0 == 0, s.c1 == a.m, K);
   }
-  ex.flat([&](int t, int threads) {
+  ex.flat([&](int t, int threads) {  // as the loads
     const int vl = static_cast<int>(vlen);
     const long off = s.v0 - s.c0;
-    auto store = [&](int w, long j) {
+    auto lane = [&](int w, int j0, int dj) {
       const long long b = base_out[w];
-      if (b >= 0) dst[b + (s.v0 + j) * a.inner] = static_cast<Out>(G[(off + j) * LS + w]);
+      if (b < 0) return;
+      Out* p = dst + b + (s.v0 + j0) * a.inner;
+      const double* g = G + off * LS + w;
+      const long long step = static_cast<long long>(dj) * a.inner;
+      for (int j = j0; j < vl; j += dj, p += step) *p = static_cast<Out>(g[j * LS]);
     };
-    if (W > 1 && a.k_fast) {  // as the loads
-      for (int w = 0; w < W; ++w)
-        for (int j = t; j < vl; j += threads) store(w, j);
-      return;
+    if (W == 1) {
+      lane(0, t, threads);
+    } else if (a.k_fast) {
+      for (int w = 0; w < W; ++w) lane(w, t, threads);
+    } else {
+      lane(t % W, t / W, threads / W);
     }
-    const int total = vl * W;
-    for (int idx = t; idx < total; idx += threads)
-      store(W == 1 ? 0 : idx % W, W == 1 ? idx : idx / W);
   });
 }
 
