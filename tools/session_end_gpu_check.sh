@@ -5,7 +5,7 @@
 # one-pass 2-D kernel and the pyramid (small shapes), the CUDA cli tests of the B-spline
 # operations, splinebench-cuda bspline with the one pass where it applies (default) and without
 # (SV_ONE_PASS_2D=0), and splinebench-cuda pyramid. Logs stay on the machine except a summary;
-# the JSON lands in $OUT.
+# the JSON lands in $OUT. RACECHECK (below) adds a racecheck run.
 set -u
 source "$(dirname "$0")/carry_me.sh"  # B, T, LD_LIBRARY_PATH; prints the GPU
 timeout 360 $B/test_cuda > $T/test_cuda.txt 2>&1
@@ -27,3 +27,10 @@ for v in default per_axis; do
 done
 timeout 150 $B/splinebench-cuda pyramid --repeats 10 --out $OUT/pyramid.json > $T/pyr.md 2> $T/pyr.err
 echo "bench pyramid rc=$?"; grep -E "15257|400x300" $T/pyr.md | head -10
+# RACECHECK=<gtest filter>: compute-sanitizer racecheck on those tests too (small shapes).
+if [ -n "${RACECHECK:-}" ]; then
+  SV_PYRAMID_SMALL=1 SV_ONEPASS_SMALL=1 SV_BSPLINE_SMALL=1 timeout ${RACECHECK_S:-240} \
+    compute-sanitizer --tool racecheck --print-limit 10 $B/test_cuda --gtest_filter="$RACECHECK" \
+    > $T/racecheck.txt 2>&1
+  echo "racecheck rc=$?"; grep -E "RACECHECK SUMMARY|PASSED|FAILED" $T/racecheck.txt | head -3
+fi
