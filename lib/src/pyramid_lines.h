@@ -621,8 +621,8 @@ SV_PYRAMID_HD inline void run_tile(Exec& ex, double* sm, const TileArgs& a, cons
   });
   // Contiguous lines (k_fast) go a lane at a time, consecutive threads on consecutive samples
   // (no division by the tile's length per element); strided lanes interleave (W a power of 2),
-  // thread t on lane t % W. Either way a thread walks a lane through a pointer (no 64-bit
-  // multiply per element).
+  // thread t on lane t % W. Either way a thread walks a lane by an offset (no 64-bit multiply
+  // per element).
   ex.flat([&](int t, int threads) {
     const int fl = static_cast<int>(flen);
     auto lane = [&](int w, int k0, int dk) {
@@ -632,10 +632,10 @@ SV_PYRAMID_HD inline void run_tile(Exec& ex, double* sm, const TileArgs& a, cons
         for (int k = k0; k < fl; k += dk) f[k * LS] = 0.0;
         return;
       }
-      const T* p = src + b + (s.e0 + k0) * a.inner;
+      long long o = b + (s.e0 + k0) * a.inner;  // an offset walked (no pointer past the lane)
       const long long step = static_cast<long long>(dk) * a.inner;
-      for (int k = k0; k < fl; k += dk, p += step) {
-        double v = static_cast<double>(*p);
+      for (int k = k0; k < fl; k += dk, o += step) {
+        double v = static_cast<double>(src[o]);
         if (pre) v *= a.pre.gain;
         f[k * LS] = v;
       }
@@ -701,10 +701,10 @@ SV_PYRAMID_HD inline void run_tile(Exec& ex, double* sm, const TileArgs& a, cons
     auto lane = [&](int w, int j0, int dj) {
       const long long b = base_out[w];
       if (b < 0) return;
-      Out* p = dst + b + (s.v0 + j0) * a.inner;
+      long long o = b + (s.v0 + j0) * a.inner;
       const double* g = G + off * LS + w;
       const long long step = static_cast<long long>(dj) * a.inner;
-      for (int j = j0; j < vl; j += dj, p += step) *p = static_cast<Out>(g[j * LS]);
+      for (int j = j0; j < vl; j += dj, o += step) dst[o] = static_cast<Out>(g[j * LS]);
     };
     if (W == 1) {
       lane(0, t, threads);
